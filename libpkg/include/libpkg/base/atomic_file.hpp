@@ -1,0 +1,61 @@
+// An output file that appears at its target path completely or not at all.
+//
+// Bytes go to a temporary file in the target's directory (so the final
+// rename(2) is atomic on the same filesystem). `commit()` sets the mode and
+// renames; if the object is destroyed first (an exception, a crash of the
+// caller's logic) the temporary is removed and the target is untouched. A
+// process killed mid-write leaves only a `.NAME.libpkg-XXXXXX` temporary.
+#pragma once
+
+#include <filesystem>
+#include <span>
+#include <string>
+
+#include "libpkg/base/integers.hpp"
+
+namespace libpkg {
+
+class AtomicFile {
+ public:
+  // Creates the temporary next to `target`. `mode` is applied on commit.
+  static AtomicFile create(const std::filesystem::path& target,
+                           unsigned mode = 0644);
+
+  AtomicFile(AtomicFile&& other) noexcept;
+  AtomicFile& operator=(AtomicFile&&) = delete;
+  AtomicFile(const AtomicFile&) = delete;
+  ~AtomicFile();
+
+  int fd() const { return fd_; }
+  const std::filesystem::path& target() const { return target_; }
+  const std::filesystem::path& temp_path() const { return temp_; }
+
+  // Appends at the current write position.
+  void write(std::span<const u8> bytes);
+  void write(std::string_view s) {
+    write({reinterpret_cast<const u8*>(s.data()), s.size()});
+  }
+  // Writes at an absolute offset (does not move the write position).
+  void pwrite(u64 offset, std::span<const u8> bytes);
+  // Copies `len` bytes from `src_fd` at `src_offset` to `dst_offset`, inside
+  // the kernel where possible (copy_file_range: no user-space buffer, and a
+  // reflink on filesystems that support it).
+  void copy_from(int src_fd, u64 src_offset, u64 len, u64 dst_offset);
+  void truncate(u64 size);
+
+  void set_mode(unsigned mode) { mode_ = mode; }
+  // Makes the file visible at the target path. Optionally fsyncs first.
+  void commit(bool durable = false);
+
+ private:
+  AtomicFile() = default;
+  void discard() noexcept;
+
+  std::filesystem::path target_;
+  std::filesystem::path temp_;
+  int fd_ = -1;
+  unsigned mode_ = 0644;
+  bool committed_ = false;
+};
+
+}  // namespace libpkg

@@ -1,0 +1,57 @@
+// The one error type of the library.
+//
+// Library code never exits: it throws `libpkg::Error`, which says which file,
+// where in it (when a byte offset is meaningful) and what was expected versus
+// found. Frontends map `code()` to exit statuses (2 for bad input or usage)
+// and print `error: FILE: message`; the Python module maps it to libpkg.Error.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+namespace libpkg {
+
+enum class Errc {
+  io,      // open/read/write/rename failed
+  format,  // the bytes are not what the format requires (truncated, corrupt)
+  unsupported,  // well-formed but outside what we handle (machine, layout)
+  usage,        // the caller asked for something impossible or inconsistent
+  not_found,    // a requested thing (section, entry, library) does not exist
+};
+
+const char* errc_name(Errc code);
+
+class Error : public std::runtime_error {
+ public:
+  Error(Errc code, std::string file, std::string message,
+        std::optional<std::uint64_t> offset = std::nullopt);
+
+  Errc code() const { return code_; }
+  const std::string& file() const { return file_; }
+  const std::string& message() const { return message_; }
+  std::optional<std::uint64_t> offset() const { return offset_; }
+
+  // Exit status a frontend should use for this error: 2 for bad input/usage.
+  int exit_code() const { return 2; }
+
+ private:
+  static std::string render(const std::string& file, const std::string& message,
+                            std::optional<std::uint64_t> offset);
+
+  Errc code_;
+  std::string file_;
+  std::string message_;
+  std::optional<std::uint64_t> offset_;
+};
+
+// Throws a format error "FILE: WHAT at offset 0x..".
+[[noreturn]] void throw_format(const std::string& file, std::uint64_t offset,
+                               const std::string& message);
+
+// Throws an io error carrying strerror(errno) for the given action.
+[[noreturn]] void throw_errno(const std::string& file,
+                              const std::string& action);
+
+}  // namespace libpkg

@@ -1,0 +1,80 @@
+// An edit of a file expressed as patches over the unchanged input.
+//
+// Editors never copy their input. They describe the output as the input's
+// bytes with some ranges replaced and, possibly, bytes appended past its end.
+// The overlay can then be written to a new path (kernel-side copy of the
+// unchanged bulk plus the patches), applied to the input file in place (only
+// the patched bytes are written), or streamed chunk by chunk into a
+// compressor without ever materialising the whole file.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "libpkg/base/integers.hpp"
+#include "libpkg/base/mapped_file.hpp"
+
+namespace libpkg {
+
+struct Patch {
+  u64 offset = 0;
+  std::vector<u8> bytes;
+};
+
+class Overlay {
+ public:
+  explicit Overlay(u64 input_size)
+      : input_size_(input_size), size_(input_size) {}
+
+  // Replaces bytes at `offset` (may extend past the input: that is growth).
+  // Later patches win where they overlap earlier ones.
+  void write(u64 offset, std::span<const u8> bytes);
+  // Sets the output size (truncating or zero-extending the input).
+  void resize(u64 size) { size_ = size; }
+
+  u64 input_size() const { return input_size_; }
+  u64 size() const { return size_; }
+  bool grows() const { return size_ != input_size_; }
+  // Patches sorted by offset, non-overlapping, merged where adjacent.
+  const std::vector<Patch>& patches() const;
+  // True when applying the overlay changes no byte of the input.
+  bool is_identity(std::span<const u8> input) const;
+
+  // Streams the output bytes in order: unchanged input ranges as views into
+  // `input`, patched ranges from the overlay, zeros for gaps past the input.
+  void for_each_chunk(
+      std::span<const u8> input,
+      const std::function<void(std::span<const u8>)>& sink) const;
+
+ private:
+  void normalize() const;
+
+  u64 input_size_;
+  u64 size_;
+  mutable std::vector<Patch> patches_;
+  mutable bool normalized_ = true;
+};
+
+enum class WriteMode {
+  // Temp file + rename, even in place. Safe against being killed at any point.
+  atomic,
+  // In place only: when the overlay does not change the file size, write just
+  // the patched ranges into the file (with SIGINT/SIGTERM/SIGHUP held off).
+  // Falls back to `atomic` when the file must grow or shrink.
+  patch_in_place,
+};
+
+struct WriteResult {
+  bool changed = false;   // false: identical output, nothing was written
+  bool in_place = false;  // true: patched the existing file directly
+  u64 bytes_written = 0;  // patch bytes written (not counting a bulk copy)
+};
+
+// Writes `overlay` over `input` to `output` (which may be the input's path).
+// An identity overlay written in place does nothing at all.
+WriteResult write_overlay(const MappedFile& input, const Overlay& overlay,
+                          const std::filesystem::path& output, WriteMode mode);
+
+}  // namespace libpkg

@@ -1,0 +1,41 @@
+// SHA-256 (OpenSSL libcrypto), streaming, for RECORD rows, conda paths.json
+// and the content hashes that name grafted libraries.
+#pragma once
+
+#include <array>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "libpkg/base/integers.hpp"
+
+namespace libpkg {
+
+class Sha256 {
+ public:
+  using Digest = std::array<u8, 32>;
+
+  Sha256();
+  ~Sha256();
+  Sha256(Sha256&&) noexcept;
+  Sha256& operator=(Sha256&&) noexcept;
+
+  void update(std::span<const u8> bytes);
+  void update(std::string_view s) {
+    update({reinterpret_cast<const u8*>(s.data()), s.size()});
+  }
+  // Finishes the hash; the object can't be updated afterwards.
+  Digest finish();
+
+  static Digest of(std::span<const u8> bytes);
+  static std::string hex(const Digest& d);
+  // URL-safe base64 without '=' padding, as wheel RECORD files use.
+  static std::string urlsafe_b64_nopad(const Digest& d);
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace libpkg

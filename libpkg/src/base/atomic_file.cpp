@@ -1,0 +1,121 @@
+#include "libpkg/base/atomic_file.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <utility>
+#include <vector>
+
+#include "libpkg/base/error.hpp"
+
+namespace libpkg {
+
+AtomicFile AtomicFile::create(const std::filesystem::path& target,
+                              unsigned mode) {
+  AtomicFile f;
+  f.target_ = target;
+  f.mode_ = mode;
+  std::filesystem::path dir = target.parent_path();
+  if (dir.empty()) dir = ".";
+  std::string templ =
+      (dir / ("." + target.filename().string() + ".libpkg-XXXXXX")).string();
+  std::vector<char> buf(templ.begin(), templ.end());
+  buf.push_back('\0');
+  f.fd_ = ::mkostemp(buf.data(), O_CLOEXEC);
+  if (f.fd_ < 0) throw_errno(target.string(), "cannot create temporary file");
+  f.temp_ = buf.data();
+  return f;
+}
+
+AtomicFile::AtomicFile(AtomicFile&& other) noexcept
+    : target_(std::move(other.target_)),
+      temp_(std::move(other.temp_)),
+      fd_(std::exchange(other.fd_, -1)),
+      mode_(other.mode_),
+      committed_(std::exchange(other.committed_, true)) {}
+
+AtomicFile::~AtomicFile() { discard(); }
+
+void AtomicFile::discard() noexcept {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  if (!committed_ && !temp_.empty()) ::unlink(temp_.c_str());
+  committed_ = true;
+}
+
+void AtomicFile::write(std::span<const u8> bytes) {
+  const u8* p = bytes.data();
+  size_t left = bytes.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd_, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw_errno(target_.string(), "cannot write");
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+}
+
+void AtomicFile::pwrite(u64 offset, std::span<const u8> bytes) {
+  const u8* p = bytes.data();
+  size_t left = bytes.size();
+  while (left > 0) {
+    ssize_t n = ::pwrite(fd_, p, left, static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw_errno(target_.string(), "cannot write");
+    p += n;
+    offset += static_cast<u64>(n);
+    left -= static_cast<size_t>(n);
+  }
+}
+
+void AtomicFile::copy_from(int src_fd, u64 src_offset, u64 len,
+                           u64 dst_offset) {
+  auto in = static_cast<loff_t>(src_offset);
+  auto out = static_cast<loff_t>(dst_offset);
+  while (len > 0) {
+    ssize_t n = ::copy_file_range(src_fd, &in, fd_, &out, len, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS ||
+                  errno == EOPNOTSUPP)) {
+      break;  // fall back to a buffered copy below
+    }
+    if (n < 0) throw_errno(target_.string(), "cannot copy data");
+    if (n == 0) throw Error(Errc::io, target_.string(), "input ended early");
+    len -= static_cast<u64>(n);
+  }
+  std::vector<u8> buf(len > 0 ? std::min<u64>(len, 1 << 20) : 0);
+  while (len > 0) {
+    size_t chunk = static_cast<size_t>(std::min<u64>(len, buf.size()));
+    ssize_t n = ::pread(src_fd, buf.data(), chunk, in);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw_errno(target_.string(), "cannot read input");
+    if (n == 0) throw Error(Errc::io, target_.string(), "input ended early");
+    pwrite(static_cast<u64>(out), {buf.data(), static_cast<size_t>(n)});
+    in += n;
+    out += n;
+    len -= static_cast<u64>(n);
+  }
+}
+
+void AtomicFile::truncate(u64 size) {
+  if (::ftruncate(fd_, static_cast<off_t>(size)) != 0)
+    throw_errno(target_.string(), "cannot resize");
+}
+
+void AtomicFile::commit(bool durable) {
+  if (::fchmod(fd_, mode_) != 0) throw_errno(target_.string(), "cannot chmod");
+  if (durable && ::fsync(fd_) != 0)
+    throw_errno(target_.string(), "cannot sync");
+  if (::close(fd_) != 0) {
+    fd_ = -1;
+    throw_errno(target_.string(), "cannot close");
+  }
+  fd_ = -1;
+  if (::rename(temp_.c_str(), target_.c_str()) != 0)
+    throw_errno(target_.string(), "cannot rename temporary into place");
+  committed_ = true;
+}
+
+}  // namespace libpkg

@@ -1,0 +1,191 @@
+#include "libpkg/base/overlay.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "libpkg/base/atomic_file.hpp"
+#include "libpkg/base/error.hpp"
+
+namespace libpkg {
+
+void Overlay::write(u64 offset, std::span<const u8> bytes) {
+  if (bytes.empty()) return;
+  patches_.push_back({offset, {bytes.begin(), bytes.end()}});
+  normalized_ = false;
+  size_ = std::max(size_, offset + bytes.size());
+}
+
+// Rebuilds the patch list as sorted, non-overlapping, merged ranges where a
+// later write wins over an earlier one. Edits produce a handful of patches,
+// so a simple byte-interval sweep is plenty.
+void Overlay::normalize() const {
+  if (normalized_) return;
+  std::vector<Patch> out;
+  for (const Patch& p : patches_) {
+    u64 start = p.offset, end = p.offset + p.bytes.size();
+    std::vector<Patch> next;
+    for (Patch& q : out) {
+      u64 qs = q.offset, qe = q.offset + q.bytes.size();
+      if (qe <= start || qs >= end) {
+        next.push_back(std::move(q));
+        continue;
+      }
+      if (qs < start)
+        next.push_back({qs, {q.bytes.begin(), q.bytes.begin() + (start - qs)}});
+      if (qe > end)
+        next.push_back({end, {q.bytes.begin() + (end - qs), q.bytes.end()}});
+    }
+    next.push_back(p);
+    out = std::move(next);
+  }
+  std::sort(out.begin(), out.end(),
+            [](const Patch& a, const Patch& b) { return a.offset < b.offset; });
+  std::vector<Patch> merged;
+  for (Patch& p : out) {
+    if (!merged.empty() &&
+        merged.back().offset + merged.back().bytes.size() == p.offset) {
+      auto& b = merged.back().bytes;
+      b.insert(b.end(), p.bytes.begin(), p.bytes.end());
+    } else {
+      merged.push_back(std::move(p));
+    }
+  }
+  patches_ = std::move(merged);
+  normalized_ = true;
+}
+
+const std::vector<Patch>& Overlay::patches() const {
+  normalize();
+  return patches_;
+}
+
+bool Overlay::is_identity(std::span<const u8> input) const {
+  if (size_ != input.size()) return false;
+  for (const Patch& p : patches()) {
+    if (p.offset + p.bytes.size() > input.size()) return false;
+    if (std::memcmp(input.data() + p.offset, p.bytes.data(), p.bytes.size()) !=
+        0)
+      return false;
+  }
+  return true;
+}
+
+void Overlay::for_each_chunk(
+    std::span<const u8> input,
+    const std::function<void(std::span<const u8>)>& sink) const {
+  static const u8 kZeros[4096] = {};
+  auto emit_input = [&](u64 from, u64 to) {
+    u64 in_end = std::min<u64>(to, input.size());
+    if (from < in_end) sink(input.subspan(from, in_end - from));
+    for (u64 pos = std::max(from, in_end); pos < to;) {
+      u64 n = std::min<u64>(to - pos, sizeof(kZeros));
+      sink({kZeros, static_cast<size_t>(n)});
+      pos += n;
+    }
+  };
+  u64 pos = 0;
+  for (const Patch& p : patches()) {
+    if (p.offset >= size_) break;
+    emit_input(pos, p.offset);
+    u64 n = std::min<u64>(p.bytes.size(), size_ - p.offset);
+    sink({p.bytes.data(), static_cast<size_t>(n)});
+    pos = p.offset + n;
+  }
+  emit_input(pos, size_);
+}
+
+namespace {
+
+bool same_file(const std::string& input, const std::filesystem::path& output) {
+  std::error_code ec;
+  return std::filesystem::exists(output, ec) &&
+         std::filesystem::equivalent(input, output, ec);
+}
+
+// Holds off the signals a user or a job runner sends to stop a process, so
+// that a patch sequence is not interrupted half-way by them.
+class SignalGuard {
+ public:
+  SignalGuard() {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP);
+    sigaddset(&set, SIGQUIT);
+    pthread_sigmask(SIG_BLOCK, &set, &old_);
+  }
+  ~SignalGuard() { pthread_sigmask(SIG_SETMASK, &old_, nullptr); }
+
+ private:
+  sigset_t old_;
+};
+
+void pwrite_all(int fd, const std::string& name, u64 offset,
+                std::span<const u8> bytes) {
+  while (!bytes.empty()) {
+    ssize_t n =
+        ::pwrite(fd, bytes.data(), bytes.size(), static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw_errno(name, "cannot write");
+    bytes = bytes.subspan(static_cast<size_t>(n));
+    offset += static_cast<u64>(n);
+  }
+}
+
+}  // namespace
+
+WriteResult write_overlay(const MappedFile& input, const Overlay& overlay,
+                          const std::filesystem::path& output, WriteMode mode) {
+  WriteResult result;
+  std::span<const u8> in(input.data(), input.size());
+  bool identity = overlay.is_identity(in);
+  result.changed = !identity;
+  bool in_place = same_file(input.name(), output);
+
+  if (in_place && identity) return result;
+
+  if (in_place && mode == WriteMode::patch_in_place && !overlay.grows()) {
+    int fd = ::open(output.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) throw_errno(output.string(), "cannot open for writing");
+    SignalGuard guard;
+    try {
+      for (const Patch& p : overlay.patches()) {
+        pwrite_all(fd, output.string(), p.offset, p.bytes);
+        result.bytes_written += p.bytes.size();
+      }
+    } catch (...) {
+      ::close(fd);
+      throw;
+    }
+    if (::close(fd) != 0) throw_errno(output.string(), "cannot close");
+    result.in_place = true;
+    return result;
+  }
+
+  int src = ::open(input.name().c_str(), O_RDONLY | O_CLOEXEC);
+  if (src < 0) throw_errno(input.name(), "cannot open");
+  try {
+    AtomicFile out = AtomicFile::create(output, input.mode());
+    out.copy_from(src, 0, std::min(input.size(), overlay.size()), 0);
+    for (const Patch& p : overlay.patches()) {
+      out.pwrite(p.offset, p.bytes);
+      result.bytes_written += p.bytes.size();
+    }
+    out.truncate(overlay.size());
+    out.commit();
+  } catch (...) {
+    ::close(src);
+    throw;
+  }
+  ::close(src);
+  return result;
+}
+
+}  // namespace libpkg

@@ -1,0 +1,340 @@
+#include "edit_model.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+
+namespace libpkg::elf {
+
+bool is_string_tag(i64 tag) {
+  switch (tag) {
+    case DT_NEEDED:
+    case DT_SONAME:
+    case DT_RPATH:
+    case DT_RUNPATH:
+    case DT_AUXILIARY:
+    case DT_FILTER:
+    case DT_CONFIG:
+    case DT_DEPAUDIT:
+    case DT_AUDIT:
+      return true;
+    default:
+      return false;
+  }
+}
+
+namespace {
+
+std::vector<std::string> split_path(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (;;) {
+    size_t p = s.find(':', start);
+    out.push_back(s.substr(start, p - start));
+    if (p == std::string::npos) break;
+    start = p + 1;
+  }
+  return out;
+}
+
+std::string join_path(const std::vector<std::string>& parts) {
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) out += (i ? ":" : "") + parts[i];
+  return out;
+}
+
+// The e_machine of the ELF file at `path`, if it is one.
+std::optional<u16> elf_machine_of(const std::string& path, bool want_le) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  u8 buf[20] = {};
+  ssize_t n = ::pread(fd, buf, sizeof buf, 0);
+  ::close(fd);
+  if (n < 20 || std::memcmp(buf, kElfMagic, 4) != 0) return std::nullopt;
+  bool le = buf[EI_DATA] == ELFDATA2LSB;
+  if (le != want_le) return std::nullopt;
+  return le ? static_cast<u16>(buf[18] | (buf[19] << 8))
+            : static_cast<u16>((buf[18] << 8) | buf[19]);
+}
+
+class ModelBuilder {
+ public:
+  ModelBuilder(std::string file, u16 e_type, u16 e_machine, bool is_le)
+      : file_(std::move(file)),
+        e_type_(e_type),
+        e_machine_(e_machine),
+        is_le_(is_le) {}
+
+  EditModel model;
+
+  void set_soname(const std::string& name) {
+    if (e_type_ != ET_DYN)
+      throw Error(
+          Errc::usage, file_,
+          fmt::format("cannot set a SONAME: the file is not a shared object "
+                      "(e_type {})",
+                      type_name(e_type_)));
+    if (ModelEntry* e = find(DT_SONAME)) {
+      set_text(*e, name);
+    } else {
+      insert_after_needed({DT_SONAME, 0, name, std::nullopt, true});
+    }
+  }
+
+  void rpath_op(const EditOptions& o, const std::vector<std::string>& needed) {
+    ModelEntry* runpath = find(DT_RUNPATH);
+    ModelEntry* rpath = find(DT_RPATH);
+    if (o.rpath_op == RpathOp::remove) {
+      erase_tag(DT_RPATH);
+      erase_tag(DT_RUNPATH);
+      return;
+    }
+    ModelEntry* current = runpath ? runpath : rpath;
+    std::string old_value = current ? *current->text : std::string();
+    std::string value;
+    switch (o.rpath_op) {
+      case RpathOp::set:
+        value = o.rpath;
+        break;
+      case RpathOp::add: {
+        // Unlike patchelf (NixOS/patchelf#497) we don't add an entry that is
+        // already present, so repeated pipeline runs stay idempotent.
+        std::vector<std::string> parts;
+        if (current && !old_value.empty()) parts = split_path(old_value);
+        for (const auto& p : split_path(o.rpath))
+          if (!p.empty() &&
+              std::find(parts.begin(), parts.end(), p) == parts.end())
+            parts.push_back(p);
+        value = join_path(parts);
+        break;
+      }
+      case RpathOp::shrink:
+        if (!current) return;
+        value = shrink(old_value, o.allowed_rpath_prefixes, needed);
+        break;
+      default:
+        return;
+    }
+    i64 tag = DT_RUNPATH;
+    if (o.rpath_tag == RpathTag::rpath) tag = DT_RPATH;
+    if (o.rpath_tag == RpathTag::keep)
+      tag = runpath ? DT_RUNPATH : (rpath ? DT_RPATH : DT_RUNPATH);
+    // Keep one entry: the one with the wanted tag, or the other one retagged.
+    ModelEntry* target = tag == DT_RUNPATH ? runpath : rpath;
+    if (!target) target = current;
+    if (target) {
+      if (target->tag != tag) {
+        target->tag = tag;
+        model.dynamic_changed = true;
+      }
+      set_text(*target, value);
+      i64 other = tag == DT_RUNPATH ? DT_RPATH : DT_RUNPATH;
+      erase_tag(other);
+    } else {
+      insert_after_needed({tag, 0, value, std::nullopt, true});
+    }
+  }
+
+  void remove_needed(const std::vector<std::string>& names) {
+    for (const auto& n : names) {
+      auto& v = model.entries;
+      for (auto it = v.begin(); it != v.end();) {
+        if (it->tag == DT_NEEDED && *it->text == n) {
+          release(*it);
+          it = v.erase(it);
+          model.dynamic_changed = true;
+        } else {
+          ++it;
+        }
+      }
+    }
+  }
+
+  void replace_needed(
+      const std::vector<std::pair<std::string, std::string>>& pairs) {
+    for (const auto& [from, to] : pairs) {
+      if (from == to) continue;
+      for (auto& e : model.entries)
+        if (e.tag == DT_NEEDED && *e.text == from) set_text(e, to);
+      // The version-needs record names the same library; ld.so matches it by
+      // name, so it must follow the rename (uccl#1038 is this mismatch).
+      for (auto& [record, vn] : verneeds_)
+        if (vn.current == from) vn.current = to;
+    }
+  }
+
+  void add_needed(const std::vector<std::string>& names) {
+    // New NEEDED entries go first (as patchelf does), in the order given; a
+    // library that is already needed is not added twice.
+    size_t pos = 0;
+    for (const auto& n : names) {
+      bool present = std::any_of(
+          model.entries.begin(), model.entries.end(),
+          [&](auto& e) { return e.tag == DT_NEEDED && *e.text == n; });
+      if (present) continue;
+      model.entries.insert(model.entries.begin() + static_cast<long>(pos++),
+                           {DT_NEEDED, 0, n, std::nullopt, true});
+      model.dynamic_changed = true;
+    }
+  }
+
+  void add_verneed(u64 record, u64 file_offset, std::string file) {
+    verneeds_[record] = {file_offset, file, file};
+  }
+
+  void finish_verneeds() {
+    for (auto& [record, vn] : verneeds_) {
+      if (vn.current == vn.original) continue;
+      model.verneed_changes.push_back({record, vn.old_offset, vn.current});
+      model.released_offsets.push_back(vn.old_offset);
+    }
+  }
+
+ private:
+  ModelEntry* find(i64 tag) {
+    for (auto& e : model.entries)
+      if (e.tag == tag) return &e;
+    return nullptr;
+  }
+  void release(const ModelEntry& e) {
+    if (e.old_offset && !e.text_changed)
+      model.released_offsets.push_back(*e.old_offset);
+  }
+  void set_text(ModelEntry& e, const std::string& text) {
+    if (*e.text == text) return;
+    if (e.old_offset && !e.text_changed)
+      model.released_offsets.push_back(*e.old_offset);
+    e.text = text;
+    e.text_changed = true;
+    model.dynamic_changed = true;
+  }
+  void erase_tag(i64 tag) {
+    auto& v = model.entries;
+    for (auto it = v.begin(); it != v.end();) {
+      if (it->tag == tag) {
+        release(*it);
+        it = v.erase(it);
+        model.dynamic_changed = true;
+      } else {
+        ++it;
+      }
+    }
+  }
+  void insert_after_needed(ModelEntry e) {
+    auto& v = model.entries;
+    auto pos = v.begin();
+    for (auto it = v.begin(); it != v.end(); ++it)
+      if (it->tag == DT_NEEDED || it->tag == DT_SONAME) pos = it + 1;
+    v.insert(pos, std::move(e));
+    model.dynamic_changed = true;
+  }
+
+  // patchelf's --shrink-rpath: keep relative entries ($ORIGIN...), drop
+  // entries outside the allowed prefixes, and keep an absolute directory
+  // only if it holds a still-unresolved NEEDED library of our machine.
+  std::string shrink(const std::string& value,
+                     const std::vector<std::string>& allowed,
+                     const std::vector<std::string>& needed) {
+    std::vector<bool> found(needed.size(), false);
+    std::vector<std::string> kept;
+    for (const auto& dir : split_path(value)) {
+      if (dir.empty()) continue;
+      if (dir[0] != '/') {
+        kept.push_back(dir);
+        continue;
+      }
+      if (!allowed.empty() && std::none_of(allowed.begin(), allowed.end(),
+                                           [&](const std::string& p) {
+                                             return dir.starts_with(p);
+                                           }))
+        continue;
+      bool useful = false;
+      for (size_t i = 0; i < needed.size(); ++i) {
+        if (found[i]) continue;
+        auto m = elf_machine_of(dir + "/" + needed[i], is_le_);
+        if (m && *m == e_machine_) {
+          found[i] = true;
+          useful = true;
+        }
+      }
+      if (useful) kept.push_back(dir);
+    }
+    return join_path(kept);
+  }
+
+  std::string file_;
+  u16 e_type_, e_machine_;
+  bool is_le_;
+  struct VerneedFile {
+    u64 old_offset;
+    std::string original, current;
+  };
+  std::map<u64, VerneedFile> verneeds_;
+};
+
+}  // namespace
+
+template <typename E>
+EditModel build_edit_model(const Reader<E>& r, const EditOptions& o) {
+  ModelBuilder b(r.name(), r.ehdr().e_type, r.ehdr().e_machine, E::is_le);
+  bool touches_dynamic = o.set_soname || o.rpath_op != RpathOp::none ||
+                         !o.remove_needed.empty() ||
+                         !o.replace_needed.empty() || !o.add_needed.empty();
+  if (touches_dynamic) {
+    auto table = r.dynamic_table();
+    if (table.empty())
+      throw Error(Errc::not_found, r.name(),
+                  "no dynamic section (the file is statically linked)");
+    u64 used = r.dynamic_used(table);
+    for (u64 i = 0; i < used; ++i) {
+      ModelEntry e{table[i].d_tag, static_cast<u64>(table[i].d_val),
+                   std::nullopt, std::nullopt, false};
+      if (is_string_tag(e.tag)) {
+        e.text = std::string(r.dynstr(e.value));
+        e.old_offset = e.value;
+      }
+      b.model.entries.push_back(std::move(e));
+    }
+    for (const auto& rec : r.verneed_records()) {
+      const auto& vn = r.bytes().template at<Verneed<E>>(rec.offset, "verneed");
+      b.add_verneed(rec.offset, vn.vn_file, std::string(r.dynstr(vn.vn_file)));
+    }
+
+    std::vector<std::string> needed;
+    for (const auto& e : b.model.entries)
+      if (e.tag == DT_NEEDED) needed.push_back(*e.text);
+
+    // patchelf's order: soname, interpreter, rpath, remove, replace, add.
+    if (o.set_soname) b.set_soname(*o.set_soname);
+    if (o.rpath_op != RpathOp::none) b.rpath_op(o, needed);
+    b.remove_needed(o.remove_needed);
+    b.replace_needed(o.replace_needed);
+    b.add_needed(o.add_needed);
+    b.finish_verneeds();
+  }
+  if (o.set_interpreter) {
+    auto range = r.interp_range();
+    if (!range)
+      throw Error(
+          Errc::not_found, r.name(),
+          "cannot set the interpreter: the file has no PT_INTERP segment "
+          "(it is a shared library or statically linked)");
+    auto bytes = r.bytes().range(range->offset, range->size, "PT_INTERP");
+    std::string current(reinterpret_cast<const char*>(bytes.data()),
+                        bytes.size());
+    current = current.substr(0, current.find('\0'));
+    if (current != *o.set_interpreter) b.model.interpreter = *o.set_interpreter;
+  }
+  return std::move(b.model);
+}
+
+template EditModel build_edit_model(const Reader<Elf32LE>&, const EditOptions&);
+template EditModel build_edit_model(const Reader<Elf32BE>&, const EditOptions&);
+template EditModel build_edit_model(const Reader<Elf64LE>&, const EditOptions&);
+template EditModel build_edit_model(const Reader<Elf64BE>&, const EditOptions&);
+
+}  // namespace libpkg::elf

@@ -1,0 +1,409 @@
+#include "reader.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cstring>
+
+namespace libpkg::elf {
+
+namespace {
+constexpr u16 PN_XNUM = 0xffff;
+}
+
+template <typename E>
+Reader<E>::Reader(const ByteView& bytes)
+    : bytes_(bytes), ehdr_(&bytes.at<Ehdr<E>>(0, "ELF header")) {}
+
+// ---- program headers ------------------------------------------------------
+
+template <typename E>
+u64 Reader<E>::phnum() const {
+  u64 n = ehdr_->e_phnum;
+  if (n == PN_XNUM) {
+    // Extended numbering: the real count is in section 0's sh_info.
+    auto sh = shdrs();
+    if (sh.empty()) {
+      throw_format(name(), offsetof(Ehdr<E>, e_phnum),
+                   "e_phnum is PN_XNUM but there is no section 0 to hold the "
+                   "real count");
+    }
+    n = sh[0].sh_info;
+  }
+  return n;
+}
+
+template <typename E>
+FileRange Reader<E>::phdr_table() const {
+  u64 n = phnum();
+  if (n == 0) return {ehdr_->e_phoff, 0};
+  if (ehdr_->e_phentsize != sizeof(Phdr<E>)) {
+    throw_format(name(), offsetof(Ehdr<E>, e_phentsize),
+                 fmt::format("e_phentsize is {}, expected {}",
+                             ehdr_->e_phentsize.value(), sizeof(Phdr<E>)));
+  }
+  u64 size =
+      checked_mul(n, sizeof(Phdr<E>), name(), "program header table size");
+  return {ehdr_->e_phoff, size};
+}
+
+template <typename E>
+std::span<const Phdr<E>> Reader<E>::phdrs() const {
+  FileRange r = phdr_table();
+  if (r.size == 0) return {};
+  auto bytes = bytes_.range(r.offset, r.size, "program header table");
+  return {reinterpret_cast<const Phdr<E>*>(bytes.data()),
+          r.size / sizeof(Phdr<E>)};
+}
+
+// ---- section headers ------------------------------------------------------
+
+template <typename E>
+std::span<const Shdr<E>> Reader<E>::shdrs() const {
+  u64 off = ehdr_->e_shoff;
+  if (off == 0) return {};
+  if (ehdr_->e_shentsize != sizeof(Shdr<E>)) {
+    throw_format(name(), offsetof(Ehdr<E>, e_shentsize),
+                 fmt::format("e_shentsize is {}, expected {}",
+                             ehdr_->e_shentsize.value(), sizeof(Shdr<E>)));
+  }
+  u64 n = ehdr_->e_shnum;
+  if (n == 0) {
+    // Extended numbering: section 0's sh_size holds the count.
+    const auto& s0 = bytes_.at<Shdr<E>>(off, "section header 0");
+    n = s0.sh_size;
+    if (n == 0) return {};
+  }
+  u64 size =
+      checked_mul(n, sizeof(Shdr<E>), name(), "section header table size");
+  auto bytes = bytes_.range(off, size, "section header table");
+  return {reinterpret_cast<const Shdr<E>*>(bytes.data()), n};
+}
+
+template <typename E>
+u64 Reader<E>::shnum() const {
+  return shdrs().size();
+}
+
+template <typename E>
+u64 Reader<E>::shstrndx() const {
+  u64 idx = ehdr_->e_shstrndx;
+  if (idx == SHN_XINDEX) {
+    auto sh = shdrs();
+    if (sh.empty()) return 0;
+    idx = sh[0].sh_link;
+  }
+  return idx;
+}
+
+template <typename E>
+std::string_view Reader<E>::section_name(const Shdr<E>& sh) const {
+  auto table = shdrs();
+  u64 idx = shstrndx();
+  if (idx == 0 || idx >= table.size()) return {};
+  const Shdr<E>& strtab = table[idx];
+  if (strtab.sh_type == SHT_NOBITS) return {};
+  ByteView names = bytes_.slice(strtab.sh_offset, strtab.sh_size,
+                                "section name string table");
+  if (sh.sh_name >= names.size()) {
+    throw_format(name(), strtab.sh_offset + sh.sh_name,
+                 fmt::format("section name offset 0x{:x} is outside the "
+                             "section name table (0x{:x} bytes)",
+                             sh.sh_name.value(), names.size()));
+  }
+  return names.cstring(sh.sh_name, "section name");
+}
+
+template <typename E>
+const Shdr<E>* Reader<E>::find_section(std::string_view wanted) const {
+  for (const Shdr<E>& sh : shdrs())
+    if (section_name(sh) == wanted) return &sh;
+  return nullptr;
+}
+
+template <typename E>
+const Shdr<E>* Reader<E>::find_section_by_type(u32 type) const {
+  for (const Shdr<E>& sh : shdrs())
+    if (sh.sh_type == type) return &sh;
+  return nullptr;
+}
+
+// ---- addresses ------------------------------------------------------------
+
+template <typename E>
+std::optional<u64> Reader<E>::vaddr_to_offset(u64 vaddr) const {
+  for (const Phdr<E>& ph : phdrs()) {
+    if (ph.p_type != PT_LOAD) continue;
+    u64 start = ph.p_vaddr;
+    if (vaddr >= start && vaddr - start < ph.p_filesz)
+      return ph.p_offset + (vaddr - start);
+  }
+  // Relocatable objects or odd files without PT_LOAD: try allocated sections.
+  for (const Shdr<E>& sh : shdrs()) {
+    if (!(sh.sh_flags & SHF_ALLOC) || sh.sh_type == SHT_NOBITS) continue;
+    if (vaddr >= sh.sh_addr && vaddr - sh.sh_addr < sh.sh_size)
+      return sh.sh_offset + (vaddr - sh.sh_addr);
+  }
+  return std::nullopt;
+}
+
+// ---- dynamic --------------------------------------------------------------
+
+template <typename E>
+std::optional<FileRange> Reader<E>::dynamic_range() const {
+  for (const Phdr<E>& ph : phdrs())
+    if (ph.p_type == PT_DYNAMIC) return FileRange{ph.p_offset, ph.p_filesz};
+  if (const Shdr<E>* sh = find_section_by_type(SHT_DYNAMIC))
+    return FileRange{sh->sh_offset, sh->sh_size};
+  return std::nullopt;
+}
+
+template <typename E>
+std::span<const Dyn<E>> Reader<E>::dynamic_table() const {
+  auto r = dynamic_range();
+  if (!r || r->size == 0) return {};
+  auto bytes = bytes_.range(r->offset, r->size, "dynamic section");
+  return {reinterpret_cast<const Dyn<E>*>(bytes.data()),
+          r->size / sizeof(Dyn<E>)};
+}
+
+template <typename E>
+u64 Reader<E>::dynamic_used(std::span<const Dyn<E>> table) const {
+  for (u64 i = 0; i < table.size(); ++i)
+    if (table[i].d_tag == DT_NULL) return i;
+  return table.size();
+}
+
+template <typename E>
+std::optional<u64> Reader<E>::dynamic_value(i64 tag) const {
+  auto table = dynamic_table();
+  u64 used = dynamic_used(table);
+  for (u64 i = 0; i < used; ++i)
+    if (table[i].d_tag == tag) return static_cast<u64>(table[i].d_val);
+  return std::nullopt;
+}
+
+template <typename E>
+std::optional<FileRange> Reader<E>::dynstr_range() const {
+  auto addr = dynamic_value(DT_STRTAB);
+  auto size = dynamic_value(DT_STRSZ);
+  if (addr) {
+    auto off = vaddr_to_offset(*addr);
+    if (!off) {
+      throw_format(name(), 0,
+                   fmt::format("DT_STRTAB address 0x{:x} is not inside any "
+                               "loadable segment",
+                               *addr));
+    }
+    u64 sz = size ? *size : 0;
+    if (!size) {
+      if (const Shdr<E>* sh = find_section(".dynstr")) sz = sh->sh_size;
+    }
+    bytes_.range(*off, sz, "dynamic string table");
+    return FileRange{*off, sz};
+  }
+  if (const Shdr<E>* sh = find_section(".dynstr")) {
+    bytes_.range(sh->sh_offset, sh->sh_size, "dynamic string table");
+    return FileRange{sh->sh_offset, sh->sh_size};
+  }
+  return std::nullopt;
+}
+
+template <typename E>
+std::string_view Reader<E>::dynstr(u64 offset) const {
+  auto r = dynstr_range();
+  if (!r) throw Error(Errc::format, name(), "no dynamic string table");
+  if (offset >= r->size) {
+    throw_format(name(), r->offset,
+                 fmt::format("string offset 0x{:x} is outside the dynamic "
+                             "string table (0x{:x} bytes)",
+                             offset, r->size));
+  }
+  return bytes_.slice(r->offset, r->size, "dynamic string table")
+      .cstring(offset, "dynamic string");
+}
+
+// ---- symbols and versions -------------------------------------------------
+
+// With only DT_GNU_HASH (no section headers, no DT_HASH) the symbol count is
+// one past the highest index reachable from a bucket's chain.
+template <typename E>
+u64 Reader<E>::gnu_hash_symbol_count(u64 off) const {
+  const auto& hdr = bytes_.at<std::array<U32<E>, 4>>(off, "GNU hash header");
+  u32 nbuckets = hdr[0], symoffset = hdr[1], bloom_size = hdr[2];
+  u64 word = E::is_64 ? 8 : 4;
+  u64 buckets_off =
+      checked_add(off + 16, checked_mul(bloom_size, word, name(), "bloom"),
+                  name(), "GNU hash buckets");
+  bytes_.range(buckets_off, u64{nbuckets} * 4, "GNU hash buckets");
+  u32 max_index = 0;
+  for (u32 b = 0; b < nbuckets; ++b)
+    max_index = std::max<u32>(
+        max_index,
+        bytes_.at<U32<E>>(buckets_off + 4 * u64{b}, "GNU hash bucket"));
+  if (max_index < symoffset) return symoffset;
+  u64 chain_off = buckets_off + u64{nbuckets} * 4;
+  for (u64 i = max_index;; ++i) {
+    const auto& h =
+        bytes_.at<U32<E>>(chain_off + (i - symoffset) * 4, "GNU hash chain");
+    if (h & 1) return i + 1;
+  }
+}
+
+template <typename E>
+std::optional<FileRange> Reader<E>::dynsym_range() const {
+  if (const Shdr<E>* sh = find_section_by_type(SHT_DYNSYM))
+    return FileRange{sh->sh_offset, sh->sh_size};
+  auto addr = dynamic_value(DT_SYMTAB);
+  if (!addr) return std::nullopt;
+  auto off = vaddr_to_offset(*addr);
+  if (!off) return std::nullopt;
+  u64 count = 0;
+  if (auto hash = dynamic_value(DT_HASH)) {
+    if (auto hoff = vaddr_to_offset(*hash))
+      count = bytes_.at<std::array<U32<E>, 2>>(*hoff, "hash table header")[1];
+  } else if (auto gnu = dynamic_value(DT_GNU_HASH)) {
+    if (auto goff = vaddr_to_offset(*gnu)) count = gnu_hash_symbol_count(*goff);
+  }
+  return FileRange{*off, count * sizeof(Sym<E>)};
+}
+
+template <typename E>
+std::optional<u64> Reader<E>::versym_offset() const {
+  if (auto a = dynamic_value(DT_VERSYM)) return vaddr_to_offset(*a);
+  if (const Shdr<E>* sh = find_section_by_type(SHT_GNU_versym))
+    return sh->sh_offset;
+  return std::nullopt;
+}
+
+template <typename E>
+std::optional<u64> Reader<E>::verneed_offset() const {
+  if (auto a = dynamic_value(DT_VERNEED)) return vaddr_to_offset(*a);
+  if (const Shdr<E>* sh = find_section_by_type(SHT_GNU_verneed))
+    return sh->sh_offset;
+  return std::nullopt;
+}
+
+template <typename E>
+std::optional<u64> Reader<E>::verdef_offset() const {
+  if (auto a = dynamic_value(DT_VERDEF)) return vaddr_to_offset(*a);
+  if (const Shdr<E>* sh = find_section_by_type(SHT_GNU_verdef))
+    return sh->sh_offset;
+  return std::nullopt;
+}
+
+template <typename E>
+std::vector<typename Reader<E>::VerneedRecord> Reader<E>::verneed_records()
+    const {
+  std::vector<VerneedRecord> out;
+  auto start = verneed_offset();
+  if (!start) return out;
+  u64 count = dynamic_value(DT_VERNEEDNUM).value_or(~u64{0});
+  u64 off = *start;
+  // Bound the walk: a corrupt vn_next loop must not hang us.
+  for (u64 i = 0; i < count && i < 65536; ++i) {
+    const auto& vn = bytes_.at<Verneed<E>>(off, "version need record");
+    VerneedRecord rec{off, {}};
+    u64 aux = checked_add(off, vn.vn_aux, name(), "vn_aux");
+    for (u32 j = 0; j < vn.vn_cnt; ++j) {
+      const auto& va =
+          bytes_.at<Vernaux<E>>(aux, "version need auxiliary record");
+      rec.aux_offsets.push_back(aux);
+      if (va.vna_next == 0) break;
+      aux = checked_add(aux, va.vna_next, name(), "vna_next");
+    }
+    out.push_back(std::move(rec));
+    if (vn.vn_next == 0) break;
+    off = checked_add(off, vn.vn_next, name(), "vn_next");
+  }
+  return out;
+}
+
+template <typename E>
+std::vector<typename Reader<E>::VerdefRecord> Reader<E>::verdef_records()
+    const {
+  std::vector<VerdefRecord> out;
+  auto start = verdef_offset();
+  if (!start) return out;
+  u64 count = dynamic_value(DT_VERDEFNUM).value_or(~u64{0});
+  u64 off = *start;
+  for (u64 i = 0; i < count && i < 65536; ++i) {
+    const auto& vd = bytes_.at<Verdef<E>>(off, "version definition record");
+    VerdefRecord rec{off, {}};
+    u64 aux = checked_add(off, vd.vd_aux, name(), "vd_aux");
+    for (u32 j = 0; j < vd.vd_cnt; ++j) {
+      const auto& va =
+          bytes_.at<Verdaux<E>>(aux, "version definition auxiliary record");
+      rec.aux_offsets.push_back(aux);
+      if (va.vda_next == 0) break;
+      aux = checked_add(aux, va.vda_next, name(), "vda_next");
+    }
+    out.push_back(std::move(rec));
+    if (vd.vd_next == 0) break;
+    off = checked_add(off, vd.vd_next, name(), "vd_next");
+  }
+  return out;
+}
+
+// ---- interpreter and notes ------------------------------------------------
+
+template <typename E>
+std::optional<FileRange> Reader<E>::interp_range() const {
+  for (const Phdr<E>& ph : phdrs()) {
+    if (ph.p_type != PT_INTERP) continue;
+    bytes_.range(ph.p_offset, ph.p_filesz, "PT_INTERP segment");
+    return FileRange{ph.p_offset, ph.p_filesz};
+  }
+  return std::nullopt;
+}
+
+template <typename E>
+std::vector<typename Reader<E>::Note> Reader<E>::notes() const {
+  std::vector<FileRange> ranges;
+  std::vector<u64> aligns;
+  for (const Phdr<E>& ph : phdrs()) {
+    if (ph.p_type == PT_NOTE) {
+      ranges.push_back({ph.p_offset, ph.p_filesz});
+      aligns.push_back(ph.p_align);
+    }
+  }
+  if (ranges.empty()) {
+    for (const Shdr<E>& sh : shdrs()) {
+      if (sh.sh_type == SHT_NOTE) {
+        ranges.push_back({sh.sh_offset, sh.sh_size});
+        aligns.push_back(sh.sh_addralign);
+      }
+    }
+  }
+  std::vector<Note> out;
+  for (size_t r = 0; r < ranges.size(); ++r) {
+    ByteView seg =
+        bytes_.slice(ranges[r].offset, ranges[r].size, "note segment");
+    // Notes are 4-byte aligned, except 8-byte aligned GNU property notes in
+    // ELF64 (p_align 8).
+    u64 align = aligns[r] == 8 ? 8 : 4;
+    u64 pos = 0;
+    while (pos + sizeof(Nhdr<E>) <= seg.size()) {
+      const auto& nh = seg.at<Nhdr<E>>(pos, "note header");
+      u64 name_off = pos + sizeof(Nhdr<E>);
+      u64 desc_off = align_up(name_off + nh.n_namesz, align);
+      u64 next = align_up(desc_off + nh.n_descsz, align);
+      if (!seg.contains(name_off, nh.n_namesz) ||
+          !seg.contains(desc_off, nh.n_descsz))
+        throw_format(name(), seg.base() + pos, "note extends past its segment");
+      std::string_view nm(reinterpret_cast<const char*>(seg.data() + name_off),
+                          nh.n_namesz);
+      if (!nm.empty() && nm.back() == '\0') nm.remove_suffix(1);
+      out.push_back({nm, nh.n_type, seg.span().subspan(desc_off, nh.n_descsz)});
+      pos = next;
+    }
+  }
+  return out;
+}
+
+template class Reader<Elf32LE>;
+template class Reader<Elf32BE>;
+template class Reader<Elf64LE>;
+template class Reader<Elf64BE>;
+
+}  // namespace libpkg::elf

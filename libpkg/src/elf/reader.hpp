@@ -1,0 +1,114 @@
+// Internal, class- and byte-order-specific ELF reader shared by the public
+// ElfFile facade and the editor. Not installed: the public API is view.hpp.
+//
+// Everything is computed on demand from the bytes; the struct itself is a few
+// words (a view plus the header pointer), cheap to construct per call.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "libpkg/base/bytes.hpp"
+#include "libpkg/elf/format.hpp"
+#include "libpkg/elf/view.hpp"
+
+namespace libpkg::elf {
+
+// Where a table lives in the file.
+struct FileRange {
+  u64 offset = 0;
+  u64 size = 0;
+  u64 end() const { return offset + size; }
+};
+
+template <typename E>
+class Reader {
+ public:
+  explicit Reader(const ByteView& bytes);
+
+  const ByteView& bytes() const { return bytes_; }
+  const std::string& name() const { return bytes_.name(); }
+  const Ehdr<E>& ehdr() const { return *ehdr_; }
+
+  // Program headers: e_phnum entries (PN_XNUM resolved through section 0).
+  u64 phnum() const;
+  FileRange phdr_table() const;
+  std::span<const Phdr<E>> phdrs() const;
+
+  // Section headers (e_shnum==0 / SHN_XINDEX resolved through section 0).
+  u64 shnum() const;
+  u64 shstrndx() const;
+  std::span<const Shdr<E>> shdrs() const;
+  std::string_view section_name(const Shdr<E>& sh) const;
+  const Shdr<E>* find_section(std::string_view name) const;
+  const Shdr<E>* find_section_by_type(u32 type) const;
+
+  std::optional<u64> vaddr_to_offset(u64 vaddr) const;
+
+  // The dynamic table: all entries PT_DYNAMIC (or SHT_DYNAMIC) holds, and the
+  // number used before the first DT_NULL.
+  std::optional<FileRange> dynamic_range() const;
+  std::span<const Dyn<E>> dynamic_table() const;
+  u64 dynamic_used(std::span<const Dyn<E>> table) const;
+  std::optional<u64> dynamic_value(i64 tag) const;
+
+  // The dynamic string table as found through DT_STRTAB/DT_STRSZ (falling back
+  // to the .dynstr section) and a checked string lookup in it.
+  std::optional<FileRange> dynstr_range() const;
+  std::string_view dynstr(u64 offset) const;
+
+  // .dynsym / .gnu.version / .gnu.version_r / .gnu.version_d locations.
+  std::optional<FileRange> dynsym_range() const;
+  std::optional<u64> versym_offset() const;
+  std::optional<u64> verneed_offset() const;
+  std::optional<u64> verdef_offset() const;
+
+  // Offsets of every Verneed record and its Vernaux records (for the editor).
+  struct VerneedRecord {
+    u64 offset;
+    std::vector<u64> aux_offsets;
+  };
+  std::vector<VerneedRecord> verneed_records() const;
+  struct VerdefRecord {
+    u64 offset;
+    std::vector<u64> aux_offsets;
+  };
+  std::vector<VerdefRecord> verdef_records() const;
+
+  std::optional<FileRange> interp_range() const;
+
+  // Notes from PT_NOTE segments (or SHT_NOTE sections when there are none).
+  struct Note {
+    std::string_view name;
+    u32 type;
+    std::span<const u8> desc;
+  };
+  std::vector<Note> notes() const;
+
+ private:
+  u64 gnu_hash_symbol_count(u64 offset) const;
+
+  ByteView bytes_;
+  const Ehdr<E>* ehdr_;
+};
+
+extern template class Reader<Elf32LE>;
+extern template class Reader<Elf32BE>;
+extern template class Reader<Elf64LE>;
+extern template class Reader<Elf64BE>;
+
+// Calls f(Reader<E>) for the class and byte order of `bytes`.
+template <typename F>
+decltype(auto) visit_reader(bool is_64, bool is_le, const ByteView& bytes,
+                            F&& f) {
+  if (is_64) {
+    if (is_le) return f(Reader<Elf64LE>(bytes));
+    return f(Reader<Elf64BE>(bytes));
+  }
+  if (is_le) return f(Reader<Elf32LE>(bytes));
+  return f(Reader<Elf32BE>(bytes));
+}
+
+}  // namespace libpkg::elf

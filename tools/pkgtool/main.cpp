@@ -1,0 +1,55 @@
+// pkgtool: one command line over every library capability.
+//
+// Invoked as `patchelf` (the installed symlink) it behaves as `pkgtool
+// patchelf`, so tools that shell out to patchelf (auditwheel, conda-build)
+// use ours unchanged.
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "commands.hpp"
+#include "libpkg/base/error.hpp"
+
+namespace {
+
+const char* kUsage =
+    "usage: pkgtool <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  inspect FILE... [--json]   dynamic-linking facts of ELF files\n"
+    "  patchelf OPTIONS FILE...   patchelf-compatible editing and printing\n"
+    "  --version                  print the version\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  std::string self = std::filesystem::path(argv[0]).filename().string();
+  try {
+    if (self == "patchelf") return pkgtool::run_patchelf(args);
+    if (args.empty() || args[0] == "-h" || args[0] == "--help") {
+      std::fputs(kUsage, args.empty() ? stderr : stdout);
+      return args.empty() ? 2 : 0;
+    }
+    if (args[0] == "--version") {
+      std::printf("pkgtool %s\n", LIBPKG_VERSION);
+      return 0;
+    }
+    std::string cmd = args[0];
+    args.erase(args.begin());
+    if (cmd == "inspect") return pkgtool::run_inspect(args);
+    if (cmd == "patchelf") return pkgtool::run_patchelf(args);
+    std::fprintf(stderr, "error: unknown command '%s'\n%s", cmd.c_str(),
+                 kUsage);
+    return 2;
+  } catch (const libpkg::Error& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return e.exit_code();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 2;
+  }
+}

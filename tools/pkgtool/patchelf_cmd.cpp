@@ -1,0 +1,220 @@
+// `pkgtool patchelf ...`: patchelf's command-line syntax and output.
+//
+// Prints happen in patchelf's order (interpreter, soname, rpath, needed) and
+// show the input's state; then all edits of a file are planned and written
+// at once. Several files may follow the options; with --output there must be
+// exactly one.
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "commands.hpp"
+#include "libpkg/base/error.hpp"
+#include "libpkg/elf/editor.hpp"
+#include "libpkg/elf/view.hpp"
+
+namespace pkgtool {
+
+namespace {
+
+using libpkg::Errc;
+using libpkg::Error;
+
+// The version auditwheel and conda-build probe for (`patchelf --version`
+// must report >= 0.14.5): we implement 0.18's semantics for these options.
+constexpr const char* kPatchelfCompat = "0.18.0";
+
+const char* kHelp =
+    "syntax: patchelf\n"
+    "  [--set-interpreter FILENAME]\n"
+    "  [--page-size SIZE]\n"
+    "  [--print-interpreter]\n"
+    "  [--print-soname]\n"
+    "  [--set-soname SONAME]\n"
+    "  [--set-rpath RPATH]\n"
+    "  [--add-rpath RPATH]\n"
+    "  [--remove-rpath]\n"
+    "  [--shrink-rpath]\n"
+    "  [--allowed-rpath-prefixes PREFIXES]\n"
+    "  [--print-rpath]\n"
+    "  [--force-rpath]\n"
+    "  [--add-needed LIBRARY]\n"
+    "  [--remove-needed LIBRARY]\n"
+    "  [--replace-needed LIBRARY NEW_LIBRARY]\n"
+    "  [--print-needed]\n"
+    "  [--output FILE]\n"
+    "  [--in-place-atomic]\t\tRewrite via a temporary file even when the\n"
+    "\t\t\t\tedit fits in place (default: patch the bytes)\n"
+    "  [--debug]\n"
+    "  [--version]\n"
+    "  FILENAME...\n";
+
+struct Args {
+  bool print_interpreter = false, print_soname = false, print_rpath = false,
+       print_needed = false, debug = false, atomic = false;
+  bool force_rpath = false;
+  std::optional<std::string> output;
+  libpkg::elf::EditOptions edit;
+  std::vector<std::string> files;
+};
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (;;) {
+    size_t p = s.find(sep, start);
+    out.push_back(s.substr(start, p - start));
+    if (p == std::string::npos) break;
+    start = p + 1;
+  }
+  return out;
+}
+
+Args parse(const std::vector<std::string>& argv) {
+  Args a;
+  using libpkg::elf::RpathOp;
+  auto need = [&](size_t& i, size_t n) -> const std::string& {
+    if (i + n >= argv.size())
+      throw Error(Errc::usage, "",
+                  fmt::format("option '{}' needs {} argument{}", argv[i], n,
+                              n > 1 ? "s" : ""));
+    return argv[++i];
+  };
+  auto set_rpath_op = [&](RpathOp op, const std::string& flag) {
+    if (a.edit.rpath_op != RpathOp::none && a.edit.rpath_op != op)
+      throw Error(
+          Errc::usage, "",
+          fmt::format("'{}' conflicts with another rpath operation", flag));
+    a.edit.rpath_op = op;
+  };
+  for (size_t i = 0; i < argv.size(); ++i) {
+    const std::string& arg = argv[i];
+    if (arg == "--set-interpreter" || arg == "--interpreter") {
+      a.edit.set_interpreter = need(i, 1);
+    } else if (arg == "--page-size") {
+      const std::string& v = need(i, 1);
+      char* end = nullptr;
+      unsigned long long n = std::strtoull(v.c_str(), &end, 0);
+      if (end == v.c_str() || *end != '\0' || n == 0 || (n & (n - 1)) != 0)
+        throw Error(Errc::usage, "",
+                    fmt::format("invalid page size '{}' (a power of two)", v));
+      a.edit.page_size = n;
+    } else if (arg == "--print-interpreter") {
+      a.print_interpreter = true;
+    } else if (arg == "--print-soname") {
+      a.print_soname = true;
+    } else if (arg == "--set-soname") {
+      a.edit.set_soname = need(i, 1);
+    } else if (arg == "--set-rpath") {
+      set_rpath_op(RpathOp::set, arg);
+      a.edit.rpath = need(i, 1);
+    } else if (arg == "--add-rpath") {
+      set_rpath_op(RpathOp::add, arg);
+      a.edit.rpath = need(i, 1);
+    } else if (arg == "--remove-rpath") {
+      set_rpath_op(RpathOp::remove, arg);
+    } else if (arg == "--shrink-rpath") {
+      set_rpath_op(RpathOp::shrink, arg);
+    } else if (arg == "--allowed-rpath-prefixes") {
+      for (auto& p : split(need(i, 1), ':'))
+        if (!p.empty()) a.edit.allowed_rpath_prefixes.push_back(p);
+    } else if (arg == "--print-rpath") {
+      a.print_rpath = true;
+    } else if (arg == "--force-rpath") {
+      a.force_rpath = true;
+    } else if (arg == "--add-needed") {
+      a.edit.add_needed.push_back(need(i, 1));
+    } else if (arg == "--remove-needed") {
+      a.edit.remove_needed.push_back(need(i, 1));
+    } else if (arg == "--replace-needed") {
+      const std::string& from = need(i, 2);
+      const std::string& to = argv[++i];
+      a.edit.replace_needed.emplace_back(from, to);
+    } else if (arg == "--print-needed") {
+      a.print_needed = true;
+    } else if (arg == "--output") {
+      a.output = need(i, 1);
+    } else if (arg == "--in-place-atomic") {
+      a.atomic = true;
+    } else if (arg == "--debug") {
+      a.debug = true;
+    } else if (arg == "--version") {
+      fmt::print("patchelf {} (libpkg {})\n", kPatchelfCompat, LIBPKG_VERSION);
+      std::exit(0);
+    } else if (arg == "--help" || arg == "-h") {
+      fmt::print("{}", kHelp);
+      std::exit(0);
+    } else if (arg.starts_with("--")) {
+      throw Error(Errc::usage, "",
+                  fmt::format("unknown option '{}'\n{}", arg, kHelp));
+    } else {
+      a.files.push_back(arg);
+    }
+  }
+  a.edit.rpath_tag = a.force_rpath ? libpkg::elf::RpathTag::rpath
+                                   : libpkg::elf::RpathTag::runpath;
+  if (a.files.empty())
+    throw Error(Errc::usage, "", fmt::format("missing filename\n{}", kHelp));
+  if (a.output && a.files.size() != 1)
+    throw Error(Errc::usage, "", "--output requires exactly one input file");
+  return a;
+}
+
+void print_facts(const Args& a, const libpkg::elf::ElfFile& elf) {
+  if (a.print_interpreter) {
+    auto interp = elf.interpreter();
+    if (!interp)
+      throw Error(Errc::not_found, elf.name(),
+                  "no PT_INTERP segment (the file is a shared library or "
+                  "statically linked)");
+    fmt::print("{}\n", *interp);
+  }
+  if (a.print_soname) {
+    if (auto s = elf.soname()) fmt::print("{}\n", *s);
+  }
+  if (a.print_rpath) {
+    auto run = elf.runpath();
+    auto r = run ? run : elf.rpath();
+    fmt::print("{}\n", r ? *r : std::string_view());
+  }
+  if (a.print_needed) {
+    for (auto n : elf.needed()) fmt::print("{}\n", n);
+  }
+}
+
+}  // namespace
+
+int run_patchelf(const std::vector<std::string>& argv) {
+  Args a = parse(argv);
+  bool prints =
+      a.print_interpreter || a.print_soname || a.print_rpath || a.print_needed;
+  for (const auto& file : a.files) {
+    if (prints) {
+      auto elf = libpkg::elf::ElfFile::open(file);
+      if ((a.print_rpath || a.print_needed || a.print_soname) &&
+          !elf.has_dynamic())
+        throw Error(Errc::not_found, file,
+                    "no dynamic section (the file is statically linked)");
+      print_facts(a, elf);
+    }
+    std::string out = a.output ? *a.output : file;
+    if (a.edit.empty() && !a.output) continue;
+    auto report =
+        libpkg::elf::edit_file(file, out, a.edit,
+                               a.atomic ? libpkg::WriteMode::atomic
+                                        : libpkg::WriteMode::patch_in_place);
+    if (a.debug) {
+      fmt::print(stderr, "{}: {}{} ({} -> {} bytes)\n", file,
+                 report.changed ? "changed" : "unchanged",
+                 report.grew ? ", grew"
+                             : (report.in_place ? ", patched in place" : ""),
+                 report.old_size, report.new_size);
+    }
+  }
+  return 0;
+}
+
+}  // namespace pkgtool
