@@ -10,6 +10,8 @@ namespace pkgtool {
 
 // `pkgtool inspect FILE... [--json]`
 int run_inspect(const std::vector<std::string>& args);
+// `pkgtool symbols FILE... [--demangle] [--json]` (nm -D format)
+int run_symbols(const std::vector<std::string>& args);
 // `pkgtool patchelf ...` and the `patchelf` entry point (patchelf's syntax).
 int run_patchelf(const std::vector<std::string>& args);
 

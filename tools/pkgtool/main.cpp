@@ -20,6 +20,9 @@ const char* kUsage =
     "\n"
     "commands:\n"
     "  inspect FILE... [--json]   dynamic-linking facts of ELF files\n"
+    "  symbols FILE... [--demangle] [--defined-only|--undefined-only] "
+    "[--json]\n"
+    "                             dynamic symbols in nm -D format\n"
     "  patchelf OPTIONS FILE...   patchelf-compatible editing and printing\n"
     "  --version                  print the version\n";
 
@@ -41,6 +44,7 @@ int main(int argc, char** argv) {
     std::string cmd = args[0];
     args.erase(args.begin());
     if (cmd == "inspect") return pkgtool::run_inspect(args);
+    if (cmd == "symbols") return pkgtool::run_symbols(args);
     if (cmd == "patchelf") return pkgtool::run_patchelf(args);
     std::fprintf(stderr, "error: unknown command '%s'\n%s", cmd.c_str(),
                  kUsage);

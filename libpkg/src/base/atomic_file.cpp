@@ -70,33 +70,75 @@ void AtomicFile::pwrite(u64 offset, std::span<const u8> bytes) {
   }
 }
 
-void AtomicFile::copy_from(int src_fd, u64 src_offset, u64 len,
-                           u64 dst_offset) {
-  auto in = static_cast<loff_t>(src_offset);
-  auto out = static_cast<loff_t>(dst_offset);
+namespace {
+
+// Copies [in, in + len) to out inside the kernel where it can, falling back
+// to a bounded buffer. Returns normally only when every byte was copied.
+void copy_range(int src_fd, int dst_fd, u64 in, u64 len, u64 out,
+                const std::string& name) {
+  auto src = static_cast<loff_t>(in);
+  auto dst = static_cast<loff_t>(out);
   while (len > 0) {
-    ssize_t n = ::copy_file_range(src_fd, &in, fd_, &out, len, 0);
+    ssize_t n = ::copy_file_range(src_fd, &src, dst_fd, &dst, len, 0);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS ||
                   errno == EOPNOTSUPP)) {
-      break;  // fall back to a buffered copy below
+      break;  // not supported between these files: buffered copy below
     }
-    if (n < 0) throw_errno(target_.string(), "cannot copy data");
-    if (n == 0) throw Error(Errc::io, target_.string(), "input ended early");
+    if (n < 0) throw_errno(name, "cannot copy data");
+    if (n == 0) throw Error(Errc::io, name, "input ended early");
     len -= static_cast<u64>(n);
   }
   std::vector<u8> buf(len > 0 ? std::min<u64>(len, 1 << 20) : 0);
   while (len > 0) {
     size_t chunk = static_cast<size_t>(std::min<u64>(len, buf.size()));
-    ssize_t n = ::pread(src_fd, buf.data(), chunk, in);
+    ssize_t n = ::pread(src_fd, buf.data(), chunk, src);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw_errno(target_.string(), "cannot read input");
-    if (n == 0) throw Error(Errc::io, target_.string(), "input ended early");
-    pwrite(static_cast<u64>(out), {buf.data(), static_cast<size_t>(n)});
-    in += n;
-    out += n;
+    if (n < 0) throw_errno(name, "cannot read input");
+    if (n == 0) throw Error(Errc::io, name, "input ended early");
+    for (ssize_t done = 0; done < n;) {
+      ssize_t w = ::pwrite(dst_fd, buf.data() + done,
+                           static_cast<size_t>(n - done), dst + done);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) throw_errno(name, "cannot write");
+      done += w;
+    }
+    src += n;
+    dst += n;
     len -= static_cast<u64>(n);
   }
+}
+
+}  // namespace
+
+// Sparse inputs (a file grown past 4 GiB with a hole) stay sparse: only the
+// data extents are copied, holes are left as holes by the final size.
+void AtomicFile::copy_from(int src_fd, u64 src_offset, u64 len,
+                           u64 dst_offset) {
+  u64 end = src_offset + len;
+  u64 pos = src_offset;
+  while (pos < end) {
+    off_t data = ::lseek(src_fd, static_cast<off_t>(pos), SEEK_DATA);
+    if (data < 0) {
+      if (errno == ENXIO) break;  // only a hole remains
+      // SEEK_DATA unsupported: copy everything.
+      copy_range(src_fd, fd_, pos, end - pos, dst_offset + (pos - src_offset),
+                 target_.string());
+      break;
+    }
+    u64 dstart = std::min<u64>(static_cast<u64>(data), end);
+    if (dstart >= end) break;
+    off_t hole = ::lseek(src_fd, static_cast<off_t>(dstart), SEEK_HOLE);
+    u64 dend = hole < 0 ? end : std::min<u64>(static_cast<u64>(hole), end);
+    copy_range(src_fd, fd_, dstart, dend - dstart,
+               dst_offset + (dstart - src_offset), target_.string());
+    pos = dend;
+  }
+  // Make sure the destination covers the copied range even if it ends in a
+  // hole.
+  struct stat st {};
+  if (::fstat(fd_, &st) == 0 && static_cast<u64>(st.st_size) < dst_offset + len)
+    truncate(dst_offset + len);
 }
 
 void AtomicFile::truncate(u64 size) {

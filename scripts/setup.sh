@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Installs every dependency from Debian's archive on a fresh Debian 12 machine,
+# then configures and builds libpkg into build/ (BUILD_DIR to change).
+#
+#   scripts/setup.sh            install packages (if missing), configure, build
+#   LIBPKG_SKIP_APT=1 ...       don't touch packages (no root, or done already)
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build_dir="${BUILD_DIR:-$root/build}"
+build_type="${CMAKE_BUILD_TYPE:-RelWithDebInfo}"
+
+packages=(
+  # toolchain and build
+  build-essential cmake ninja-build pkg-config clang-format file
+  # libraries
+  libfmt-dev nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev
+  pybind11-dev libdeflate-dev zlib1g-dev libzstd-dev libarchive-dev libbz2-dev
+  libssl-dev
+  # Python (Debian's interpreter, named explicitly as /usr/bin/python3)
+  python3-dev python3-venv python3-pytest python3-wheel python3-pip
+  python3-setuptools python3-pyelftools
+  # independent tools the tests cross-check against
+  patchelf elfutils binutils liblief-dev libarchive-tools unzip zip
+  conda-package-handling
+  # cross targets: 32-bit, aarch64 (64 KiB pages), big-endian s390x
+  qemu-user gcc-aarch64-linux-gnu g++-aarch64-linux-gnu gcc-s390x-linux-gnu
+  g++-s390x-linux-gnu gcc-i686-linux-gnu g++-i686-linux-gnu
+  gcc-arm-linux-gnueabihf
+  # benchmarks
+  hyperfine
+)
+
+if [[ "${LIBPKG_SKIP_APT:-0}" != 1 ]]; then
+  missing=()
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if ((${#missing[@]})); then
+    sudo=""
+    [[ $(id -u) -ne 0 ]] && sudo="sudo"
+    echo "setup: installing ${#missing[@]} Debian packages: ${missing[*]}"
+    $sudo apt-get update -q
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+  fi
+fi
+
+cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE="$build_type" \
+  -DLIBPKG_PYTHON=/usr/bin/python3 ${LIBPKG_CMAKE_ARGS:-}
+cmake --build "$build_dir"
+echo "setup: built into $build_dir"
