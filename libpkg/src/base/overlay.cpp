@@ -151,9 +151,16 @@ WriteResult write_overlay(const MappedFile& input, const Overlay& overlay,
 
   if (in_place && identity) return result;
 
+  int fd = -1;
   if (in_place && mode == WriteMode::patch_in_place && !overlay.grows()) {
-    int fd = ::open(output.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0) throw_errno(output.string(), "cannot open for writing");
+    fd = ::open(output.c_str(), O_WRONLY | O_CLOEXEC);
+    // A running executable can't be opened for writing (ETXTBSY), and a
+    // read-only file may still be replaceable in a writable directory: both
+    // fall back to temp file + rename, which replaces the inode instead.
+    if (fd < 0 && errno != ETXTBSY && errno != EACCES && errno != EPERM)
+      throw_errno(output.string(), "cannot open for writing");
+  }
+  if (fd >= 0) {
     SignalGuard guard;
     try {
       for (const Patch& p : overlay.patches()) {
