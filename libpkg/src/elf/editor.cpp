@@ -79,6 +79,10 @@ class Layout {
   void place_segment();
   void write_phdrs();
   void write_sections();
+  struct MovedSection {
+    u64 index, old_addr, old_size, new_addr;
+  };
+  void update_symtab(const std::vector<MovedSection>& moved);
 
   const Reader<E>& r_;
   const EditOptions& o_;
@@ -606,6 +610,7 @@ void Layout<E>::write_phdrs() {
 template <typename E>
 void Layout<E>::write_sections() {
   auto shdrs = r_.shdrs();
+  std::vector<MovedSection> moved_sections;
   u64 base = r_.ehdr().e_shoff;
   auto vaddr_of = [&](u64 off) { return seg_vaddr_ + (off - seg_off_); };
   for (size_t i = 0; i < shdrs.size(); ++i) {
@@ -633,7 +638,41 @@ void Layout<E>::write_sections() {
         break;
       }
     }
-    if (changed) ov_.write(base + i * sizeof(Shdr<E>), as_bytes(sh));
+    if (changed) {
+      ov_.write(base + i * sizeof(Shdr<E>), as_bytes(sh));
+      if (shdrs[i].sh_flags & SHF_ALLOC) {
+        moved_sections.push_back({i, shdrs[i].sh_addr, shdrs[i].sh_size,
+                                  static_cast<u64>(sh.sh_addr)});
+      }
+    }
+  }
+  update_symtab(moved_sections);
+}
+
+// The static symbol table (.symtab, not used by the loader) has section
+// symbols and labels such as _DYNAMIC inside the tables we moved; shift them
+// with their section so debuggers and eu-elflint see consistent addresses.
+// .dynsym is left alone: code was linked against those addresses.
+template <typename E>
+void Layout<E>::update_symtab(const std::vector<MovedSection>& moved) {
+  if (moved.empty()) return;
+  for (const auto& sh : r_.shdrs()) {
+    if (sh.sh_type != SHT_SYMTAB || sh.sh_entsize != sizeof(Sym<E>)) continue;
+    u64 count = sh.sh_size / sizeof(Sym<E>);
+    auto bytes =
+        r_.bytes().range(sh.sh_offset, count * sizeof(Sym<E>), ".symtab");
+    auto table = reinterpret_cast<const Sym<E>*>(bytes.data());
+    for (u64 i = 1; i < count; ++i) {
+      for (const auto& m : moved) {
+        if (table[i].st_shndx != m.index) continue;
+        u64 value = table[i].st_value;
+        if (value < m.old_addr || value > m.old_addr + m.old_size) break;
+        Sym<E> sym = table[i];
+        sym.st_value = value - m.old_addr + m.new_addr;
+        ov_.write(sh.sh_offset + i * sizeof(Sym<E>), as_bytes(sym));
+        break;
+      }
+    }
   }
 }
 
