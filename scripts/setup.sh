@@ -26,7 +26,8 @@ packages=(
   # cross targets: 32-bit, aarch64 (64 KiB pages), big-endian s390x
   qemu-user gcc-aarch64-linux-gnu g++-aarch64-linux-gnu gcc-s390x-linux-gnu
   g++-s390x-linux-gnu gcc-i686-linux-gnu g++-i686-linux-gnu
-  gcc-arm-linux-gnueabihf
+  gcc-arm-linux-gnueabihf libc6-dev-armhf-cross libc6-dev-arm64-cross
+  libc6-dev-s390x-cross libc6-dev-i386-cross
   # benchmarks
   hyperfine
 )

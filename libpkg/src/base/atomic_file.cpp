@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <random>
 #include <utility>
 #include <vector>
 
@@ -12,6 +13,10 @@
 
 namespace libpkg {
 
+// The bytes go to an unnamed O_TMPFILE inode in the target's directory where
+// the filesystem supports it: if the process is killed, the kernel frees it
+// and nothing is left behind. Elsewhere a named `.NAME.libpkg-XXXXXX` file is
+// used (and removed on any error we can see).
 AtomicFile AtomicFile::create(const std::filesystem::path& target,
                               unsigned mode) {
   AtomicFile f;
@@ -19,14 +24,24 @@ AtomicFile AtomicFile::create(const std::filesystem::path& target,
   f.mode_ = mode;
   std::filesystem::path dir = target.parent_path();
   if (dir.empty()) dir = ".";
-  std::string templ =
-      (dir / ("." + target.filename().string() + ".libpkg-XXXXXX")).string();
+  f.fd_ = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  if (f.fd_ >= 0) return f;
+  if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL &&
+      errno != ENOENT)
+    throw_errno(target.string(), "cannot create temporary file");
+  std::string templ = temp_template(target);
   std::vector<char> buf(templ.begin(), templ.end());
   buf.push_back('\0');
   f.fd_ = ::mkostemp(buf.data(), O_CLOEXEC);
   if (f.fd_ < 0) throw_errno(target.string(), "cannot create temporary file");
   f.temp_ = buf.data();
   return f;
+}
+
+std::string AtomicFile::temp_template(const std::filesystem::path& target) {
+  std::filesystem::path dir = target.parent_path();
+  if (dir.empty()) dir = ".";
+  return (dir / ("." + target.filename().string() + ".libpkg-XXXXXX")).string();
 }
 
 AtomicFile::AtomicFile(AtomicFile&& other) noexcept
@@ -150,6 +165,28 @@ void AtomicFile::commit(bool durable) {
   if (::fchmod(fd_, mode_) != 0) throw_errno(target_.string(), "cannot chmod");
   if (durable && ::fsync(fd_) != 0)
     throw_errno(target_.string(), "cannot sync");
+  if (temp_.empty()) {
+    // Give the unnamed inode a temporary name, then rename it over the
+    // target (linkat cannot replace an existing file).
+    std::string proc = "/proc/self/fd/" + std::to_string(fd_);
+    for (int attempt = 0;; ++attempt) {
+      std::string templ = temp_template(target_);
+      std::vector<char> buf(templ.begin(), templ.end());
+      buf.push_back('\0');
+      // mkstemp-style unique name without creating the file.
+      static const char* kChars = "abcdefghijklmnopqrstuvwxyz0123456789";
+      std::random_device rd;
+      for (size_t i = buf.size() - 7; i < buf.size() - 1; ++i)
+        buf[i] = kChars[rd() % 36];
+      if (::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, buf.data(),
+                   AT_SYMLINK_FOLLOW) == 0) {
+        temp_ = buf.data();
+        break;
+      }
+      if (errno != EEXIST || attempt > 16)
+        throw_errno(target_.string(), "cannot link temporary file");
+    }
+  }
   if (::close(fd_) != 0) {
     fd_ = -1;
     throw_errno(target_.string(), "cannot close");

@@ -3,8 +3,10 @@
 // Bytes go to a temporary file in the target's directory (so the final
 // rename(2) is atomic on the same filesystem). `commit()` sets the mode and
 // renames; if the object is destroyed first (an exception, a crash of the
-// caller's logic) the temporary is removed and the target is untouched. A
-// process killed mid-write leaves only a `.NAME.libpkg-XXXXXX` temporary.
+// caller's logic) the temporary is removed and the target is untouched. The
+// temporary is an unnamed O_TMPFILE inode where the filesystem allows, so a
+// process killed mid-write leaves nothing behind; elsewhere a named
+// `.NAME.libpkg-XXXXXX` file.
 #pragma once
 
 #include <filesystem>
@@ -28,6 +30,7 @@ class AtomicFile {
 
   int fd() const { return fd_; }
   const std::filesystem::path& target() const { return target_; }
+  // The temporary's name; empty while it is an unnamed O_TMPFILE inode.
   const std::filesystem::path& temp_path() const { return temp_; }
 
   // Appends at the current write position.
@@ -49,6 +52,7 @@ class AtomicFile {
 
  private:
   AtomicFile() = default;
+  static std::string temp_template(const std::filesystem::path& target);
   void discard() noexcept;
 
   std::filesystem::path target_;
