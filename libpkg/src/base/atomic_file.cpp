@@ -130,6 +130,13 @@ void copy_range(int src_fd, int dst_fd, u64 in, u64 len, u64 out,
 // data extents are copied, holes are left as holes by the final size.
 void AtomicFile::copy_from(int src_fd, u64 src_offset, u64 len,
                            u64 dst_offset) {
+  struct stat src_st {};
+  if (::fstat(src_fd, &src_st) != 0)
+    throw_errno(target_.string(), "cannot stat input");
+  if (src_offset > static_cast<u64>(src_st.st_size) ||
+      len > static_cast<u64>(src_st.st_size) - src_offset)
+    throw Error(Errc::io, target_.string(),
+                "input ended early (copy range past its end)");
   u64 end = src_offset + len;
   u64 pos = src_offset;
   while (pos < end) {

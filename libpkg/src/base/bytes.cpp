@@ -38,21 +38,23 @@ std::string_view ByteView::cstring(u64 offset, std::string_view what) const {
           static_cast<size_t>(static_cast<const u8*>(nul) - begin)};
 }
 
-u64 checked_add(u64 a, u64 b, const std::string& file, std::string_view what) {
+u64 checked_add(u64 a, u64 b, const std::string& file, std::string_view what,
+                std::optional<u64> offset) {
   u64 r;
-  if (__builtin_add_overflow(a, b, &r)) {
+  if (__builtin_add_overflow(a, b, &r))
     throw Error(Errc::format, file,
-                fmt::format("{}: 0x{:x} + 0x{:x} overflows", what, a, b));
-  }
+                fmt::format("{}: 0x{:x} + 0x{:x} overflows", what, a, b),
+                offset);
   return r;
 }
 
-u64 checked_mul(u64 a, u64 b, const std::string& file, std::string_view what) {
+u64 checked_mul(u64 a, u64 b, const std::string& file, std::string_view what,
+                std::optional<u64> offset) {
   u64 r;
-  if (__builtin_mul_overflow(a, b, &r)) {
+  if (__builtin_mul_overflow(a, b, &r))
     throw Error(Errc::format, file,
-                fmt::format("{}: 0x{:x} * 0x{:x} overflows", what, a, b));
-  }
+                fmt::format("{}: 0x{:x} * 0x{:x} overflows", what, a, b),
+                offset);
   return r;
 }
 

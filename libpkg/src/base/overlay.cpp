@@ -16,6 +16,8 @@ namespace libpkg {
 
 void Overlay::write(u64 offset, std::span<const u8> bytes) {
   if (bytes.empty()) return;
+  if (offset > ~u64{0} - bytes.size())
+    throw Error(Errc::usage, "", "overlay write past the 64-bit offset range");
   patches_.push_back({offset, {bytes.begin(), bytes.end()}});
   normalized_ = false;
   size_ = std::max(size_, offset + bytes.size());
@@ -68,9 +70,9 @@ const std::vector<Patch>& Overlay::patches() const {
 bool Overlay::is_identity(std::span<const u8> input) const {
   if (size_ != input.size()) return false;
   for (const Patch& p : patches()) {
-    if (p.offset + p.bytes.size() > input.size()) return false;
-    if (std::memcmp(input.data() + p.offset, p.bytes.data(), p.bytes.size()) !=
-        0)
+    if (p.offset >= size_) continue;  // cut off by a later resize()
+    u64 n = std::min<u64>(p.bytes.size(), size_ - p.offset);
+    if (std::memcmp(input.data() + p.offset, p.bytes.data(), n) != 0)
       return false;
   }
   return true;
@@ -148,30 +150,38 @@ WriteResult write_overlay(const MappedFile& input, const Overlay& overlay,
   bool identity = overlay.is_identity(in);
   result.changed = !identity;
   bool in_place = same_file(input.name(), output);
+  // In place through a symlink edits the file it points to; renaming over
+  // the link would replace the link with a regular file.
+  std::filesystem::path target = output;
+  if (in_place) {
+    std::error_code ec;
+    auto resolved = std::filesystem::canonical(output, ec);
+    if (!ec) target = resolved;
+  }
 
   if (in_place && identity) return result;
 
   int fd = -1;
   if (in_place && mode == WriteMode::patch_in_place && !overlay.grows()) {
-    fd = ::open(output.c_str(), O_WRONLY | O_CLOEXEC);
+    fd = ::open(target.c_str(), O_WRONLY | O_CLOEXEC);
     // A running executable can't be opened for writing (ETXTBSY), and a
     // read-only file may still be replaceable in a writable directory: both
     // fall back to temp file + rename, which replaces the inode instead.
     if (fd < 0 && errno != ETXTBSY && errno != EACCES && errno != EPERM)
-      throw_errno(output.string(), "cannot open for writing");
+      throw_errno(target.string(), "cannot open for writing");
   }
   if (fd >= 0) {
     SignalGuard guard;
     try {
       for (const Patch& p : overlay.patches()) {
-        pwrite_all(fd, output.string(), p.offset, p.bytes);
+        pwrite_all(fd, target.string(), p.offset, p.bytes);
         result.bytes_written += p.bytes.size();
       }
     } catch (...) {
       ::close(fd);
       throw;
     }
-    if (::close(fd) != 0) throw_errno(output.string(), "cannot close");
+    if (::close(fd) != 0) throw_errno(target.string(), "cannot close");
     result.in_place = true;
     return result;
   }
@@ -179,7 +189,7 @@ WriteResult write_overlay(const MappedFile& input, const Overlay& overlay,
   int src = ::open(input.name().c_str(), O_RDONLY | O_CLOEXEC);
   if (src < 0) throw_errno(input.name(), "cannot open");
   try {
-    AtomicFile out = AtomicFile::create(output, input.mode());
+    AtomicFile out = AtomicFile::create(target, input.mode());
     out.copy_from(src, 0, std::min(input.size(), overlay.size()), 0);
     for (const Patch& p : overlay.patches()) {
       out.pwrite(p.offset, p.bytes);

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <set>
 
 namespace libpkg::elf {
 
@@ -141,6 +142,11 @@ class ModelBuilder {
 
   void remove_needed(const std::vector<std::string>& names) {
     for (const auto& n : names) {
+      // Without its library, a version-needs record makes ld.so abort
+      // (_dl_check_map_versions: "needed != NULL"); drop it too. patchelf
+      // leaves it in place.
+      for (auto& [record, vn] : verneeds_)
+        if (vn.current == n) vn.removed = true;
       auto& v = model.entries;
       for (auto it = v.begin(); it != v.end();) {
         if (it->tag == DT_NEEDED && *it->text == n) {
@@ -154,22 +160,30 @@ class ModelBuilder {
     }
   }
 
+  // patchelf semantics: the replacements form one map applied once, so a
+  // name given twice takes the last target and A->B, B->C does not chain.
   void replace_needed(
       const std::vector<std::pair<std::string, std::string>>& pairs) {
-    for (const auto& [from, to] : pairs) {
-      if (from == to) continue;
-      for (auto& e : model.entries)
-        if (e.tag == DT_NEEDED && *e.text == from) set_text(e, to);
-      // The version-needs record names the same library; ld.so matches it by
-      // name, so it must follow the rename (uccl#1038 is this mismatch).
-      for (auto& [record, vn] : verneeds_)
-        if (vn.current == from) vn.current = to;
+    std::map<std::string, std::string> map;
+    for (const auto& [from, to] : pairs) map[from] = to;
+    for (auto& e : model.entries) {
+      if (e.tag != DT_NEEDED) continue;
+      auto it = map.find(*e.text);
+      if (it != map.end() && it->second != *e.text) set_text(e, it->second);
+    }
+    // The version-needs record names the same library; ld.so matches it by
+    // name, so it must follow the rename (uccl#1038 is this mismatch).
+    for (auto& [record, vn] : verneeds_) {
+      if (vn.removed) continue;
+      auto it = map.find(vn.current);
+      if (it != map.end()) vn.current = it->second;
     }
   }
 
   void add_needed(const std::vector<std::string>& names) {
-    // New NEEDED entries go first (as patchelf does), in the order given; a
-    // library that is already needed is not added twice.
+    // New NEEDED entries go first, as with patchelf, but in the order given
+    // (patchelf sorts them by name); a library already needed is not added
+    // twice.
     size_t pos = 0;
     for (const auto& n : names) {
       bool present = std::any_of(
@@ -183,11 +197,16 @@ class ModelBuilder {
   }
 
   void add_verneed(u64 record, u64 file_offset, std::string file) {
-    verneeds_[record] = {file_offset, file, file};
+    verneeds_[record] = {file_offset, file, file, false};
   }
 
   void finish_verneeds() {
     for (auto& [record, vn] : verneeds_) {
+      if (vn.removed) {
+        model.removed_verneeds.push_back(record);
+        model.released_offsets.push_back(vn.old_offset);
+        continue;
+      }
       if (vn.current == vn.original) continue;
       model.verneed_changes.push_back({record, vn.old_offset, vn.current});
       model.released_offsets.push_back(vn.old_offset);
@@ -272,9 +291,36 @@ class ModelBuilder {
   struct VerneedFile {
     u64 old_offset;
     std::string original, current;
+    bool removed = false;
   };
   std::map<u64, VerneedFile> verneeds_;
 };
+
+// After records are dropped, DT_VERNEEDNUM counts the rest. With none left
+// DT_VERNEED goes, and so does DT_VERSYM unless version definitions remain:
+// glibc indexes its (then absent) version array through DT_VERSYM.
+template <typename E>
+void drop_verneed_entries(const Reader<E>& r, EditModel& model) {
+  std::set<u64> removed(model.removed_verneeds.begin(),
+                        model.removed_verneeds.end());
+  u64 kept = 0;
+  for (const auto& rec : r.verneed_records())
+    if (!removed.contains(rec.offset)) ++kept;
+  auto& v = model.entries;
+  if (kept == 0) {
+    bool has_verdef = std::any_of(v.begin(), v.end(), [](const ModelEntry& e) {
+      return e.tag == DT_VERDEF;
+    });
+    std::erase_if(v, [&](const ModelEntry& e) {
+      return e.tag == DT_VERNEED || e.tag == DT_VERNEEDNUM ||
+             (e.tag == DT_VERSYM && !has_verdef);
+    });
+  } else {
+    for (auto& e : v)
+      if (e.tag == DT_VERNEEDNUM) e.value = kept;
+  }
+  model.dynamic_changed = true;
+}
 
 }  // namespace
 
@@ -284,11 +330,14 @@ EditModel build_edit_model(const Reader<E>& r, const EditOptions& o) {
   bool touches_dynamic = o.set_soname || o.rpath_op != RpathOp::none ||
                          !o.remove_needed.empty() ||
                          !o.replace_needed.empty() || !o.add_needed.empty();
-  if (touches_dynamic) {
-    auto table = r.dynamic_table();
-    if (table.empty())
-      throw Error(Errc::not_found, r.name(),
-                  "no dynamic section (the file is statically linked)");
+  // The entries are always loaded: even an edit that only moves the
+  // interpreter can rebuild a segment holding .dynamic, which is then
+  // written back from this model.
+  auto table = r.dynamic_table();
+  if (touches_dynamic && table.empty())
+    throw Error(Errc::not_found, r.name(),
+                "no dynamic section (the file is statically linked)");
+  if (!table.empty()) {
     u64 used = r.dynamic_used(table);
     for (u64 i = 0; i < used; ++i) {
       ModelEntry e{table[i].d_tag, static_cast<u64>(table[i].d_val),
@@ -315,6 +364,7 @@ EditModel build_edit_model(const Reader<E>& r, const EditOptions& o) {
     b.replace_needed(o.replace_needed);
     b.add_needed(o.add_needed);
     b.finish_verneeds();
+    if (!b.model.removed_verneeds.empty()) drop_verneed_entries(r, b.model);
   }
   if (o.set_interpreter) {
     auto range = r.interp_range();

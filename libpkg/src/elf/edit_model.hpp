@@ -37,6 +37,9 @@ struct EditModel {
   // Old string offsets that lose a reference (removed or changed entries).
   std::vector<u64> released_offsets;
   std::vector<VerneedFileChange> verneed_changes;
+  // Version-needs records (file offsets) of removed libraries: unlinked from
+  // the chain, and symbols using their versions become unversioned.
+  std::vector<u64> removed_verneeds;
   std::optional<std::string> interpreter;  // set only if it changes
   bool dynamic_changed = false;            // entries differ from the file's
   std::vector<std::string> notes;

@@ -25,6 +25,16 @@ namespace {
 // or new RUNPATH fits in place instead of rebuilding the segment.
 constexpr u64 kSpareDynamicSlots = 4;
 
+// Notes are 4-byte aligned, or 8 for ELF64 GNU property notes (p_align 8):
+// the same rule the reader uses. Any other p_align (a corrupt 1 GiB) is not
+// trusted for placement.
+u64 note_align(u64 p_align) { return p_align == 8 ? 8 : 4; }
+
+// Beyond this gap, the AT_PHDR-compatible placement for executables is not
+// worth a hole that large in the file (a huge .bss); newer kernels (5.18+)
+// find the table through the segment that contains it.
+constexpr u64 kMaxPlacementGap = 256ull << 20;
+
 template <typename T>
 std::span<const u8> as_bytes(const T& v) {
   return {reinterpret_cast<const u8*>(&v), sizeof(T)};
@@ -72,6 +82,9 @@ class Layout {
 
   // -- program headers --
   bool make_room_after_phdrs();
+
+  // -- version needs of removed libraries --
+  void rewrite_verneeds();
 
   // -- output --
   std::vector<u8> dynamic_bytes(u64 capacity) const;
@@ -318,6 +331,9 @@ void Layout<E>::allocate_strings() {
       keep = std::max(keep, start + string_length(start) + 1);
     for (const auto& [s, off] : string_offset_)
       if (off != ~u64{0}) keep = std::max(keep, off + s.size() + 1);
+    // A reused slot is rewritten whole (new string, then NULs to its old
+    // end), so all of it stays.
+    for (const auto& [rg, text] : overwrites_) keep = std::max(keep, rg.end());
     dynstr_keep_ = std::min(keep, dynstr_->size);
   }
   for (auto& [s, off] : string_offset_) {
@@ -334,7 +350,10 @@ std::vector<u8> Layout<E>::dynstr_bytes() const {
   std::vector<u8> out(table.begin(),
                       table.begin() + static_cast<long>(dynstr_keep_));
   for (const auto& [rg, s] : overwrites_) {
-    if (rg.end() > out.size()) continue;  // trimmed away (cannot happen: kept)
+    if (rg.end() > out.size())
+      throw Error(
+          Errc::unsupported, r_.name(),
+          "internal error: a reused string slot lies outside the kept table");
     std::fill(out.begin() + static_cast<long>(rg.offset),
               out.begin() + static_cast<long>(rg.end()), 0);
     std::memcpy(out.data() + rg.offset, s.data(), s.size());
@@ -389,7 +408,7 @@ bool Layout<E>::make_room_after_phdrs() {
     if ((p.type == PT_NOTE || p.type == PT_INTERP) && p.filesz > 0)
       movable.push_back({{p.offset, p.filesz},
                          {},
-                         p.type == PT_NOTE ? std::max<u64>(p.align, 4) : 1});
+                         p.type == PT_NOTE ? note_align(p.align) : 1u});
   for (const Moved& h : hash_tables()) movable.push_back(h);
   auto in_movable = [&](u64 off, u64 size) {
     return std::any_of(movable.begin(), movable.end(), [&](const Moved& m) {
@@ -478,7 +497,8 @@ void Layout<E>::place_segment() {
     if (p.type != PT_LOAD) continue;
     if (own_ && p.index == phdrs_[*own_].index) continue;
     max_align = std::max(max_align, p.align);
-    max_vend = std::max(max_vend, p.vaddr + p.memsz);
+    max_vend = std::max(max_vend, checked_add(p.vaddr, p.memsz, r_.name(),
+                                              "PT_LOAD p_vaddr + p_memsz"));
     if (!first_load || p.vaddr < first_load->vaddr) first_load = &p;
   }
   seg_align_ = o_.page_size
@@ -491,6 +511,13 @@ void Layout<E>::place_segment() {
     seg_align_ = std::max(seg_align_, phdrs_[*own_].align);
   } else {
     seg_off_ = align_up(file_size, 16);
+    if (max_vend > ~u64{0} - 2 * seg_align_ ||
+        (!E::is_64 && max_vend > 0xffffffffull))
+      throw Error(
+          Errc::format, r_.name(),
+          fmt::format(
+              "segments end at 0x{:x}: no address space left for new tables",
+              max_vend));
     seg_vaddr_ = align_up(max_vend, seg_align_) + seg_off_ % seg_align_;
     bool executable = interp_.has_value() || r_.ehdr().e_type == ET_EXEC;
     if (ph_.moves && executable && first_load) {
@@ -501,10 +528,17 @@ void Layout<E>::place_segment() {
       if (delta >= 0 && static_cast<u64>(delta) % seg_align_ == 0) {
         u64 d = static_cast<u64>(delta);
         u64 vstart = align_up(max_vend, seg_align_);
-        seg_off_ =
-            std::max(align_up(file_size, 16), vstart > d ? vstart - d : 0);
-        seg_off_ = align_up(seg_off_, 16);
-        seg_vaddr_ = seg_off_ + d;
+        u64 off =
+            align_up(std::max(file_size, vstart > d ? vstart - d : 0), 16);
+        if (off - file_size <= kMaxPlacementGap) {
+          seg_off_ = off;
+          seg_vaddr_ = seg_off_ + d;
+        } else {
+          notes_.push_back(
+              "program headers moved without the pre-5.18-kernel AT_PHDR "
+              "placement "
+              "(it would need a hole of more than 256 MiB)");
+        }
       }
     }
   }
@@ -656,21 +690,148 @@ void Layout<E>::write_sections() {
 template <typename E>
 void Layout<E>::update_symtab(const std::vector<MovedSection>& moved) {
   if (moved.empty()) return;
-  for (const auto& sh : r_.shdrs()) {
+  // _DYNAMIC is often absolute (SHN_ABS) rather than section-relative; it
+  // must name the dynamic section PT_DYNAMIC now points at.
+  std::optional<std::pair<u64, u64>> dynamic_move;
+  auto shdrs = r_.shdrs();
+  for (const auto& m : moved)
+    if (m.index < shdrs.size() && shdrs[m.index].sh_type == SHT_DYNAMIC)
+      dynamic_move = {m.old_addr, m.new_addr};
+  for (const auto& sh : shdrs) {
     if (sh.sh_type != SHT_SYMTAB || sh.sh_entsize != sizeof(Sym<E>)) continue;
     u64 count = sh.sh_size / sizeof(Sym<E>);
     auto bytes =
         r_.bytes().range(sh.sh_offset, count * sizeof(Sym<E>), ".symtab");
     auto table = reinterpret_cast<const Sym<E>*>(bytes.data());
+    std::optional<ByteView> names;
+    if (sh.sh_link < shdrs.size() && shdrs[sh.sh_link].sh_type == SHT_STRTAB)
+      names = r_.bytes().slice(shdrs[sh.sh_link].sh_offset,
+                               shdrs[sh.sh_link].sh_size, ".strtab");
     for (u64 i = 1; i < count; ++i) {
+      Sym<E> sym = table[i];
+      u64 value = sym.st_value;
+      bool changed = false;
       for (const auto& m : moved) {
-        if (table[i].st_shndx != m.index) continue;
-        u64 value = table[i].st_value;
-        if (value < m.old_addr || value > m.old_addr + m.old_size) break;
-        Sym<E> sym = table[i];
-        sym.st_value = value - m.old_addr + m.new_addr;
-        ov_.write(sh.sh_offset + i * sizeof(Sym<E>), as_bytes(sym));
+        if (sym.st_shndx != m.index) continue;
+        if (value >= m.old_addr && value <= m.old_addr + m.old_size) {
+          sym.st_value = value - m.old_addr + m.new_addr;
+          changed = true;
+        }
         break;
+      }
+      if (!changed && dynamic_move && sym.st_shndx == SHN_ABS &&
+          value == dynamic_move->first && names &&
+          sym.st_name < names->size() &&
+          names->cstring(sym.st_name, "symbol name") == "_DYNAMIC") {
+        sym.st_value = dynamic_move->second;
+        changed = true;
+      }
+      if (changed) ov_.write(sh.sh_offset + i * sizeof(Sym<E>), as_bytes(sym));
+    }
+  }
+}
+
+// Rewrites .gnu.version_r without the records of removed libraries: the
+// kept records (with renamed file names) are packed from the table's start,
+// so DT_VERNEED and the section start stay put; DT_VERNEEDNUM was updated in
+// the model. Symbols that required a dropped version become unversioned
+// (index 1), so they bind to whatever library provides them now.
+template <typename E>
+void Layout<E>::rewrite_verneeds() {
+  std::set<u64> removed(m_.removed_verneeds.begin(), m_.removed_verneeds.end());
+  std::map<u64, u64> renamed;  // record offset -> new vn_file
+  for (const auto& c : m_.verneed_changes)
+    renamed[c.record_offset] = string_offset_.at(c.text);
+  auto records = r_.verneed_records();
+  if (records.empty()) return;
+  u64 start = records.front().offset, old_end = start;
+  std::set<u16> dropped;
+  std::vector<u8> out;
+  size_t kept = 0;
+  for (const auto& rec : records) {
+    old_end = std::max(old_end, rec.offset + sizeof(Verneed<E>));
+    for (u64 aux : rec.aux_offsets)
+      old_end = std::max(old_end, aux + sizeof(Vernaux<E>));
+    if (removed.contains(rec.offset)) {
+      for (u64 aux : rec.aux_offsets)
+        dropped.insert(
+            r_.bytes().template at<Vernaux<E>>(aux, "vernaux").vna_other &
+            VERSYM_VERSION);
+      continue;
+    }
+    ++kept;
+  }
+  size_t written = 0;
+  for (const auto& rec : records) {
+    if (removed.contains(rec.offset)) continue;
+    Verneed<E> vn = r_.bytes().template at<Verneed<E>>(rec.offset, "verneed");
+    if (auto it = renamed.find(rec.offset); it != renamed.end())
+      vn.vn_file = static_cast<u32>(it->second);
+    u64 size = sizeof(Verneed<E>) + rec.aux_offsets.size() * sizeof(Vernaux<E>);
+    vn.vn_cnt = static_cast<u16>(rec.aux_offsets.size());
+    vn.vn_aux = sizeof(Verneed<E>);
+    vn.vn_next = ++written < kept ? static_cast<u32>(size) : 0u;
+    auto b = as_bytes(vn);
+    out.insert(out.end(), b.begin(), b.end());
+    for (size_t j = 0; j < rec.aux_offsets.size(); ++j) {
+      Vernaux<E> va =
+          r_.bytes().template at<Vernaux<E>>(rec.aux_offsets[j], "vernaux");
+      va.vna_next = j + 1 < rec.aux_offsets.size()
+                        ? static_cast<u32>(sizeof(Vernaux<E>))
+                        : 0u;
+      auto bb = as_bytes(va);
+      out.insert(out.end(), bb.begin(), bb.end());
+    }
+  }
+  u64 new_size = out.size();
+  out.resize(old_end - start, 0);
+  ov_.write(start, out);
+
+  if (auto versym = r_.versym_offset(); versym && !dropped.empty()) {
+    u64 count =
+        r_.dynsym_range() ? r_.dynsym_range()->size / sizeof(Sym<E>) : 0;
+    auto bytes = r_.bytes().range(*versym, count * 2, ".gnu.version");
+    auto table = reinterpret_cast<const U16<E>*>(bytes.data());
+    for (u64 i = 1; i < count; ++i) {
+      u16 v = table[i];
+      if (!dropped.contains(v & VERSYM_VERSION)) continue;
+      U16<E> global = static_cast<u16>((v & VERSYM_HIDDEN) | VER_NDX_GLOBAL);
+      ov_.write(*versym + 2 * i, as_bytes(global));
+    }
+  }
+  auto shdrs = r_.shdrs();
+  // With no version records left (and no definitions), DT_VERSYM is gone too
+  // (see drop_verneed_entries); the .gnu.version/.gnu.version_r headers then
+  // describe nothing and become null sections, so readelf and elflint don't
+  // look for the tables.
+  bool no_versions_left = kept == 0 && !r_.dynamic_value(DT_VERDEF);
+  std::set<u64> nulled;
+  for (size_t i = 0; i < shdrs.size(); ++i) {
+    if (no_versions_left && (shdrs[i].sh_type == SHT_GNU_verneed ||
+                             shdrs[i].sh_type == SHT_GNU_versym)) {
+      Shdr<E> null{};
+      ov_.write(r_.ehdr().e_shoff + i * sizeof(Shdr<E>), as_bytes(null));
+      nulled.insert(i);
+      continue;
+    }
+    if (shdrs[i].sh_type != SHT_GNU_verneed) continue;
+    Shdr<E> sh = shdrs[i];
+    sh.sh_info = static_cast<u32>(kept);
+    sh.sh_size = new_size;
+    ov_.write(r_.ehdr().e_shoff + i * sizeof(Shdr<E>), as_bytes(sh));
+  }
+  // Section symbols of the nulled headers would point at nothing.
+  if (!nulled.empty()) {
+    for (const auto& sh : shdrs) {
+      if (sh.sh_type != SHT_SYMTAB || sh.sh_entsize != sizeof(Sym<E>)) continue;
+      u64 count = sh.sh_size / sizeof(Sym<E>);
+      auto bytes =
+          r_.bytes().range(sh.sh_offset, count * sizeof(Sym<E>), ".symtab");
+      auto table = reinterpret_cast<const Sym<E>*>(bytes.data());
+      for (u64 j = 1; j < count; ++j) {
+        if (!nulled.contains(table[j].st_shndx)) continue;
+        Sym<E> null{};
+        ov_.write(sh.sh_offset + j * sizeof(Sym<E>), as_bytes(null));
       }
     }
   }
@@ -704,9 +865,8 @@ EditPlan Layout<E>::run() {
       if (in_own(phdr_table_.offset, phdr_table_.size)) ph_.moves = true;
       for (const auto& p : phdrs_)
         if (p.type == PT_NOTE && in_own(p.offset, p.filesz))
-          moved_.push_back({{p.offset, p.filesz},
-                            {true, 0, p.filesz},
-                            std::max<u64>(p.align, 4)});
+          moved_.push_back(
+              {{p.offset, p.filesz}, {true, 0, p.filesz}, note_align(p.align)});
       for (Moved h : hash_tables()) {
         if (!in_own(h.from.offset, h.from.size)) continue;
         h.to = {true, 0, h.from.size};
@@ -741,11 +901,15 @@ EditPlan Layout<E>::run() {
       ov_.write(dynstr_->offset + rg.offset, bytes);
     }
   }
-  // Version-need records naming a renamed library.
-  for (const auto& c : m_.verneed_changes) {
+  // Version-need records naming a renamed library (all of .gnu.version_r is
+  // rewritten instead when records are dropped).
+  for (const auto& c : m_.removed_verneeds.empty()
+                           ? m_.verneed_changes
+                           : decltype(m_.verneed_changes){}) {
     U32<E> v = static_cast<u32>(string_offset_.at(c.text));
     ov_.write(c.record_offset + offsetof(Verneed<E>, vn_file), as_bytes(v));
   }
+  if (!m_.removed_verneeds.empty()) rewrite_verneeds();
   // The dynamic table.
   bool tables_moved =
       std::any_of(moved_.begin(), moved_.end(),
@@ -760,15 +924,16 @@ EditPlan Layout<E>::run() {
   }
   // The interpreter.
   if (m_.interpreter || interp_pl_.moves) {
-    std::string text =
-        m_.interpreter
-            ? *m_.interpreter
-            : std::string(r_.bytes().cstring(interp_->offset, "PT_INTERP"));
-    if (interp_pl_.moves) {
+    if (!m_.interpreter) {
+      // Moved unchanged: copy its bytes as they are (bounded by p_filesz).
+      ov_.write(interp_pl_.offset,
+                r_.bytes().range(interp_->offset, interp_->size, "PT_INTERP"));
+    } else if (interp_pl_.moves) {
       std::vector<u8> bytes(interp_pl_.size, 0);
-      std::memcpy(bytes.data(), text.data(), text.size());
+      std::memcpy(bytes.data(), m_.interpreter->data(), m_.interpreter->size());
       ov_.write(interp_pl_.offset, bytes);
     } else {
+      const std::string& text = *m_.interpreter;
       std::vector<u8> bytes(interp_->size, 0);
       std::memcpy(bytes.data(), text.data(), text.size());
       ov_.write(interp_->offset, bytes);

@@ -43,7 +43,8 @@ FileRange Reader<E>::phdr_table() const {
                              ehdr_->e_phentsize.value(), sizeof(Phdr<E>)));
   }
   u64 size =
-      checked_mul(n, sizeof(Phdr<E>), name(), "program header table size");
+      checked_mul(n, sizeof(Phdr<E>), name(), "program header table size",
+                  u64{offsetof(Ehdr<E>, e_phnum)});
   return {ehdr_->e_phoff, size};
 }
 
@@ -75,7 +76,7 @@ std::span<const Shdr<E>> Reader<E>::shdrs() const {
     if (n == 0) return {};
   }
   u64 size =
-      checked_mul(n, sizeof(Shdr<E>), name(), "section header table size");
+      checked_mul(n, sizeof(Shdr<E>), name(), "section header table size", off);
   auto bytes = bytes_.range(off, size, "section header table");
   return {reinterpret_cast<const Shdr<E>*>(bytes.data()), n};
 }
@@ -136,7 +137,10 @@ std::optional<u64> Reader<E>::vaddr_to_offset(u64 vaddr) const {
     if (ph.p_type != PT_LOAD) continue;
     u64 start = ph.p_vaddr;
     if (vaddr >= start && vaddr - start < ph.p_filesz)
-      return ph.p_offset + (vaddr - start);
+      return checked_add(
+          ph.p_offset, vaddr - start, name(),
+          "PT_LOAD p_offset + address offset",
+          static_cast<u64>(reinterpret_cast<const u8*>(&ph) - bytes_.data()));
   }
   // Relocatable objects or odd files without PT_LOAD: try allocated sections.
   for (const Shdr<E>& sh : shdrs()) {
@@ -184,13 +188,23 @@ std::optional<u64> Reader<E>::dynamic_value(i64 tag) const {
 }
 
 template <typename E>
+std::optional<u64> Reader<E>::dynamic_entry_offset(i64 tag) const {
+  auto range = dynamic_range();
+  auto table = dynamic_table();
+  u64 used = dynamic_used(table);
+  for (u64 i = 0; i < used; ++i)
+    if (table[i].d_tag == tag) return range->offset + i * sizeof(Dyn<E>);
+  return std::nullopt;
+}
+
+template <typename E>
 std::optional<FileRange> Reader<E>::dynstr_range() const {
   auto addr = dynamic_value(DT_STRTAB);
   auto size = dynamic_value(DT_STRSZ);
   if (addr) {
     auto off = vaddr_to_offset(*addr);
     if (!off) {
-      throw_format(name(), 0,
+      throw_format(name(), dynamic_entry_offset(DT_STRTAB).value_or(0),
                    fmt::format("DT_STRTAB address 0x{:x} is not inside any "
                                "loadable segment",
                                *addr));
@@ -292,57 +306,80 @@ std::optional<u64> Reader<E>::verdef_offset() const {
   return std::nullopt;
 }
 
+// Version records form chains linked by relative offsets. Links shorter than
+// a record would let records overlap, so a small file could describe
+// billions of them; those, loops and chains running off the file are errors.
+template <typename E>
+template <typename Rec, typename Aux, typename Out>
+std::vector<Out> Reader<E>::walk_version_chain(u64 start, u64 count,
+                                               const char* what) const {
+  std::vector<Out> out;
+  u64 off = start, total = 0;
+  const u64 max_records = bytes_.size() / sizeof(Aux) + 1;
+  for (u64 i = 0; i < count && i < 65536; ++i) {
+    const Rec& rec = bytes_.at<Rec>(off, what);
+    auto [cnt, aux_rel, next] = version_links(rec);
+    Out item{off, {}};
+    u64 aux =
+        checked_add(off, aux_rel, name(), "version auxiliary offset", off);
+    for (u32 j = 0; j < cnt; ++j) {
+      const Aux& va = bytes_.at<Aux>(aux, "version auxiliary record");
+      item.aux_offsets.push_back(aux);
+      if (++total > max_records)
+        throw_format(
+            name(), aux,
+            "version records overlap (more records than the file can hold)");
+      u32 aux_next = version_aux_next(va);
+      if (aux_next == 0) break;
+      if (aux_next < sizeof(Aux))
+        throw_format(
+            name(), aux,
+            fmt::format(
+                "version auxiliary link {} is smaller than a record ({} bytes)",
+                aux_next, sizeof(Aux)));
+      aux = checked_add(aux, aux_next, name(), "version auxiliary link", aux);
+    }
+    out.push_back(std::move(item));
+    if (next == 0) break;
+    if (next < sizeof(Rec))
+      throw_format(
+          name(), off,
+          fmt::format(
+              "version record link {} is smaller than a record ({} bytes)",
+              next, sizeof(Rec)));
+    off = checked_add(off, next, name(), "version record link", off);
+  }
+  return out;
+}
+
+// The count comes from DT_VERNEEDNUM/DT_VERDEFNUM, or from the section's
+// sh_info when the table was found through its section header.
+template <typename E>
+u64 Reader<E>::version_count(i64 tag, u32 section_type) const {
+  if (auto n = dynamic_value(tag)) return *n;
+  if (const Shdr<E>* sh = find_section_by_type(section_type))
+    return sh->sh_info;
+  return ~u64{0};
+}
+
 template <typename E>
 std::vector<typename Reader<E>::VerneedRecord> Reader<E>::verneed_records()
     const {
-  std::vector<VerneedRecord> out;
   auto start = verneed_offset();
-  if (!start) return out;
-  u64 count = dynamic_value(DT_VERNEEDNUM).value_or(~u64{0});
-  u64 off = *start;
-  // Bound the walk: a corrupt vn_next loop must not hang us.
-  for (u64 i = 0; i < count && i < 65536; ++i) {
-    const auto& vn = bytes_.at<Verneed<E>>(off, "version need record");
-    VerneedRecord rec{off, {}};
-    u64 aux = checked_add(off, vn.vn_aux, name(), "vn_aux");
-    for (u32 j = 0; j < vn.vn_cnt; ++j) {
-      const auto& va =
-          bytes_.at<Vernaux<E>>(aux, "version need auxiliary record");
-      rec.aux_offsets.push_back(aux);
-      if (va.vna_next == 0) break;
-      aux = checked_add(aux, va.vna_next, name(), "vna_next");
-    }
-    out.push_back(std::move(rec));
-    if (vn.vn_next == 0) break;
-    off = checked_add(off, vn.vn_next, name(), "vn_next");
-  }
-  return out;
+  if (!start) return {};
+  return walk_version_chain<Verneed<E>, Vernaux<E>, VerneedRecord>(
+      *start, version_count(DT_VERNEEDNUM, SHT_GNU_verneed),
+      "version need record");
 }
 
 template <typename E>
 std::vector<typename Reader<E>::VerdefRecord> Reader<E>::verdef_records()
     const {
-  std::vector<VerdefRecord> out;
   auto start = verdef_offset();
-  if (!start) return out;
-  u64 count = dynamic_value(DT_VERDEFNUM).value_or(~u64{0});
-  u64 off = *start;
-  for (u64 i = 0; i < count && i < 65536; ++i) {
-    const auto& vd = bytes_.at<Verdef<E>>(off, "version definition record");
-    VerdefRecord rec{off, {}};
-    u64 aux = checked_add(off, vd.vd_aux, name(), "vd_aux");
-    for (u32 j = 0; j < vd.vd_cnt; ++j) {
-      const auto& va =
-          bytes_.at<Verdaux<E>>(aux, "version definition auxiliary record");
-      rec.aux_offsets.push_back(aux);
-      if (va.vda_next == 0) break;
-      aux = checked_add(aux, va.vda_next, name(), "vda_next");
-    }
-    out.push_back(std::move(rec));
-    if (vd.vd_next == 0) break;
-    off = checked_add(off, vd.vd_next, name(), "vd_next");
-  }
-  return out;
+  if (!start) return {};
+  return walk_version_chain<Verdef<E>, Verdaux<E>, VerdefRecord>(
+      *start, version_count(DT_VERDEFNUM, SHT_GNU_verdef),
+      "version definition record");
 }
 
 // ---- interpreter and notes ------------------------------------------------

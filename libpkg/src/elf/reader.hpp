@@ -53,6 +53,8 @@ class Reader {
   std::span<const Dyn<E>> dynamic_table() const;
   u64 dynamic_used(std::span<const Dyn<E>> table) const;
   std::optional<u64> dynamic_value(i64 tag) const;
+  // File offset of the first entry with `tag` (for error messages).
+  std::optional<u64> dynamic_entry_offset(i64 tag) const;
 
   // The dynamic string table as found through DT_STRTAB/DT_STRSZ (falling back
   // to the .dynstr section) and a checked string lookup in it.
@@ -89,6 +91,21 @@ class Reader {
 
  private:
   u64 gnu_hash_symbol_count(u64 offset) const;
+  u64 version_count(i64 tag, u32 section_type) const;
+  template <typename Rec, typename Aux, typename Out>
+  std::vector<Out> walk_version_chain(u64 start, u64 count,
+                                      const char* what) const;
+  struct Links {
+    u32 count, aux, next;
+  };
+  static Links version_links(const Verneed<E>& r) {
+    return {r.vn_cnt, r.vn_aux, r.vn_next};
+  }
+  static Links version_links(const Verdef<E>& r) {
+    return {r.vd_cnt, r.vd_aux, r.vd_next};
+  }
+  static u32 version_aux_next(const Vernaux<E>& a) { return a.vna_next; }
+  static u32 version_aux_next(const Verdaux<E>& a) { return a.vda_next; }
 
   ByteView bytes_;
   const Ehdr<E>* ehdr_;

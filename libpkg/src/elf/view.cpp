@@ -37,10 +37,18 @@ ElfFile::ElfFile(std::shared_ptr<MappedFile> file, ByteView bytes)
 }
 
 void ElfFile::parse_ident() {
-  if (bytes_.size() < EI_NIDENT || !has_elf_magic(bytes_.span())) {
+  if (!has_elf_magic(bytes_.span())) {
     throw_format(name(), 0,
                  bytes_.size() < 4 ? "file too small to be an ELF file"
                                    : "not an ELF file (bad magic)");
+  }
+  if (bytes_.size() < EI_NIDENT) {
+    throw_format(
+        name(), 0,
+        fmt::format(
+            "truncated ELF file: the identification needs {} bytes, the "
+            "file has {}",
+            static_cast<int>(EI_NIDENT), bytes_.size()));
   }
   const u8* id = bytes_.data();
   if (id[EI_CLASS] != ELFCLASS32 && id[EI_CLASS] != ELFCLASS64) {
@@ -260,12 +268,18 @@ void ElfFile::for_each_dynamic_symbol(
     auto strtab = r.dynstr_range();
     ByteView strings =
         strtab ? r.bytes().slice(strtab->offset, strtab->size, ".dynstr")
-               : ByteView();
+               : ByteView({}, r.name());
     for (u64 i = 1; i < count; ++i) {
       const Sym<E>& s = table[i];
       Symbol out;
       out.index = static_cast<u32>(i);
-      if (s.st_name != 0) out.name = strings.cstring(s.st_name, "symbol name");
+      if (s.st_name != 0) {
+        if (!strtab)
+          throw_format(r.name(), range->offset + i * sizeof(Sym<E>),
+                       "dynamic symbols have names but the file has no dynamic "
+                       "string table");
+        out.name = strings.cstring(s.st_name, "symbol name");
+      }
       out.value = s.st_value;
       out.size = s.st_size;
       out.bind = s.st_info >> 4;
@@ -342,7 +356,9 @@ std::optional<u32> ElfFile::x86_isa_needed() const {
   return visit([]<typename E>(const Reader<E>& r) -> std::optional<u32> {
     for (const auto& n : r.notes()) {
       if (n.name != "GNU" || n.type != NT_GNU_PROPERTY_TYPE_0) continue;
-      ByteView desc(n.desc, r.name());
+      ByteView desc(n.desc, r.name(),
+                    static_cast<u64>(n.desc.data() - r.bytes().data()) +
+                        r.bytes().base());
       u64 align = E::is_64 ? 8 : 4;
       for (u64 pos = 0; pos + 8 <= desc.size();) {
         u32 type = desc.template at<U32<E>>(pos, "property type");

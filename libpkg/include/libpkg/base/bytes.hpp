@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -55,10 +56,13 @@ class ByteView {
   u64 base_ = 0;
 };
 
-// a + b, or throws a format error if it overflows 64 bits.
-u64 checked_add(u64 a, u64 b, const std::string& file, std::string_view what);
+// a + b, or throws a format error (at `offset`, the field's file offset, when
+// known) if it overflows 64 bits.
+u64 checked_add(u64 a, u64 b, const std::string& file, std::string_view what,
+                std::optional<u64> offset = std::nullopt);
 // a * b, or throws a format error if it overflows 64 bits.
-u64 checked_mul(u64 a, u64 b, const std::string& file, std::string_view what);
+u64 checked_mul(u64 a, u64 b, const std::string& file, std::string_view what,
+                std::optional<u64> offset = std::nullopt);
 
 inline u64 align_up(u64 v, u64 align) {
   return align <= 1 ? v : (v + align - 1) / align * align;

@@ -1,0 +1,53 @@
+#!/bin/bash
+# Installs the build tree into a temporary prefix, then configures, builds and
+# runs tests/package/consumer against it with find_package(libpkg).
+set -euo pipefail
+
+: "${LIBPKG_BINARY_DIR:?}" "${LIBPKG_SOURCE_DIR:?}"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/libpkg-package.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+prefix=$tmp/prefix
+
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+
+cmake --install "$LIBPKG_BINARY_DIR" --prefix "$prefix" >"$tmp/install.log" ||
+  { cat "$tmp/install.log"; fail "cmake --install"; }
+
+# The package config and the public headers are installed; the private
+# headers under libpkg/src are not.
+config=$(find "$prefix" -name libpkgConfig.cmake -print -quit)
+[[ -n $config ]] || fail "no libpkgConfig.cmake under $prefix"
+[[ -f $prefix/include/libpkg/elf/view.hpp ]] || fail "public headers not installed"
+[[ ! -e $prefix/include/libpkg/elf/reader.hpp ]] || fail "private reader.hpp installed"
+
+# The patchelf entry point is a symlink to pkgtool and answers --version.
+[[ -L $prefix/bin/patchelf ]] || fail "bin/patchelf is not a symlink"
+[[ $(readlink "$prefix/bin/patchelf") == pkgtool ]] ||
+  fail "bin/patchelf points to $(readlink "$prefix/bin/patchelf")"
+version=$("$prefix/bin/patchelf" --version) || fail "patchelf --version exited $?"
+[[ $version == *patchelf* ]] || fail "unexpected version line: $version"
+
+# Configure against the prefix only: CMAKE_PREFIX_PATH, no source tree.
+cmake -S "$LIBPKG_SOURCE_DIR/tests/package/consumer" -B "$tmp/build" -G Ninja \
+  -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release >"$tmp/configure.log" 2>&1 ||
+  { cat "$tmp/configure.log"; fail "configuring the consumer"; }
+grep -q "libpkg_DIR:PATH=$prefix" "$tmp/build/CMakeCache.txt" ||
+  fail "libpkg was not found in the temporary prefix"
+cmake --build "$tmp/build" >"$tmp/build.log" 2>&1 ||
+  { cat "$tmp/build.log"; fail "building the consumer"; }
+
+out=$("$tmp/build/app" /bin/ls) || fail "app /bin/ls exited $?"
+echo "$out"
+grep -q "^/bin/ls: libc.so.6$" <<<"$out" || fail "libc.so.6 not among the needed libraries"
+
+# Errors come back as libpkg::Error with the documented exit status.
+set +e
+"$tmp/build/app" "$tmp/build/CMakeCache.txt" 2>"$tmp/err.txt"
+status=$?
+set -e
+[[ $status == 2 ]] || fail "a non-ELF input exited $status, expected 2"
+grep -q "CMakeCache.txt" "$tmp/err.txt" || fail "error message does not name the file"
+echo "PASS"
