@@ -96,6 +96,10 @@ class Layout {
     u64 index, old_addr, old_size, new_addr;
   };
   void update_symtab(const std::vector<MovedSection>& moved);
+  // Calls fn(symbol, its file offset, the table's string table) for every
+  // entry but the first of each .symtab.
+  template <typename F>
+  void for_each_static_symbol(F&& fn) const;
 
   const Reader<E>& r_;
   const EditOptions& o_;
@@ -697,6 +701,32 @@ void Layout<E>::update_symtab(const std::vector<MovedSection>& moved) {
   for (const auto& m : moved)
     if (m.index < shdrs.size() && shdrs[m.index].sh_type == SHT_DYNAMIC)
       dynamic_move = {m.old_addr, m.new_addr};
+  for_each_static_symbol([&](Sym<E> sym, u64 at,
+                             const std::optional<ByteView>& names) {
+    u64 value = sym.st_value;
+    bool changed = false;
+    for (const auto& m : moved) {
+      if (sym.st_shndx != m.index) continue;
+      if (value >= m.old_addr && value <= m.old_addr + m.old_size) {
+        sym.st_value = value - m.old_addr + m.new_addr;
+        changed = true;
+      }
+      break;
+    }
+    if (!changed && dynamic_move && sym.st_shndx == SHN_ABS &&
+        value == dynamic_move->first && names && sym.st_name < names->size() &&
+        names->cstring(sym.st_name, "symbol name") == "_DYNAMIC") {
+      sym.st_value = dynamic_move->second;
+      changed = true;
+    }
+    if (changed) ov_.write(at, as_bytes(sym));
+  });
+}
+
+template <typename E>
+template <typename F>
+void Layout<E>::for_each_static_symbol(F&& fn) const {
+  auto shdrs = r_.shdrs();
   for (const auto& sh : shdrs) {
     if (sh.sh_type != SHT_SYMTAB || sh.sh_entsize != sizeof(Sym<E>)) continue;
     u64 count = sh.sh_size / sizeof(Sym<E>);
@@ -707,27 +737,8 @@ void Layout<E>::update_symtab(const std::vector<MovedSection>& moved) {
     if (sh.sh_link < shdrs.size() && shdrs[sh.sh_link].sh_type == SHT_STRTAB)
       names = r_.bytes().slice(shdrs[sh.sh_link].sh_offset,
                                shdrs[sh.sh_link].sh_size, ".strtab");
-    for (u64 i = 1; i < count; ++i) {
-      Sym<E> sym = table[i];
-      u64 value = sym.st_value;
-      bool changed = false;
-      for (const auto& m : moved) {
-        if (sym.st_shndx != m.index) continue;
-        if (value >= m.old_addr && value <= m.old_addr + m.old_size) {
-          sym.st_value = value - m.old_addr + m.new_addr;
-          changed = true;
-        }
-        break;
-      }
-      if (!changed && dynamic_move && sym.st_shndx == SHN_ABS &&
-          value == dynamic_move->first && names &&
-          sym.st_name < names->size() &&
-          names->cstring(sym.st_name, "symbol name") == "_DYNAMIC") {
-        sym.st_value = dynamic_move->second;
-        changed = true;
-      }
-      if (changed) ov_.write(sh.sh_offset + i * sizeof(Sym<E>), as_bytes(sym));
-    }
+    for (u64 i = 1; i < count; ++i)
+      fn(table[i], sh.sh_offset + i * sizeof(Sym<E>), names);
   }
 }
 
@@ -822,18 +833,12 @@ void Layout<E>::rewrite_verneeds() {
   }
   // Section symbols of the nulled headers would point at nothing.
   if (!nulled.empty()) {
-    for (const auto& sh : shdrs) {
-      if (sh.sh_type != SHT_SYMTAB || sh.sh_entsize != sizeof(Sym<E>)) continue;
-      u64 count = sh.sh_size / sizeof(Sym<E>);
-      auto bytes =
-          r_.bytes().range(sh.sh_offset, count * sizeof(Sym<E>), ".symtab");
-      auto table = reinterpret_cast<const Sym<E>*>(bytes.data());
-      for (u64 j = 1; j < count; ++j) {
-        if (!nulled.contains(table[j].st_shndx)) continue;
-        Sym<E> null{};
-        ov_.write(sh.sh_offset + j * sizeof(Sym<E>), as_bytes(null));
-      }
-    }
+    for_each_static_symbol(
+        [&](const Sym<E>& sym, u64 at, const std::optional<ByteView>&) {
+          if (!nulled.contains(sym.st_shndx)) return;
+          Sym<E> null{};
+          ov_.write(at, as_bytes(null));
+        });
   }
 }
 
