@@ -41,7 +41,11 @@ AtomicFile AtomicFile::create(const std::filesystem::path& target,
 std::string AtomicFile::temp_template(const std::filesystem::path& target) {
   std::filesystem::path dir = target.parent_path();
   if (dir.empty()) dir = ".";
-  return (dir / ("." + target.filename().string() + ".libpkg-XXXXXX")).string();
+  // Built with += : GCC 12 at -O3 warns falsely (-Wrestrict) on "." + string.
+  std::string name = ".";
+  name += target.filename().string();
+  name += ".libpkg-XXXXXX";
+  return (dir / name).string();
 }
 
 AtomicFile::AtomicFile(AtomicFile&& other) noexcept
