@@ -12,7 +12,6 @@ source "$ELFTEST_DIR/lib/checks.sh"
 
 require_tools
 make_scratch
-require_editor
 
 LONG="/opt/libpkg/$(printf 'long-runpath-entry-%.0s' {1..20})"
 

@@ -11,7 +11,6 @@ source "$ELFTEST_DIR/lib/checks.sh"
 
 require_tools eu-elflint
 make_scratch
-require_editor
 
 # chk_needed_set WHAT FILE "NAMES...": DT_NEEDED holds exactly these names, in
 # any order (where an added entry goes is the implementation's choice).

@@ -12,7 +12,6 @@ source "$ELFTEST_DIR/lib/checks.sh"
 
 require_tools eu-elflint
 make_scratch
-require_editor
 
 # Long enough that no implementation can fit it into the old string.
 LONG_DIRS="a-rather-long-directory-name-so-the-new-runpath-cannot-fit-in-place-0123456789/a-second-level-of-nesting-to-push-the-string-well-past-any-slack-abcdefghij/lib"

@@ -11,7 +11,6 @@ source "$ELFTEST_DIR/lib/checks.sh"
 
 require_tools eu-elflint
 make_scratch
-require_editor
 
 # chk_links_as WHAT LIB SONAME: a program linked against LIB records SONAME as
 # its DT_NEEDED (ld reads the edited DT_SONAME) and runs with LIB found under it.

@@ -14,7 +14,6 @@ source "$ELFTEST_DIR/lib/checks.sh"
 
 require_tools objcopy
 make_scratch
-require_editor
 
 BIG_MB=${ELFTEST_BIG_MB:-300}
 # Kill points as fractions of an uninterrupted run of the same edit, so they

@@ -15,7 +15,6 @@ source "$ELFTEST_DIR/lib/checks.sh"
 
 require_tools eu-elflint
 make_scratch
-require_editor
 
 LONG="/opt/libpkg/$(printf 'layout-test-runpath-entry-%.0s' {1..10})"
 LONG_SONAME="libfixture-$(printf '0123456789abcdef%.0s' {1..4}).so.1"

@@ -10,7 +10,6 @@ source "$ELFTEST_DIR/lib/checks.sh"
 
 require_tools eu-elflint
 make_scratch
-require_editor
 
 LONG_DIR="libs-with-a-long-directory-name-so-that-the-runpath-has-to-grow-0123456789abcdef0123456789"
 NEW_NAME=libfixture-1a2b3c4d.so.1

@@ -12,7 +12,6 @@ source "$ELFTEST_DIR/lib/checks.sh"
 
 require_tools eu-elflint
 make_scratch
-require_editor
 
 # noop WHAT PRISTINE ARGS...: the edit succeeds and changes no byte.
 noop() {

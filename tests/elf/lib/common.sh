@@ -7,7 +7,6 @@
 #   LIBPKG_PYTHON                 /usr/bin/python3
 #   ELF_TARGETS                   space-separated targets (x86_64 i686 aarch64 s390x armhf)
 #   ELFTEST_KEEP=1                keep the scratch directory (its path is printed)
-#   ELFTEST_NO_EDITOR_PROBE=1     run even if our editor answers "under construction"
 set -Eeuo pipefail
 shopt -s nullglob
 # An unexpected failing command aborts the script (set -e); say where.
@@ -84,21 +83,6 @@ require_tools() {
   for t in "$@"; do
     command -v "$t" >/dev/null || skip "$t not installed"
   done
-}
-
-# require_editor: our editor may not have landed yet; its stub answers every
-# edit with "editor under construction". Skip (not fail) in that case.
-require_editor() {
-  is_ours || return 0
-  [[ ${ELFTEST_NO_EDITOR_PROBE:-0} == 1 ]] && return 0
-  local probe=$SCRATCH/.editor-probe err
-  cp /bin/true "$probe"
-  if ! err=$("$TOOL" --set-rpath /probe "$probe" 2>&1 >/dev/null); then
-    if [[ $err == *"under construction"* ]]; then
-      skip "the ELF editor is not implemented yet ($err)"
-    fi
-  fi
-  rm -f "$probe"
 }
 
 sha() { sha256sum "$1" | cut -d' ' -f1; }
