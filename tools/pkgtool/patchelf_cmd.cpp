@@ -209,7 +209,7 @@ int run_patchelf(const std::vector<std::string>& argv) {
     if (a.debug) {
       fmt::print(stderr, "{}: {}{} ({} -> {} bytes)\n", file,
                  report.changed ? "changed" : "unchanged",
-                 report.grew ? ", grew"
+                 report.grew ? ", tables moved to the appended segment"
                              : (report.in_place ? ", patched in place" : ""),
                  report.old_size, report.new_size);
     }
