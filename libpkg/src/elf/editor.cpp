@@ -120,6 +120,7 @@ class Layout {
       overwrites_;        // in-place writes into .dynstr
   std::string appended_;  // strings after the kept prefix
   u64 dynstr_keep_ = 0;   // bytes of the old table kept
+  ByteView dynstr_view_;  // the table dynstr_ describes
 
   // What moves into the appended segment.
   Placement ph_, dynstr_pl_, dynamic_pl_, interp_pl_;
@@ -136,7 +137,6 @@ class Layout {
   u64 new_vaddr_of_tag(i64 tag) const;
   std::vector<Moved> hash_tables() const;
   bool new_segment_ = false;
-  bool phdr_room_in_place_ = false;
   std::optional<size_t>
       null_slot_;  // a PT_NULL entry reused for the new PT_LOAD
   u64 seg_off_ = 0, seg_vaddr_ = 0, seg_size_ = 0, seg_align_ = 0;
@@ -151,7 +151,11 @@ void Layout<E>::load_tables() {
                       ph.p_paddr, ph.p_filesz, ph.p_memsz, ph.p_align});
   auto pt = r_.phdr_table();
   phdr_table_ = {pt.offset, pt.size};
-  if (auto d = r_.dynstr_range()) dynstr_ = Range{d->offset, d->size};
+  if (auto d = r_.dynstr_range()) {
+    dynstr_ = Range{d->offset, d->size};
+    dynstr_keep_ = d->size;  // trimmed only when rebuilding our own table
+    dynstr_view_ = r_.bytes().slice(d->offset, d->size, ".dynstr");
+  }
   if (auto d = r_.dynamic_range()) dynamic_ = Range{d->offset, d->size};
   if (auto d = r_.interp_range()) interp_ = Range{d->offset, d->size};
   own_ = find_own_segment();
@@ -202,9 +206,11 @@ std::optional<size_t> Layout<E>::find_own_segment() const {
 
 // ---- strings ----------------------------------------------------------------
 
+// Length of the string at `offset` in .dynstr, through the range found once
+// in load_tables (the trim path asks this for every symbol name).
 template <typename E>
 u64 Layout<E>::string_length(u64 offset) const {
-  return r_.dynstr(offset).size();
+  return dynstr_view_.cstring(offset, "dynamic string").size();
 }
 
 // Offsets of every string reference that stays as it is after the edit:
@@ -326,7 +332,6 @@ void Layout<E>::allocate_strings() {
   bool appends =
       std::any_of(string_offset_.begin(), string_offset_.end(),
                   [](const auto& kv) { return kv.second == ~u64{0}; });
-  dynstr_keep_ = dynstr_->size;
   if (appends && in_own(dynstr_->offset, dynstr_->size)) {
     // Our own earlier table: drop strings at its end that nothing references
     // any more (the previous edit's values), so repeated edits don't grow it.
@@ -885,7 +890,6 @@ EditPlan Layout<E>::run() {
       if (null_slot_) {
         notes_.push_back("reused a PT_NULL program header for the new segment");
       } else if (make_room_after_phdrs()) {
-        phdr_room_in_place_ = true;
         notes_.push_back(
             "moved note/interp segments to grow the program header table in "
             "place");
@@ -894,7 +898,6 @@ EditPlan Layout<E>::run() {
         notes_.push_back("moved the program header table into the new segment");
       }
     }
-    if (dynstr_pl_.moves && !dynstr_grows) dynstr_keep_ = dynstr_->size;
     place_segment();
   }
 
@@ -908,13 +911,14 @@ EditPlan Layout<E>::run() {
   }
   // Version-need records naming a renamed library (all of .gnu.version_r is
   // rewritten instead when records are dropped).
-  for (const auto& c : m_.removed_verneeds.empty()
-                           ? m_.verneed_changes
-                           : decltype(m_.verneed_changes){}) {
-    U32<E> v = static_cast<u32>(string_offset_.at(c.text));
-    ov_.write(c.record_offset + offsetof(Verneed<E>, vn_file), as_bytes(v));
+  if (m_.removed_verneeds.empty()) {
+    for (const auto& c : m_.verneed_changes) {
+      U32<E> v = static_cast<u32>(string_offset_.at(c.text));
+      ov_.write(c.record_offset + offsetof(Verneed<E>, vn_file), as_bytes(v));
+    }
+  } else {
+    rewrite_verneeds();
   }
-  if (!m_.removed_verneeds.empty()) rewrite_verneeds();
   // The dynamic table.
   bool tables_moved =
       std::any_of(moved_.begin(), moved_.end(),
