@@ -16,13 +16,13 @@ packages=(
   # libraries
   libfmt-dev nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev
   pybind11-dev libdeflate-dev zlib1g-dev libzstd-dev libarchive-dev libbz2-dev
-  libssl-dev
+  libssl-dev libicu-dev
   # Python (Debian's interpreter, named explicitly as /usr/bin/python3)
   python3-dev python3-venv python3-pytest python3-wheel python3-pip
   python3-setuptools python3-pyelftools
   # independent tools the tests cross-check against
   patchelf elfutils binutils liblief-dev libarchive-tools unzip zip
-  conda-package-handling
+  conda-package-handling python3-zstandard zstd bzip2
   # cross targets: 32-bit, aarch64 (64 KiB pages), big-endian s390x
   qemu-user gcc-aarch64-linux-gnu g++-aarch64-linux-gnu gcc-s390x-linux-gnu
   g++-s390x-linux-gnu gcc-i686-linux-gnu g++-i686-linux-gnu

@@ -14,5 +14,13 @@ int run_inspect(const std::vector<std::string>& args);
 int run_symbols(const std::vector<std::string>& args);
 // `pkgtool patchelf ...` and the `patchelf` entry point (patchelf's syntax).
 int run_patchelf(const std::vector<std::string>& args);
+// `pkgtool zip list|test|extract ...`: inspect and safely unpack any zip.
+int run_zip(const std::vector<std::string>& args);
+// `pkgtool wheel unpack|pack|verify|tags ...`
+int run_wheel(const std::vector<std::string>& args);
+// `pkgtool conda pack|extract|transmute|verify ...`
+int run_conda(const std::vector<std::string>& args);
+// `pkgtool libtorch pack|name ...`: C++ zip distributions.
+int run_libtorch(const std::vector<std::string>& args);
 
 }  // namespace pkgtool

@@ -1,0 +1,52 @@
+// Safe extraction of an untrusted zip into a directory.
+//
+// Every name is checked before anything is written: no absolute paths, no
+// `..` segments, no NUL or backslash, no two names that are the same path
+// after segment normalisation, Unicode NFKC case folding (macOS and Windows
+// file systems would merge them), no member below a symlink member, and
+// every symlink must resolve (lexically, from its own directory) inside the
+// target. Files are created with O_NOFOLLOW|O_EXCL under directory fds, so
+// even a pre-existing symlink inside the target can't redirect a write.
+//
+// Names that are not valid UTF-8 are accepted only without the UTF-8 flag
+// (general purpose bit 11), as legacy bytes folded by ASCII case only.
+// Extraction writes into a temporary sibling of the target and renames it
+// into place at the end: after an error nothing has appeared at the target
+// (it is as before) and the temporary directory is removed.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+
+#include "libpkg/archive/zip_reader.hpp"
+
+namespace libpkg::archive {
+
+struct ExtractOptions {
+  // Apply the unix permission bits stored in the archive (masked to 0777 and
+  // never setuid/setgid/sticky); otherwise 0644 / 0755 for executables.
+  bool keep_modes = true;
+  bool allow_symlinks = true;
+  // The target may already exist only if empty (unless overwrite is set).
+  // With overwrite, a non-empty target is replaced as a whole (atomically
+  // where the file system supports RENAME_EXCHANGE), not merged.
+  bool overwrite = false;
+  unsigned threads = 0;  // 0: one per core
+  std::function<void(u64 done, u64 total)> progress;
+};
+
+struct ExtractReport {
+  u64 files = 0;
+  u64 directories = 0;
+  u64 symlinks = 0;
+  u64 bytes = 0;
+};
+
+// Throws Errc::format naming the archive and the offending member when a
+// name is hostile (see above); nothing has been written at that point.
+void check_member_names(const ZipReader& zip, bool allow_symlinks = true);
+
+ExtractReport extract(const ZipReader& zip, const std::filesystem::path& dir,
+                      const ExtractOptions& options = {});
+
+}  // namespace libpkg::archive

@@ -1,0 +1,50 @@
+// Where the bytes of an archive member come from.
+//
+// The zip writer and the tar writer read member content in chunks, on several
+// threads, at arbitrary offsets, long after the member was queued. A torch
+// wheel has ~10 000 files, more than a process may keep open, so a file
+// source opens its file only while it is being read. A source must return
+// the same bytes every time it is read (the writer may read twice: once to
+// compress, once to store a member that did not shrink).
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "libpkg/base/integers.hpp"
+
+namespace libpkg {
+class Overlay;
+}
+
+namespace libpkg::archive {
+
+class ContentSource {
+ public:
+  virtual ~ContentSource() = default;
+
+  virtual u64 size() const = 0;
+  // Fills `out` with the bytes at [offset, offset + out.size()), which must
+  // lie inside size(). Thread-safe. Throws libpkg::Error naming the source
+  // (e.g. when a file shrank since it was queued).
+  virtual void read(u64 offset, std::span<u8> out) const = 0;
+  // For error messages: a path, or "<archive>:<member>" for in-memory data.
+  virtual const std::string& name() const = 0;
+};
+
+using SourcePtr = std::shared_ptr<const ContentSource>;
+
+// A regular file, opened per read (size taken now; a later size change is an
+// error at read time).
+SourcePtr file_source(const std::filesystem::path& path);
+// Bytes owned by the source.
+SourcePtr bytes_source(std::vector<u8> bytes, std::string name);
+SourcePtr bytes_source(std::string_view text, std::string name);
+// `input` as edited by `overlay` (the ELF editor's output), streamed without
+// materialising the edited file.
+SourcePtr overlay_source(const std::filesystem::path& input, Overlay overlay);
+
+}  // namespace libpkg::archive

@@ -1,0 +1,153 @@
+// Deterministic tar writing and safe tar reading (libarchive).
+//
+// Writing: members are written in the order given (callers sort) in pax
+// "restricted" format, which is plain ustar unless a member needs a pax
+// extended header (names longer than ustar allows, non-ASCII names, sizes of
+// 8 GiB and more). That is what Python's tarfile (cph) and rattler produce and
+// what every tar reader accepts. Owner and group are 0 with empty names and
+// every member gets the same mtime, so the bytes depend only on the entry
+// list. Content is streamed from ContentSources in bounded chunks.
+//
+// Outputs: an uncompressed stream to a sink, `.tar.bz2` (libarchive's bzip2
+// filter) and `.tar.zst`, compressed with libzstd directly so the frame
+// header carries the uncompressed size (pledged; computed by a first pass
+// that writes headers only) and so compression is multithreaded. zstd's
+// multithreaded mode produces the same bytes for every worker count >= 1,
+// but not the same as its single-threaded mode (0 workers), so we always use
+// at least one worker: the output is independent of `threads`.
+//
+// Reading: TarReader iterates members of a tar (uncompressed, bzip2, gzip,
+// xz or zstd, detected) from a file or from memory (a STORED zip member),
+// enforcing TarLimits; extract_tar() writes them under a directory without
+// ever writing outside it (see extract_tar).
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "libpkg/archive/source.hpp"
+#include "libpkg/base/integers.hpp"
+
+namespace libpkg::archive {
+
+enum class TarKind { file, directory, symlink, hardlink, other };
+
+const char* tar_kind_name(TarKind kind);
+
+// One member to write.
+struct TarEntry {
+  std::string path;              // relative, '/'-separated, no trailing '/'
+  TarKind kind = TarKind::file;  // file, directory or symlink
+  unsigned mode = 0644;          // permission bits (masked to 07777)
+  SourcePtr content;             // files only
+  std::string link_target;       // symlinks only
+};
+
+struct TarWriteOptions {
+  i64 mtime = 0;  // unix seconds, for every member
+};
+
+struct ZstdOptions {
+  int level = 19;        // 1..22 (levels above 19 use a large window)
+  unsigned threads = 1;  // compression workers; 0 is treated as 1
+  bool checksum = true;  // XXH64 content checksum in the frame
+};
+
+using TarSink = std::function<void(std::span<const u8>)>;
+
+// Exact size in bytes of the uncompressed tar write_tar() produces for these
+// entries (headers, padding and end blocks), without reading any content.
+u64 tar_size(const std::vector<TarEntry>& entries,
+             const TarWriteOptions& options = {});
+
+// Writes the uncompressed tar stream to `sink`. Throws libpkg::Error naming
+// `name` (used in messages) or the content source that failed.
+void write_tar(const std::vector<TarEntry>& entries,
+               const TarWriteOptions& options, const TarSink& sink,
+               const std::string& name = "<tar>");
+
+// `.tar.bz2` at `target` (atomically), bzip2 level 1..9.
+void write_tar_bz2(const std::filesystem::path& target,
+                   const std::vector<TarEntry>& entries,
+                   const TarWriteOptions& options, int level = 9);
+
+// `.tar.zst` at `target` (atomically); returns the uncompressed tar size.
+u64 write_tar_zst(const std::filesystem::path& target,
+                  const std::vector<TarEntry>& entries,
+                  const TarWriteOptions& options, const ZstdOptions& zstd);
+
+// Bounds applied while reading untrusted tars.
+struct TarLimits {
+  u64 max_entries = 1u << 20;
+  u64 max_total_size = u64{64} << 30;  // sum of member sizes
+  u64 max_entry_size = u64{16} << 30;
+  u64 max_name_length = 4096;
+};
+
+struct TarMember {
+  std::string path;  // as stored (extract_tar checks it)
+  TarKind kind = TarKind::other;
+  unsigned mode = 0;  // permission bits
+  u64 size = 0;       // content size (files)
+  i64 mtime = 0;
+  std::string link_target;  // symlink target, or hardlink target path
+};
+
+class TarReader {
+ public:
+  static TarReader open_file(const std::filesystem::path& path,
+                             const TarLimits& limits = {});
+  // `data` must outlive the reader; `name` is used in error messages.
+  static TarReader open_memory(std::span<const u8> data, std::string name,
+                               const TarLimits& limits = {});
+  TarReader(TarReader&&) noexcept;
+  TarReader& operator=(TarReader&&) noexcept;
+  ~TarReader();
+
+  const std::string& name() const;
+  // Advances to the next member; false at the end. Throws Errc::format on
+  // corrupt data or when a limit is exceeded.
+  bool next(TarMember& member);
+  // Streams the current member's content to `sink` in pieces of at most
+  // 1 MiB (call at most once per member; unread content is skipped).
+  void read_data(const std::function<void(std::span<const u8>)>& sink);
+
+ private:
+  struct Impl;
+  explicit TarReader(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+struct TarExtractOptions {
+  bool allow_symlinks = true;
+  bool allow_hardlinks = true;
+};
+
+struct TarExtractReport {
+  u64 files = 0;
+  u64 directories = 0;
+  u64 symlinks = 0;
+  u64 hardlinks = 0;
+  u64 bytes = 0;
+};
+
+// Extracts every remaining member of `reader` under `dir` (created if
+// missing; may already hold files, e.g. from another component of the same
+// package, which are never overwritten). Refused with Errc::format naming
+// the archive and member: absolute names, `..` segments, device nodes, FIFOs,
+// a member whose parent is a symlink, an existing file (O_EXCL), symlink
+// targets that are absolute, not in normal form (`..` only as a prefix) or
+// climb above the target, hardlinks to anything but an already extracted
+// regular file. Every path is opened component by component with
+// O_NOFOLLOW under directory fds, so nothing is ever written outside `dir`;
+// members before the refused one may already have been written. Modes are
+// kept (masked to 0777).
+TarExtractReport extract_tar(TarReader& reader,
+                             const std::filesystem::path& dir,
+                             const TarExtractOptions& options = {});
+
+}  // namespace libpkg::archive

@@ -1,0 +1,105 @@
+// Zip archive reader (APPNOTE 6.3.x subset used by wheels and .conda files).
+//
+// The archive is mmap'd; the central directory is parsed and validated up
+// front (ZIP64 end records and extra fields, bounds, overlapping members,
+// duplicate names, limits), so every later access works on checked entries.
+// Members are read through a streaming decompressor that checks the size and
+// CRC-32, or as raw compressed bytes that the writer can copy verbatim.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "libpkg/base/integers.hpp"
+#include "libpkg/base/mapped_file.hpp"
+
+namespace libpkg::archive {
+
+enum class ZipMethod : u16 { stored = 0, deflated = 8 };
+
+struct ZipEntry {
+  std::string name;
+  u16 method = 0;
+  u16 flags = 0;  // general purpose bit flag
+  u16 version_made_by = 0;
+  u16 dos_time = 0;
+  u16 dos_date = 0;
+  u32 crc32 = 0;
+  u32 external_attr = 0;
+  u64 compressed_size = 0;
+  u64 uncompressed_size = 0;
+  u64 local_header_offset = 0;
+  u64 data_offset = 0;  // first byte of the compressed data
+
+  // st_mode from the external attributes when the entry was made on unix
+  // (made-by host 3), otherwise 0.
+  unsigned unix_mode() const;
+  bool is_directory() const;  // name ends in '/' or S_IFDIR
+  bool is_symlink() const;    // S_IFLNK in the unix mode
+  // Seconds since the epoch from the DOS date/time (local time = UTC).
+  i64 mtime() const;
+};
+
+// Bounds applied while reading untrusted archives (zip bombs, resource use).
+struct ZipLimits {
+  u64 max_entries = 1u << 20;
+  u64 max_total_uncompressed = u64{64} << 30;  // sum of declared sizes
+  u64 max_entry_uncompressed = u64{16} << 30;
+  // Declared uncompressed / compressed, checked for members above 1 MiB.
+  u64 max_ratio = 1100;
+  u64 max_name_length = 4096;
+};
+
+class ZipReader {
+ public:
+  // Opens and validates `path`; throws Errc::format naming the file, the
+  // structure and the offset on anything malformed or beyond `limits`.
+  static ZipReader open(const std::filesystem::path& path,
+                        const ZipLimits& limits = {});
+  // Same, over bytes held in memory (fuzzers, tests, nested archives);
+  // `name` stands for the file in error messages.
+  static ZipReader from_bytes(std::vector<u8> bytes, std::string name,
+                              const ZipLimits& limits = {});
+
+  const std::string& name() const { return name_; }
+  const std::filesystem::path& path() const { return path_; }
+  // Entries in central-directory order.
+  const std::vector<ZipEntry>& entries() const { return entries_; }
+  // nullptr when absent.
+  const ZipEntry* find(std::string_view name) const;
+  const ZipLimits& limits() const { return limits_; }
+  u64 file_size() const { return data_.size(); }
+
+  // The compressed bytes of `entry`, zero-copy.
+  std::span<const u8> raw(const ZipEntry& entry) const;
+
+  // Decompresses `entry`, calling `sink` with consecutive pieces (each at
+  // most a few hundred KiB). Throws Errc::format "ARCHIVE: MEMBER: ..." when
+  // the data is corrupt, longer or shorter than declared, or fails its CRC.
+  void read(const ZipEntry& entry,
+            const std::function<void(std::span<const u8>)>& sink) const;
+  // The whole decompressed content (bounded by the entry's declared size).
+  std::vector<u8> read_all(const ZipEntry& entry) const;
+  std::string read_text(const ZipEntry& entry) const;
+
+ private:
+  // Parses and validates the central directory of data_.
+  void load();
+
+  std::filesystem::path path_;
+  MappedFile file_;
+  std::string name_;
+  std::vector<u8> owned_;     // from_bytes only
+  std::span<const u8> data_;  // the mapping or owned_
+  ZipLimits limits_;
+  std::vector<ZipEntry> entries_;
+  std::unordered_map<std::string_view, std::size_t> by_name_;
+};
+
+}  // namespace libpkg::archive

@@ -1,0 +1,393 @@
+// Safe extraction (see extract.hpp).
+//
+// Everything is written into a fresh temporary sibling of the target
+// (".NAME.extract-XXXXXX", created with mkdtemp in the target's parent) and
+// moved into place by one rename at the end, so the target never shows a
+// half-extracted tree: on any error the temporary directory is removed and
+// the target is exactly as before. With `overwrite`, a non-empty target is
+// replaced as a whole (renameat2 RENAME_EXCHANGE, then the old tree is
+// removed); its old contents are not merged with the archive's.
+//
+// Inside the temporary directory every path is walked one segment at a time
+// with openat(O_DIRECTORY|O_NOFOLLOW) and files are created with
+// O_CREAT|O_EXCL|O_NOFOLLOW, so no symlink (from the archive or planted by
+// someone else) can redirect a write; symlink members are created last.
+#include "libpkg/archive/extract.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <set>
+#include <utility>
+
+#include "archive/name_plan.hpp"
+#include "libpkg/base/error.hpp"
+#include "libpkg/base/thread_pool.hpp"
+
+namespace libpkg::archive {
+namespace {
+
+namespace fs = std::filesystem;
+using names::MemberKind;
+using names::PlannedMember;
+
+class Fd {
+ public:
+  explicit Fd(int fd = -1) : fd_(fd) {}
+  Fd(Fd&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
+  Fd& operator=(Fd&& o) noexcept {
+    std::swap(fd_, o.fd_);
+    return *this;
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  int get() const { return fd_; }
+  int release() { return std::exchange(fd_, -1); }
+
+ private:
+  int fd_;
+};
+
+[[noreturn]] void io_error(const ZipReader& zip, const std::string& member,
+                           const std::string& action) {
+  int err = errno;
+  throw Error(Errc::io, zip.name(),
+              fmt::format("{}: {}: {}", member, action, std::strerror(err)));
+}
+
+// Opens (and with `create`, first makes) `segments[0..count)` below `root`,
+// one O_NOFOLLOW step at a time.
+Fd open_dir(const ZipReader& zip, int root, const PlannedMember& m,
+            std::size_t count, bool create) {
+  Fd current;
+  int at = root;
+  for (std::size_t i = 0; i < count; ++i) {
+    const char* seg = m.segments[i].c_str();
+    if (create && ::mkdirat(at, seg, 0700) != 0 && errno != EEXIST)
+      io_error(zip, m.entry->name,
+               fmt::format("mkdir '{}'", names::join_path(m.segments, i + 1)));
+    int fd = ::openat(at, seg, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+      io_error(zip, m.entry->name,
+               fmt::format("open directory '{}'",
+                           names::join_path(m.segments, i + 1)));
+    current = Fd(fd);
+    at = fd;
+  }
+  if (count == 0) {
+    int fd = ::fcntl(root, F_DUPFD_CLOEXEC, 0);
+    if (fd < 0) io_error(zip, m.entry->name, "dup directory fd");
+    current = Fd(fd);
+  }
+  return current;
+}
+
+unsigned file_mode(const ZipEntry& e, bool keep_modes) {
+  const unsigned mode = e.unix_mode();
+  if (keep_modes && (mode & 0777) != 0) return mode & 0777;
+  return (mode & 0111) ? 0755 : 0644;
+}
+
+unsigned dir_mode(const ZipEntry& e, bool keep_modes) {
+  const unsigned mode = e.unix_mode();
+  if (keep_modes && (mode & 0777) != 0) return mode & 0777;
+  return 0755;
+}
+
+void write_all(const ZipReader& zip, const ZipEntry& e, int fd,
+               std::span<const u8> piece) {
+  while (!piece.empty()) {
+    ssize_t n = ::write(fd, piece.data(), piece.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      io_error(zip, e.name, "write");
+    }
+    piece = piece.subspan(static_cast<std::size_t>(n));
+  }
+}
+
+struct timespec_pair {
+  struct timespec t[2];
+};
+
+timespec_pair entry_times(const ZipEntry& e) {
+  timespec_pair p{};
+  p.t[0].tv_sec = p.t[1].tv_sec = static_cast<time_t>(e.mtime());
+  return p;
+}
+
+class Extractor {
+ public:
+  Extractor(const ZipReader& zip, const ExtractOptions& options,
+            std::vector<PlannedMember> plan, int root)
+      : zip_(zip), options_(options), plan_(std::move(plan)), root_(root) {}
+
+  ExtractReport run() {
+    make_directories();
+    write_files();
+    make_symlinks();
+    finish_directories();
+    return report_;
+  }
+
+ private:
+  void make_directories() {
+    // Every explicit directory and every parent of a member, shallow first
+    // (a path sorts before its extensions).
+    std::set<std::vector<std::string>> dirs;
+    std::set<std::vector<std::string>> explicit_dirs;
+    for (const PlannedMember& m : plan_) {
+      if (m.kind == MemberKind::directory) explicit_dirs.insert(m.segments);
+      std::size_t n = m.kind == MemberKind::directory ? m.segments.size()
+                                                      : m.segments.size() - 1;
+      for (std::size_t i = 1; i <= n; ++i)
+        dirs.emplace(m.segments.begin(), m.segments.begin() + i);
+    }
+    for (const auto& segments : dirs) {
+      // Implicit parents have no entry; a stand-in names them in errors.
+      ZipEntry label;
+      label.name = names::join_path(segments, segments.size()) + "/";
+      PlannedMember d;
+      d.entry = &label;
+      d.segments = segments;
+      Fd parent = open_dir(zip_, root_, d, segments.size() - 1, false);
+      if (::mkdirat(parent.get(), segments.back().c_str(), 0700) != 0)
+        io_error(zip_, label.name, "mkdir");
+      // Directories the archive does not list get the usual 0755 now
+      // (mkdir's mode is subject to the umask); listed ones get their own
+      // mode in finish_directories().
+      if (!explicit_dirs.count(segments) &&
+          ::fchmodat(parent.get(), segments.back().c_str(), 0755, 0) != 0)
+        io_error(zip_, label.name, "chmod");
+      ++report_.directories;
+    }
+  }
+
+  void write_files() {
+    std::vector<const PlannedMember*> files;
+    for (const PlannedMember& m : plan_) {
+      if (m.kind != MemberKind::file) continue;
+      files.push_back(&m);
+      total_ += m.entry->uncompressed_size;
+    }
+    // Largest first, so one GB member does not start last and run alone.
+    std::stable_sort(files.begin(), files.end(),
+                     [](const PlannedMember* a, const PlannedMember* b) {
+                       return a->entry->uncompressed_size >
+                              b->entry->uncompressed_size;
+                     });
+    ThreadPool pool(options_.threads);
+    pool.parallel_for(files.size(),
+                      [&](std::size_t i) { write_file(*files[i]); });
+    report_.files = files.size();
+    report_.bytes = done_;
+  }
+
+  void write_file(const PlannedMember& m) {
+    if (failed_.load()) return;  // another member already failed
+    const ZipEntry& e = *m.entry;
+    try {
+      Fd parent = open_dir(zip_, root_, m, m.segments.size() - 1, false);
+      Fd fd(::openat(parent.get(), m.segments.back().c_str(),
+                     O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                     0600));
+      if (fd.get() < 0) io_error(zip_, e.name, "create");
+      u64 since_report = 0;
+      zip_.read(e, [&](std::span<const u8> piece) {
+        write_all(zip_, e, fd.get(), piece);
+        since_report += piece.size();
+        if (since_report >= (u64{4} << 20)) {
+          add_progress(since_report);
+          since_report = 0;
+        }
+      });
+      add_progress(since_report);
+      if (::fchmod(fd.get(), file_mode(e, options_.keep_modes)) != 0)
+        io_error(zip_, e.name, "chmod");
+      timespec_pair times = entry_times(e);
+      if (::futimens(fd.get(), times.t) != 0) io_error(zip_, e.name, "utimes");
+      if (::close(fd.release()) != 0) io_error(zip_, e.name, "close");
+    } catch (...) {
+      failed_.store(true);
+      throw;
+    }
+  }
+
+  void add_progress(u64 bytes) {
+    std::lock_guard lock(progress_mutex_);
+    done_ += bytes;
+    if (options_.progress) options_.progress(done_, total_);
+  }
+
+  void make_symlinks() {
+    for (const PlannedMember& m : plan_) {
+      if (m.kind != MemberKind::symlink) continue;
+      Fd parent = open_dir(zip_, root_, m, m.segments.size() - 1, false);
+      if (::symlinkat(m.link_target.c_str(), parent.get(),
+                      m.segments.back().c_str()) != 0)
+        io_error(zip_, m.entry->name, "symlink");
+      ++report_.symlinks;
+    }
+  }
+
+  // Modes and times of directories last: writing files changed their mtimes
+  // and a read-only directory mode would have blocked the writes. Deepest
+  // first so a parent's mtime is set after its children changed.
+  void finish_directories() {
+    std::vector<const PlannedMember*> dirs;
+    for (const PlannedMember& m : plan_)
+      if (m.kind == MemberKind::directory) dirs.push_back(&m);
+    std::stable_sort(dirs.begin(), dirs.end(),
+                     [](const PlannedMember* a, const PlannedMember* b) {
+                       return a->segments.size() > b->segments.size();
+                     });
+    for (const PlannedMember* m : dirs) {
+      Fd parent = open_dir(zip_, root_, *m, m->segments.size() - 1, false);
+      const char* leaf = m->segments.back().c_str();
+      timespec_pair times = entry_times(*m->entry);
+      if (::utimensat(parent.get(), leaf, times.t, AT_SYMLINK_NOFOLLOW) != 0)
+        io_error(zip_, m->entry->name, "utimes");
+      // fchmodat cannot refuse symlinks on Linux, but this path was just
+      // created as a directory by us and the walk above used O_NOFOLLOW.
+      if (::fchmodat(parent.get(), leaf,
+                     dir_mode(*m->entry, options_.keep_modes), 0) != 0)
+        io_error(zip_, m->entry->name, "chmod");
+    }
+  }
+
+  const ZipReader& zip_;
+  const ExtractOptions& options_;
+  std::vector<PlannedMember> plan_;
+  int root_;
+  ExtractReport report_;
+  std::mutex progress_mutex_;
+  u64 done_ = 0;
+  u64 total_ = 0;
+  std::atomic<bool> failed_{false};
+};
+
+bool is_empty_dir(const fs::path& dir) {
+  std::error_code ec;
+  fs::directory_iterator it(dir, ec);
+  if (ec)
+    throw Error(Errc::io, dir.string(),
+                fmt::format("read directory: {}", ec.message()));
+  return it == fs::directory_iterator();
+}
+
+// The replaced tree is removed after the new one is in place; failing to
+// remove it is reported, since it stays behind as a hidden directory.
+void remove_old_tree(const ZipReader& zip, const fs::path& old) {
+  std::error_code ec;
+  fs::remove_all(old, ec);
+  if (ec)
+    throw Error(Errc::io, zip.name(),
+                fmt::format("extracted, but removing the replaced tree {} "
+                            "failed: {}",
+                            old.string(), ec.message()));
+}
+
+// Moves the finished temporary tree to `dir`.
+void install(const ZipReader& zip, const fs::path& tmp, const fs::path& dir,
+             bool exists, bool empty) {
+  if (!exists || empty) {
+    // rename() replaces an empty directory atomically.
+    if (::rename(tmp.c_str(), dir.c_str()) != 0)
+      throw_errno(zip.name(),
+                  fmt::format("rename {} to {}", tmp.string(), dir.string()));
+    return;
+  }
+  if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, dir.c_str(),
+                  RENAME_EXCHANGE) == 0) {
+    remove_old_tree(zip, tmp);  // tmp now holds the old tree
+    return;
+  }
+  // File systems without RENAME_EXCHANGE: move the old tree aside first.
+  fs::path old = tmp;
+  old += ".old";
+  if (::rename(dir.c_str(), old.c_str()) != 0)
+    throw_errno(zip.name(), fmt::format("rename {} aside", dir.string()));
+  if (::rename(tmp.c_str(), dir.c_str()) != 0) {
+    int err = errno;
+    ::rename(old.c_str(), dir.c_str());
+    errno = err;
+    throw_errno(zip.name(),
+                fmt::format("rename {} to {}", tmp.string(), dir.string()));
+  }
+  remove_old_tree(zip, old);
+}
+
+}  // namespace
+
+ExtractReport extract(const ZipReader& zip, const fs::path& dir,
+                      const ExtractOptions& options) {
+  // Every name rule is applied before anything is written.
+  std::vector<PlannedMember> plan =
+      names::plan_members(zip, options.allow_symlinks);
+
+  struct stat st;
+  const bool exists = ::lstat(dir.c_str(), &st) == 0;
+  bool empty = true;
+  if (exists) {
+    if (!S_ISDIR(st.st_mode))
+      throw Error(Errc::usage, dir.string(),
+                  S_ISLNK(st.st_mode)
+                      ? "extraction target is a symlink"
+                      : "extraction target exists and is not a directory");
+    empty = is_empty_dir(dir);
+    if (!empty && !options.overwrite)
+      throw Error(Errc::usage, dir.string(),
+                  "extraction target exists and is not empty (use overwrite "
+                  "to replace it)");
+  } else if (errno != ENOENT) {
+    throw_errno(dir.string(), "stat");
+  }
+
+  fs::path absolute = fs::absolute(dir).lexically_normal();
+  if (!absolute.has_filename()) absolute = absolute.parent_path();
+  const fs::path parent = absolute.parent_path();
+  std::error_code ec;
+  fs::create_directories(parent, ec);
+  if (ec)
+    throw Error(Errc::io, parent.string(),
+                fmt::format("create directory: {}", ec.message()));
+  std::string pattern =
+      (parent / ("." + absolute.filename().string() + ".extract-XXXXXX"))
+          .string();
+  if (::mkdtemp(pattern.data()) == nullptr)
+    throw_errno(parent.string(), "create temporary directory");
+  const fs::path tmp = pattern;
+
+  try {
+    Fd root(
+        ::open(tmp.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (root.get() < 0) throw_errno(tmp.string(), "open");
+    // mkdtemp makes 0700; the installed directory keeps the target's mode
+    // when it existed, else the usual 0755.
+    unsigned root_mode = exists ? (st.st_mode & 07777) : 0755;
+    Extractor extractor(zip, options, std::move(plan), root.get());
+    ExtractReport report = extractor.run();
+    if (::fchmod(root.get(), root_mode) != 0)
+      throw_errno(tmp.string(), "chmod");
+    install(zip, tmp, absolute, exists, empty);
+    return report;
+  } catch (...) {
+    std::error_code ignored;
+    fs::remove_all(tmp, ignored);
+    throw;
+  }
+}
+
+}  // namespace libpkg::archive

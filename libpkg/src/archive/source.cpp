@@ -1,0 +1,189 @@
+#include "libpkg/archive/source.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <string_view>
+#include <utility>
+
+#include "libpkg/base/error.hpp"
+#include "libpkg/base/overlay.hpp"
+
+namespace libpkg::archive {
+namespace {
+
+// Closes a descriptor on every path out of a read.
+class ScopedFd {
+ public:
+  explicit ScopedFd(int fd) : fd_(fd) {}
+  ~ScopedFd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  ScopedFd(const ScopedFd&) = delete;
+  ScopedFd& operator=(const ScopedFd&) = delete;
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+u64 stat_regular_size(const std::filesystem::path& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) throw_errno(path.string(), "cannot stat");
+  if (!S_ISREG(st.st_mode))
+    throw Error(Errc::usage, path.string(), "not a regular file");
+  return static_cast<u64>(st.st_size);
+}
+
+// Reads exactly out.size() bytes at `offset` of `path`. The file is opened
+// per call: a wheel may hold more files than a process may keep open.
+// `recorded_size` is the size the file had when it was queued; reaching EOF
+// early means the file shrank since, which would corrupt the archive.
+void pread_exact(const std::filesystem::path& path, const std::string& name,
+                 u64 recorded_size, u64 offset, std::span<u8> out) {
+  if (out.empty()) return;
+  ScopedFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) throw_errno(name, "cannot open");
+  u8* p = out.data();
+  size_t left = out.size();
+  u64 at = offset;
+  while (left > 0) {
+    ssize_t n = ::pread(fd.get(), p, left, static_cast<off_t>(at));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw_errno(name, "cannot read");
+    if (n == 0)
+      throw Error(Errc::io, name,
+                  fmt::format("file is shorter than when it was queued "
+                              "({} bytes, ends at {})",
+                              recorded_size, at),
+                  at);
+    p += n;
+    at += static_cast<u64>(n);
+    left -= static_cast<size_t>(n);
+  }
+}
+
+void check_range(const std::string& name, u64 size, u64 offset, u64 len) {
+  if (offset > size || len > size - offset)
+    throw Error(Errc::usage, name,
+                fmt::format("read of {} bytes at {} past the end ({} bytes)",
+                            len, offset, size));
+}
+
+class FileSource final : public ContentSource {
+ public:
+  explicit FileSource(const std::filesystem::path& path)
+      : path_(path), name_(path.string()), size_(stat_regular_size(path)) {}
+
+  u64 size() const override { return size_; }
+  const std::string& name() const override { return name_; }
+  void read(u64 offset, std::span<u8> out) const override {
+    check_range(name_, size_, offset, out.size());
+    pread_exact(path_, name_, size_, offset, out);
+  }
+
+ private:
+  std::filesystem::path path_;
+  std::string name_;
+  u64 size_;
+};
+
+class BytesSource final : public ContentSource {
+ public:
+  BytesSource(std::vector<u8> bytes, std::string name)
+      : bytes_(std::move(bytes)), name_(std::move(name)) {}
+
+  u64 size() const override { return bytes_.size(); }
+  const std::string& name() const override { return name_; }
+  void read(u64 offset, std::span<u8> out) const override {
+    check_range(name_, bytes_.size(), offset, out.size());
+    if (!out.empty())
+      std::memcpy(out.data(), bytes_.data() + offset, out.size());
+  }
+
+ private:
+  std::vector<u8> bytes_;
+  std::string name_;
+};
+
+// Serves any range of the edited file: the input's bytes (zeros past its
+// end), then the patches that intersect the range laid over them. The
+// patches are copied once, normalised, at construction: Overlay normalises
+// lazily through mutable state, which concurrent readers must not touch.
+class OverlaySource final : public ContentSource {
+ public:
+  OverlaySource(const std::filesystem::path& input, const Overlay& overlay)
+      : path_(input),
+        name_(input.string()),
+        input_size_(overlay.input_size()),
+        size_(overlay.size()),
+        patches_(overlay.patches()) {
+    u64 actual = stat_regular_size(input);
+    if (actual != input_size_)
+      throw Error(Errc::usage, name_,
+                  fmt::format("file has {} bytes but the edit was made for {}",
+                              actual, input_size_));
+  }
+
+  u64 size() const override { return size_; }
+  const std::string& name() const override { return name_; }
+  void read(u64 offset, std::span<u8> out) const override {
+    check_range(name_, size_, offset, out.size());
+    const u64 end = offset + out.size();
+    const u64 from_input_end = std::min(end, input_size_);
+    if (offset < from_input_end) {
+      pread_exact(path_, name_, input_size_, offset,
+                  out.first(static_cast<size_t>(from_input_end - offset)));
+    }
+    if (end > std::max(offset, input_size_)) {
+      u64 zero_from = std::max(offset, input_size_);
+      std::fill(out.begin() + static_cast<std::ptrdiff_t>(zero_from - offset),
+                out.end(), u8{0});
+    }
+    // First patch that may end after `offset` (sorted, non-overlapping).
+    auto it = std::lower_bound(patches_.begin(), patches_.end(), offset,
+                               [](const Patch& p, u64 off) {
+                                 return p.offset + p.bytes.size() <= off;
+                               });
+    for (; it != patches_.end() && it->offset < end; ++it) {
+      u64 lo = std::max(offset, it->offset);
+      u64 hi = std::min(end, it->offset + it->bytes.size());
+      if (lo >= hi) continue;
+      std::memcpy(out.data() + (lo - offset),
+                  it->bytes.data() + (lo - it->offset), hi - lo);
+    }
+  }
+
+ private:
+  std::filesystem::path path_;
+  std::string name_;
+  u64 input_size_;
+  u64 size_;
+  std::vector<Patch> patches_;
+};
+
+}  // namespace
+
+SourcePtr file_source(const std::filesystem::path& path) {
+  return std::make_shared<FileSource>(path);
+}
+
+SourcePtr bytes_source(std::vector<u8> bytes, std::string name) {
+  return std::make_shared<BytesSource>(std::move(bytes), std::move(name));
+}
+
+SourcePtr bytes_source(std::string_view text, std::string name) {
+  return std::make_shared<BytesSource>(
+      std::vector<u8>(text.begin(), text.end()), std::move(name));
+}
+
+SourcePtr overlay_source(const std::filesystem::path& input, Overlay overlay) {
+  return std::make_shared<OverlaySource>(input, overlay);
+}
+
+}  // namespace libpkg::archive

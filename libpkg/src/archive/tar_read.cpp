@@ -1,0 +1,185 @@
+// TarReader: libarchive read side with limits enforced per member.
+#include <archive.h>
+#include <archive_entry.h>
+
+#include <string>
+#include <vector>
+
+#include "libpkg/archive/tar.hpp"
+#include "libpkg/base/error.hpp"
+
+namespace libpkg::archive {
+
+struct TarReader::Impl {
+  struct ReadFree {
+    void operator()(struct archive* a) const { archive_read_free(a); }
+  };
+  std::unique_ptr<struct archive, ReadFree> a;
+  std::string name;
+  TarLimits limits;
+  u64 entries = 0;
+  u64 total = 0;
+  TarMember current;
+  bool data_pending = false;
+
+  static std::unique_ptr<Impl> create(std::string name,
+                                      const TarLimits& limits);
+
+  [[noreturn]] void fail(const std::string& what) const {
+    const char* message = archive_error_string(a.get());
+    throw Error(Errc::format, name,
+                what + (message != nullptr ? std::string(": ") + message : ""));
+  }
+};
+
+namespace {}  // namespace
+
+std::unique_ptr<TarReader::Impl> TarReader::Impl::create(
+    std::string name, const TarLimits& limits) {
+  auto impl = std::make_unique<Impl>();
+  impl->a.reset(archive_read_new());
+  if (!impl->a) throw Error(Errc::io, name, "out of memory");
+  impl->name = std::move(name);
+  impl->limits = limits;
+  struct archive* a = impl->a.get();
+  // Only tar formats, only the compressions conda and tools use.
+  archive_read_support_format_tar(a);
+  archive_read_support_filter_bzip2(a);
+  archive_read_support_filter_zstd(a);
+  archive_read_support_filter_gzip(a);
+  archive_read_support_filter_xz(a);
+  return impl;
+}
+
+namespace {
+
+TarKind kind_of(struct archive_entry* e) {
+  if (archive_entry_hardlink(e) != nullptr) return TarKind::hardlink;
+  switch (archive_entry_filetype(e)) {
+    case AE_IFREG:
+      return TarKind::file;
+    case AE_IFDIR:
+      return TarKind::directory;
+    case AE_IFLNK:
+      return TarKind::symlink;
+    default:
+      return TarKind::other;
+  }
+}
+
+// Prefers the UTF-8 form (pax headers), falls back to the raw bytes.
+std::string text_of(const char* utf8, const char* raw) {
+  if (utf8 != nullptr) return utf8;
+  return raw != nullptr ? raw : "";
+}
+
+}  // namespace
+
+TarReader::TarReader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+TarReader::TarReader(TarReader&&) noexcept = default;
+TarReader& TarReader::operator=(TarReader&&) noexcept = default;
+TarReader::~TarReader() = default;
+
+TarReader TarReader::open_file(const std::filesystem::path& path,
+                               const TarLimits& limits) {
+  auto impl = Impl::create(path.string(), limits);
+  if (archive_read_open_filename(impl->a.get(), path.c_str(), 1 << 20) !=
+      ARCHIVE_OK) {
+    const char* message = archive_error_string(impl->a.get());
+    throw Error(Errc::format, impl->name,
+                std::string("not a readable tar: ") +
+                    (message != nullptr ? message : "unknown error"));
+  }
+  return TarReader(std::move(impl));
+}
+
+TarReader TarReader::open_memory(std::span<const u8> data, std::string name,
+                                 const TarLimits& limits) {
+  auto impl = Impl::create(std::move(name), limits);
+  if (archive_read_open_memory(impl->a.get(), data.data(), data.size()) !=
+      ARCHIVE_OK) {
+    impl->fail("not a readable tar");
+  }
+  return TarReader(std::move(impl));
+}
+
+const std::string& TarReader::name() const { return impl_->name; }
+
+bool TarReader::next(TarMember& member) {
+  Impl& s = *impl_;
+  struct archive_entry* e = nullptr;
+  int rc = archive_read_next_header(s.a.get(), &e);
+  if (rc == ARCHIVE_EOF) return false;
+  if (rc < ARCHIVE_WARN) s.fail("reading member header");
+  if (++s.entries > s.limits.max_entries) {
+    throw Error(
+        Errc::format, s.name,
+        "more than " + std::to_string(s.limits.max_entries) + " members");
+  }
+  member = {};
+  member.path =
+      text_of(archive_entry_pathname_utf8(e), archive_entry_pathname(e));
+  if (member.path.size() > s.limits.max_name_length) {
+    throw Error(Errc::format, s.name,
+                "member name longer than " +
+                    std::to_string(s.limits.max_name_length) + " bytes");
+  }
+  member.kind = kind_of(e);
+  member.mode = archive_entry_perm(e) & 07777;
+  member.mtime = archive_entry_mtime(e);
+  la_int64_t size = archive_entry_size(e);
+  member.size =
+      size > 0 && member.kind == TarKind::file ? static_cast<u64>(size) : 0;
+  if (member.kind == TarKind::symlink) {
+    member.link_target =
+        text_of(archive_entry_symlink_utf8(e), archive_entry_symlink(e));
+  } else if (member.kind == TarKind::hardlink) {
+    member.link_target =
+        text_of(archive_entry_hardlink_utf8(e), archive_entry_hardlink(e));
+  }
+  if (member.size > s.limits.max_entry_size) {
+    throw Error(Errc::format, s.name,
+                member.path + ": member size " + std::to_string(member.size) +
+                    " exceeds the limit of " +
+                    std::to_string(s.limits.max_entry_size));
+  }
+  s.total += member.size;
+  if (s.total > s.limits.max_total_size) {
+    throw Error(Errc::format, s.name,
+                "members total more than " +
+                    std::to_string(s.limits.max_total_size) + " bytes");
+  }
+  s.current = member;
+  s.data_pending = true;
+  return true;
+}
+
+void TarReader::read_data(
+    const std::function<void(std::span<const u8>)>& sink) {
+  Impl& s = *impl_;
+  if (!s.data_pending) {
+    throw Error(Errc::usage, s.name, "read_data without a current member");
+  }
+  s.data_pending = false;
+  std::vector<u8> buffer(std::size_t{1} << 20);
+  u64 got = 0;
+  for (;;) {
+    la_ssize_t n = archive_read_data(s.a.get(), buffer.data(), buffer.size());
+    if (n < 0) s.fail(s.current.path + ": reading content");
+    if (n == 0) break;
+    got += static_cast<u64>(n);
+    if (got > s.current.size) {
+      throw Error(Errc::format, s.name,
+                  s.current.path + ": more content than the declared " +
+                      std::to_string(s.current.size) + " bytes");
+    }
+    sink({buffer.data(), static_cast<std::size_t>(n)});
+  }
+  if (got != s.current.size) {
+    throw Error(Errc::format, s.name,
+                s.current.path + ": truncated content (" + std::to_string(got) +
+                    " of " + std::to_string(s.current.size) + " bytes)");
+  }
+}
+
+}  // namespace libpkg::archive

@@ -1,0 +1,33 @@
+// Member name checks for the zip writer: a writer must never produce an
+// archive that an extractor could turn against its user.
+#pragma once
+
+#include <string>
+#include <unordered_set>
+
+namespace libpkg::archive {
+
+// Throws Errc::usage naming the member when `name` is empty, absolute, has a
+// backslash, a NUL, an empty, "." or ".." segment, or is longer than a zip
+// header can hold. Directory names end in '/' (and only they).
+void check_member_name(const std::string& name, bool directory);
+
+// The names of one archive: refuses duplicates, and a member below a file
+// or symlink member ("lib" -> /etc, then "lib/passwd": an extractor that
+// follows the link writes outside its target directory), in either order.
+class MemberNames {
+ public:
+  // Checks `name` (check_member_name, then the above) and records it.
+  void add(const std::string& name, bool directory);
+
+ private:
+  std::unordered_set<std::string> names_;
+  std::unordered_set<std::string> leaves_;   // files and symlinks
+  std::unordered_set<std::string> parents_;  // "a", "a/b" of "a/b/c"
+};
+
+// True when `name` has a byte outside ASCII (the header then gets the UTF-8
+// flag, APPNOTE 4.4.4 bit 11).
+bool needs_utf8_flag(const std::string& name);
+
+}  // namespace libpkg::archive

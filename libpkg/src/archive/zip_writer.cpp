@@ -1,0 +1,491 @@
+#include "libpkg/archive/zip_writer.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <libdeflate.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <deque>
+#include <future>
+#include <utility>
+
+#include "archive/deflate_chunk.hpp"
+#include "archive/writer_names.hpp"
+#include "archive/writer_records.hpp"
+#include "archive/zip_format.hpp"
+#include "libpkg/base/atomic_file.hpp"
+#include "libpkg/base/error.hpp"
+#include "libpkg/base/sha256.hpp"
+#include "libpkg/base/thread_pool.hpp"
+
+namespace libpkg::archive {
+namespace {
+
+using zipfmt::kMax32;
+
+constexpr u16 kMethodStored = 0;
+constexpr u16 kMethodDeflated = 8;
+// Deflate flag bits 1-2 (compression option) may be copied from a raw entry;
+// everything else (encryption, data descriptor, ...) is ours to set.
+constexpr u16 kFlagDeflateOptions = 0x0006;
+
+struct Member {
+  enum class Kind { content, raw };
+  Kind kind = Kind::content;
+  MemberRecord record;  // name, flags, time, external_attr filled at add()
+  int level = 0;        // 0: stored
+  SourcePtr source;     // Kind::content
+  u64 size = 0;         // uncompressed
+  // Kind::raw
+  std::filesystem::path raw_path;
+  ZipEntry raw_entry;
+  std::optional<std::array<u8, 32>> sha256;
+};
+
+// What a worker hands back for one chunk of a member: the input bytes (the
+// writing thread hashes them in order, and writes them as they are for a
+// stored member), their CRC-32 and, when deflating, the compressed bytes.
+struct ChunkResult {
+  std::vector<u8> input;
+  std::vector<u8> deflated;
+  u32 crc32 = 0;
+};
+
+u64 chunk_count(u64 size, u64 chunk_size) {
+  return size == 0 ? 1 : (size + chunk_size - 1) / chunk_size;
+}
+
+// A member gets ZIP64 sizes when its data could reach 4 GiB. Compressed data
+// may exceed the input by deflate's stored-block overhead (5 bytes per
+// 64 KiB) plus 6 bytes per joined chunk, far below the 1/16 + 1 MiB margin.
+bool needs_zip64_sizes(u64 size) {
+  return size >= kMax32 || size + size / 16 + (u64{1} << 20) >= kMax32;
+}
+
+u32 crc32_of(std::span<const u8> bytes) {
+  return libdeflate_crc32(0, bytes.data(), bytes.size());
+}
+
+u32 crc32_join(u32 first, u32 second, u64 second_len) {
+  return static_cast<u32>(
+      crc32_combine(first, second, static_cast<z_off_t>(second_len)));
+}
+
+}  // namespace
+
+struct ZipWriter::Impl {
+  ZipWriterOptions options;
+  AtomicFile out;
+  // Declared before the pool: the workers borrow compressors until joined.
+  CompressorPool compressors;
+  BufferPool buffers;
+  ThreadPool pool;
+  std::vector<Member> pending;
+  std::vector<ZipMemberResult> results;
+  std::vector<u8> central;
+  MemberNames names;
+  u64 pos = 0;  // end of the data written so far
+  u64 entries = 0;
+  u64 total_bytes = 0;
+  u64 done_bytes = 0;
+  bool failed = false;
+  bool committed = false;
+
+  // In-flight chunk jobs, oldest first, and where the producer stands.
+  std::deque<std::future<ChunkResult>> in_flight;
+  u64 in_flight_bytes = 0;
+  size_t produce_member = 0;
+  u64 produce_chunk = 0;
+
+  Impl(const std::filesystem::path& target, ZipWriterOptions opts)
+      : options(std::move(opts)),
+        out(AtomicFile::create(target)),
+        pool(options.threads) {
+    if (options.chunk_size == 0)
+      throw Error(Errc::usage, target.string(), "chunk size must be > 0");
+    check_level(options.level, target.string());
+  }
+
+  static void check_level(int level, const std::string& name) {
+    if (level < 0 || level > 12)
+      throw Error(Errc::usage, name,
+                  fmt::format("compression level {} outside 0..12", level));
+  }
+
+  void check_usable() const {
+    if (failed)
+      throw Error(Errc::usage, out.target().string(),
+                  "zip writer already failed; the archive is abandoned");
+    if (committed)
+      throw Error(Errc::usage, out.target().string(),
+                  "zip writer already committed");
+  }
+
+  void queue(Member m, bool directory) {
+    check_usable();
+    names.add(m.record.name, directory);
+    if (needs_utf8_flag(m.record.name)) m.record.flags |= zipfmt::kFlagUtf8;
+    total_bytes += m.size;
+    pending.push_back(std::move(m));
+  }
+
+  Member content_member(std::string name, SourcePtr source,
+                        const ZipMemberAttrs& attrs, u32 file_type,
+                        unsigned perms) {
+    Member m;
+    m.record.name = std::move(name);
+    m.record.time =
+        zipfmt::to_dos_time(options.timestamp.value_or(attrs.mtime));
+    m.record.external_attr = (file_type | (perms & 07777)) << 16;
+    m.level = attrs.level.value_or(options.level);
+    check_level(m.level, m.record.name);
+    m.size = source->size();
+    m.source = std::move(source);
+    return m;
+  }
+
+  // --- producer: keeps the pool busy within the memory window ------------
+
+  // At most 2 chunks per worker in flight (by bytes), and a bounded number
+  // of jobs so that many tiny members do not queue without limit either.
+  u64 window_bytes() const { return 2 * u64{pool.size()} * options.chunk_size; }
+  size_t window_jobs() const { return 8 * size_t{pool.size()} + 8; }
+
+  void produce() {
+    while (produce_member < pending.size()) {
+      const Member& m = pending[produce_member];
+      if (m.kind == Member::Kind::raw) {
+        ++produce_member;
+        continue;
+      }
+      const u64 chunks = chunk_count(m.size, options.chunk_size);
+      const u64 offset = produce_chunk * options.chunk_size;
+      const u64 len = std::min(options.chunk_size, m.size - offset);
+      if (!in_flight.empty() && (in_flight_bytes + len > window_bytes() ||
+                                 in_flight.size() >= window_jobs()))
+        return;
+      const bool final = produce_chunk + 1 == chunks;
+      in_flight.push_back(pool.submit([source = m.source, offset, len, final,
+                                       level = m.level, borrowed = &compressors,
+                                       recycled = &buffers]() -> ChunkResult {
+        ChunkResult r;
+        r.input = recycled->take();
+        r.input.resize(len);
+        source->read(offset, r.input);
+        r.crc32 = crc32_of(r.input);
+        if (level > 0) {
+          r.deflated = recycled->take();
+          deflate_chunk(*borrowed, level, r.input, final, source->name(),
+                        r.deflated);
+        }
+        return r;
+      }));
+      in_flight_bytes += len;
+      if (final) {
+        ++produce_member;
+        produce_chunk = 0;
+      } else {
+        ++produce_chunk;
+      }
+    }
+  }
+
+  ChunkResult next_chunk() {
+    produce();  // make sure the chunk we wait for has been submitted
+    ChunkResult r = in_flight.front().get();
+    in_flight.pop_front();
+    in_flight_bytes -= r.input.size();
+    produce();  // refill before this thread spends time hashing and writing
+    return r;
+  }
+
+  void recycle(ChunkResult& r) {
+    buffers.give(std::move(r.input));
+    buffers.give(std::move(r.deflated));
+    r = ChunkResult{};
+  }
+
+  void drain() noexcept {
+    for (auto& f : in_flight) {
+      try {
+        f.get();
+      } catch (...) {
+      }
+    }
+    in_flight.clear();
+    in_flight_bytes = 0;
+  }
+
+  // --- consumer: the calling thread writes members strictly in order -----
+
+  void write_at(u64 offset, std::span<const u8> bytes) {
+    out.pwrite(offset, bytes);
+  }
+
+  void report_progress(u64 bytes) {
+    done_bytes += bytes;
+    if (options.progress) options.progress(done_bytes, total_bytes);
+  }
+
+  void finish_member(const MemberRecord& rec, u64 header_at, bool copied_raw,
+                     std::optional<std::array<u8, 32>> sha256) {
+    write_at(header_at, encode_local_header(rec));
+    append_central_header(rec, central);
+    ++entries;
+    ZipMemberResult res;
+    res.name = rec.name;
+    res.size = rec.uncompressed_size;
+    res.compressed_size = rec.compressed_size;
+    res.crc32 = rec.crc32;
+    res.method = rec.method;
+    res.copied_raw = copied_raw;
+    res.sha256 = sha256;
+    results.push_back(std::move(res));
+  }
+
+  void write_content_member(const Member& m) {
+    MemberRecord rec = m.record;
+    rec.local_header_offset = pos;
+    rec.method = m.level > 0 ? kMethodDeflated : kMethodStored;
+    rec.uncompressed_size = m.size;
+    rec.zip64_sizes = options.force_zip64 || needs_zip64_sizes(m.size);
+    const u64 header_at = pos;
+    pos += encode_local_header(rec).size();  // placeholder, rewritten below
+    const u64 data_at = pos;
+
+    Sha256 sha;
+    u32 crc = 0;
+    u64 compressed = 0;
+    const u64 chunks = chunk_count(m.size, options.chunk_size);
+    ChunkResult last;
+    for (u64 i = 0; i < chunks; ++i) {
+      recycle(last);  // before waiting: frees a window slot's memory
+      last = next_chunk();
+      sha.update(last.input);
+      crc = crc32_join(crc, last.crc32, last.input.size());
+      std::span<const u8> data = m.level > 0 ? last.deflated : last.input;
+      write_at(pos, data);
+      pos += data.size();
+      compressed += data.size();
+      report_progress(last.input.size());
+    }
+    rec.crc32 = crc;
+    rec.compressed_size = compressed;
+    if (m.level > 0 && options.store_if_not_smaller && compressed >= m.size) {
+      rewrite_stored(m, data_at, chunks == 1 ? &last.input : nullptr, crc);
+      rec.method = kMethodStored;
+      rec.compressed_size = m.size;
+      rec.flags = static_cast<u16>(rec.flags & ~kFlagDeflateOptions);
+    }
+    if (!rec.zip64_sizes &&
+        (rec.compressed_size >= kMax32 || rec.uncompressed_size >= kMax32))
+      throw Error(Errc::unsupported, m.source->name(),
+                  "compressed data outgrew the 4 GiB limit of a non-ZIP64 "
+                  "local header");
+    recycle(last);
+    finish_member(rec, header_at, false, sha.finish());
+  }
+
+  // Deflate did not shrink the member: its data becomes the input itself.
+  // Truncating back keeps the output independent of what was tried first.
+  // A multi-chunk member is read again from its source in bounded pieces and
+  // must produce the same CRC as the first pass.
+  void rewrite_stored(const Member& m, u64 data_at,
+                      const std::vector<u8>* whole_input, u32 expected_crc) {
+    out.truncate(data_at);
+    pos = data_at;
+    if (whole_input != nullptr) {
+      write_at(pos, *whole_input);
+      pos += whole_input->size();
+      return;
+    }
+    std::vector<u8> buf = buffers.take();
+    buf.resize(static_cast<size_t>(std::min<u64>(options.chunk_size, m.size)));
+    u32 crc = 0;
+    for (u64 offset = 0; offset < m.size;) {
+      const u64 len = std::min<u64>(buf.size(), m.size - offset);
+      std::span<u8> piece(buf.data(), static_cast<size_t>(len));
+      m.source->read(offset, piece);
+      crc = crc32_join(crc, crc32_of(piece), len);
+      write_at(pos, piece);
+      pos += len;
+      offset += len;
+    }
+    buffers.give(std::move(buf));
+    if (crc != expected_crc)
+      throw Error(Errc::io, m.source->name(),
+                  "content changed while it was being archived");
+  }
+
+  void write_raw_member(const Member& m) {
+    const ZipEntry& e = m.raw_entry;
+    MemberRecord rec = m.record;
+    rec.local_header_offset = pos;
+    rec.method = e.method;
+    rec.flags = static_cast<u16>(rec.flags | (e.flags & kFlagDeflateOptions));
+    rec.crc32 = e.crc32;
+    rec.compressed_size = e.compressed_size;
+    rec.uncompressed_size = e.uncompressed_size;
+    rec.zip64_sizes = options.force_zip64 || e.compressed_size >= kMax32 ||
+                      e.uncompressed_size >= kMax32;
+    const u64 header_at = pos;
+    pos += encode_local_header(rec).size();
+    const std::string& src = m.raw_path.string();
+    int fd = ::open(m.raw_path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw_errno(src, "cannot open");
+    try {
+      out.copy_from(fd, e.data_offset, e.compressed_size, pos);
+    } catch (...) {
+      ::close(fd);
+      throw;
+    }
+    ::close(fd);
+    pos += e.compressed_size;
+    report_progress(e.uncompressed_size);
+    finish_member(rec, header_at, true, m.sha256);
+  }
+
+  void flush() {
+    check_usable();
+    try {
+      for (const Member& m : pending) {
+        if (m.kind == Member::Kind::raw)
+          write_raw_member(m);
+        else
+          write_content_member(m);
+      }
+    } catch (...) {
+      failed = true;
+      drain();
+      throw;
+    }
+    pending.clear();
+    produce_member = 0;
+    produce_chunk = 0;
+  }
+
+  void commit() {
+    flush();
+    const u64 cd_offset = pos;
+    write_at(pos, central);
+    pos += central.size();
+    std::vector<u8> end = encode_end_records(entries, cd_offset, central.size(),
+                                             options.force_zip64);
+    write_at(pos, end);
+    pos += end.size();
+    out.truncate(pos);
+    out.commit();
+    committed = true;
+  }
+};
+
+ZipWriter::ZipWriter(const std::filesystem::path& target,
+                     ZipWriterOptions options)
+    : impl_(std::make_unique<Impl>(target, std::move(options))) {}
+
+ZipWriter::~ZipWriter() {
+  if (impl_) impl_->drain();
+}
+
+void ZipWriter::add(std::string name, SourcePtr content, ZipMemberAttrs attrs) {
+  if (!content)
+    throw Error(Errc::usage, name, "zip member without a content source");
+  impl_->queue(impl_->content_member(std::move(name), std::move(content), attrs,
+                                     S_IFREG, attrs.mode),
+               false);
+}
+
+void ZipWriter::add_file(std::string name, const std::filesystem::path& path,
+                         ZipMemberAttrs attrs) {
+  add(std::move(name), file_source(path), attrs);
+}
+
+void ZipWriter::add_bytes(std::string name, std::string_view bytes,
+                          ZipMemberAttrs attrs) {
+  std::string label = name;
+  add(std::move(name), bytes_source(bytes, std::move(label)), attrs);
+}
+
+void ZipWriter::add_directory(std::string name, ZipMemberAttrs attrs) {
+  attrs.level = 0;
+  std::string label = name;
+  Member m = impl_->content_member(std::move(name),
+                                   bytes_source(std::string_view(), label),
+                                   attrs, S_IFDIR, attrs.mode);
+  m.record.external_attr |= 0x10;  // MS-DOS directory attribute
+  impl_->queue(std::move(m), true);
+}
+
+void ZipWriter::add_symlink(std::string name, std::string target,
+                            ZipMemberAttrs attrs) {
+  // The link target is the member's content, stored, as Info-ZIP does.
+  attrs.level = 0;
+  std::string label = name;
+  impl_->queue(impl_->content_member(std::move(name),
+                                     bytes_source(target, std::move(label)),
+                                     attrs, S_IFLNK, 0777),
+               false);
+}
+
+void ZipWriter::add_raw(std::string name, const ZipReader& source,
+                        const ZipEntry& entry, ZipMemberAttrs attrs,
+                        std::optional<std::array<u8, 32>> sha256) {
+  if ((entry.flags & zipfmt::kFlagEncrypted) != 0)
+    throw Error(
+        Errc::unsupported, source.name(),
+        fmt::format("{}: encrypted members cannot be copied", entry.name));
+  Member m;
+  m.kind = Member::Kind::raw;
+  m.record.name = std::move(name);
+  m.record.time =
+      zipfmt::to_dos_time(impl_->options.timestamp.value_or(attrs.mtime));
+  // The entry's file type (from unix external attributes, or a trailing
+  // '/'), decided here rather than via ZipEntry helpers so that copying
+  // needs nothing but the entry's fields.
+  const unsigned entry_mode = (entry.version_made_by >> 8) == zipfmt::kHostUnix
+                                  ? entry.external_attr >> 16
+                                  : 0;
+  const bool directory =
+      (!entry.name.empty() && entry.name.back() == '/') || S_ISDIR(entry_mode);
+  const u32 type = S_ISLNK(entry_mode) ? S_IFLNK
+                   : directory         ? S_IFDIR
+                                       : S_IFREG;
+  const unsigned perms = type == S_IFLNK ? 0777 : attrs.mode;
+  m.record.external_attr =
+      ((type | (perms & 07777)) << 16) | (directory ? 0x10u : 0u);
+  m.size = entry.uncompressed_size;
+  m.raw_path = source.path();
+  m.raw_entry = entry;
+  m.sha256 = sha256;
+  impl_->queue(std::move(m), directory);
+}
+
+const std::vector<ZipMemberResult>& ZipWriter::flush() {
+  impl_->flush();
+  return impl_->results;
+}
+
+const std::vector<ZipMemberResult>& ZipWriter::commit() {
+  impl_->commit();
+  return impl_->results;
+}
+
+std::optional<i64> source_date_epoch() {
+  const char* value = std::getenv("SOURCE_DATE_EPOCH");
+  if (value == nullptr) return std::nullopt;
+  std::string_view text(value);
+  if (text.empty() || text.size() > 18 ||
+      text.find_first_not_of("0123456789") != std::string_view::npos)
+    throw Error(Errc::usage, "SOURCE_DATE_EPOCH",
+                fmt::format("not a number of seconds: '{}'", text));
+  i64 seconds = 0;
+  for (char c : text) seconds = seconds * 10 + (c - '0');
+  return seconds;
+}
+
+}  // namespace libpkg::archive

@@ -1,0 +1,21 @@
+# Zip writer tests: gtests (unit) that read archives back with ZipReader and
+# zlib, and integration scripts that cross-check archives written by
+# writer_pack_tool with Python's zipfile, `unzip -t` and `bsdtar -tf`.
+find_package(ZLIB REQUIRED)
+
+add_executable(writer_pack_tool writer_pack_tool.cpp)
+target_link_libraries(writer_pack_tool PRIVATE libpkg::libpkg fmt::fmt)
+target_compile_options(writer_pack_tool PRIVATE ${LIBPKG_WARNINGS})
+
+libpkg_add_gtest(writer_test writer_test.cpp writer_fixtures.cpp)
+target_link_libraries(writer_test PRIVATE ZLIB::ZLIB)
+
+set(WRITER_TOOL_ENV "WRITER_PACK_TOOL=$<TARGET_FILE:writer_pack_tool>")
+foreach(t pack_crosscheck zip64_entries raw_copy attrs)
+  libpkg_add_script_test(writer_${t} writer_${t}.sh
+    LABELS integration TIMEOUT 300)
+  set_property(TEST writer_${t} APPEND PROPERTY ENVIRONMENT ${WRITER_TOOL_ENV})
+endforeach()
+libpkg_add_script_test(writer_big_member writer_big_member.sh
+  LABELS integration slow TIMEOUT 300)
+set_property(TEST writer_big_member APPEND PROPERTY ENVIRONMENT ${WRITER_TOOL_ENV})
