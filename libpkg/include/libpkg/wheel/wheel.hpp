@@ -1,0 +1,213 @@
+// Wheel operations: pack a tree, unpack, verify, retag, and the general
+// member-level rewrite they are built on.
+//
+// All outputs are written through archive::ZipWriter (temporary file +
+// atomic rename); inputs are never modified. Members that don't change are
+// copied with their compressed bytes (no recompression), and RECORD rows are
+// produced from the SHA-256 the writer computes while compressing, so no
+// file is read twice.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "libpkg/archive/source.hpp"
+#include "libpkg/archive/zip_reader.hpp"
+#include "libpkg/base/integers.hpp"
+#include "libpkg/wheel/name.hpp"
+
+namespace libpkg::wheel {
+
+// ---- pack -----------------------------------------------------------------
+
+struct PackOptions {
+  int level = 6;         // deflate level 0..9 (libdeflate 10..12 accepted)
+  unsigned threads = 0;  // 0: one per core
+  // Timestamp for every member (e.g. SOURCE_DATE_EPOCH, read by the
+  // frontend); unset: each file's mtime.
+  std::optional<i64> timestamp;
+  // Replaces the WHEEL file's Build field ("" removes it), as `wheel pack
+  // --build-number` does; the source tree is not modified.
+  std::optional<std::string> build_tag;
+  // A previous build of the same wheel: members whose content is identical
+  // (same size, CRC-32 and RECORD SHA-256) are copied from it raw.
+  std::optional<std::filesystem::path> reuse;
+};
+
+struct PackResult {
+  std::filesystem::path path;
+  u64 members = 0;  // including RECORD
+  u64 reused = 0;   // raw copies from PackOptions::reuse
+  u64 bytes = 0;    // uncompressed content
+};
+
+// Packs `dir` (an unpacked wheel: exactly one top-level *.dist-info with a
+// WHEEL file) into `out_dir`/<name>-<version>[-<build>]-<tags>.whl, where
+// name and version come from the .dist-info directory name and the tags from
+// WHEEL's Tag lines, like `wheel pack`. Member order: files before
+// subdirectories, each sorted by name (os.walk with sorted names, as `wheel
+// pack`), then everything under the .dist-info directory sorted, RECORD
+// last. Modes are normalised to 0755 (any execute bit) or 0644. Symlinks to
+// files are followed (the content is stored, as `wheel pack` does); a
+// symlink to a directory is an Errc::unsupported error rather than silently
+// dropped. An existing RECORD in the tree is ignored and regenerated.
+PackResult pack(const std::filesystem::path& dir,
+                const std::filesystem::path& out_dir,
+                const PackOptions& options = {});
+
+// ---- unpack ---------------------------------------------------------------
+
+struct UnpackOptions {
+  bool verify = true;  // check every member against RECORD first
+  unsigned threads = 0;
+};
+
+// Extracts `wheel` into `dest`/<name>-<version> (names from the file name,
+// like `wheel unpack`) through archive::extract (hostile names refused before
+// anything is written). With `verify`, a wheel whose RECORD check finds
+// anything is refused (Errc::format naming the first finding).
+std::filesystem::path unpack(const std::filesystem::path& wheel,
+                             const std::filesystem::path& dest,
+                             const UnpackOptions& options = {});
+
+// ---- verify ---------------------------------------------------------------
+
+enum class FindingKind {
+  bad_file_name,       // the file name does not parse
+  dist_info_count,     // not exactly one top-level *.dist-info directory
+  name_mismatch,       // file name vs .dist-info directory
+  version_mismatch,    // file name vs .dist-info directory
+  wheel_missing,       // no WHEEL file
+  wheel_malformed,     // WHEEL does not parse
+  tag_mismatch,        // tags in the file name vs WHEEL's Tag lines
+  build_mismatch,      // build tag in the file name vs WHEEL's Build
+  record_missing,      // no RECORD file
+  record_malformed,    // RECORD does not parse
+  bad_hash_algorithm,  // md5/sha1 (weak) or an algorithm we can't check
+  bad_hash,            // missing or malformed digest
+  hash_mismatch,
+  size_mismatch,
+  missing_member,   // listed in RECORD, absent from the archive
+  unlisted_member,  // in the archive, not in RECORD
+  corrupt_member,   // the member does not decompress (CRC, truncation)
+};
+
+const char* finding_kind_name(FindingKind kind);
+
+struct Finding {
+  FindingKind kind;
+  std::string member;  // the member (or file name) concerned
+  std::string expected;
+  std::string actual;
+  // "KIND: MEMBER: expected E, found A" (or a message for kinds without
+  // expected/actual values).
+  std::string message() const;
+};
+
+struct VerifyOptions {
+  unsigned threads = 0;
+};
+
+struct VerifyReport {
+  std::filesystem::path wheel;
+  u64 members = 0;  // file members in the archive
+  u64 hashed_bytes = 0;
+  std::vector<Finding> findings;
+  bool ok() const { return findings.empty(); }
+};
+
+// Checks every member against RECORD (decompressing on a thread pool), and
+// the file name against the .dist-info directory and WHEEL. Throws only when
+// the file can't be read as a zip at all.
+VerifyReport verify(const std::filesystem::path& wheel,
+                    const VerifyOptions& options = {});
+VerifyReport verify(const archive::ZipReader& zip,
+                    const VerifyOptions& options = {});
+
+// ---- rewrite --------------------------------------------------------------
+
+// Member-level edits, keyed by the names in the input wheel. RECORD is
+// always regenerated (and RECORD signatures dropped, since they'd no longer
+// match); do not edit it.
+struct WheelEdits {
+  struct NewMember {
+    std::string name;
+    archive::SourcePtr content;
+    unsigned mode = 0644;
+  };
+  // New content for an existing member (it keeps its mode and position).
+  std::map<std::string, archive::SourcePtr> replace;
+  std::vector<NewMember> add;
+  std::set<std::string> remove;
+  std::map<std::string, std::string> rename;  // old name → new name
+};
+
+struct RewriteOptions {
+  int level = 6;
+  unsigned threads = 0;
+  // mtime of new and replaced members; unset: the newest member mtime of the
+  // input (deterministic). Raw copies keep their own.
+  std::optional<i64> timestamp;
+};
+
+struct RewriteResult {
+  std::filesystem::path path;
+  u64 members = 0;     // including RECORD
+  u64 raw_copies = 0;  // members copied without recompression
+  u64 compressed = 0;  // members compressed from new content
+};
+
+// Writes `out` = `input` with `edits` applied. Member order: the input's
+// order (renamed in place), added members (sorted) after the last member
+// outside the .dist-info directory and at the end of the .dist-info
+// members, RECORD last. RECORD rows of raw copies come from the input
+// RECORD (their content is not decompressed); members the input RECORD
+// doesn't cover are hashed. Throws Errc::usage for edits naming absent
+// members, duplicate output names or not exactly one output .dist-info.
+RewriteResult rewrite(const archive::ZipReader& input,
+                      const std::filesystem::path& out, const WheelEdits& edits,
+                      const RewriteOptions& options = {});
+
+// ---- retag ----------------------------------------------------------------
+
+struct RetagOptions {
+  // Each: "a.b" replaces the set, "+a.b" adds, "-a.b" removes (wheel tags).
+  std::optional<std::string> python_tags;
+  std::optional<std::string> abi_tags;
+  std::optional<std::string> platform_tags;
+  std::optional<std::string> build;  // "" removes the build tag
+  // "1.0+cu124" → "1.0" in the file name, the .dist-info (and .data)
+  // directory names and METADATA's Version.
+  bool strip_local_version = false;
+  bool remove_original = false;  // delete the input after success
+  // Allow the output to replace the input (same path).
+  bool in_place = false;
+  std::filesystem::path out_dir;  // empty: the input's directory
+  unsigned threads = 0;
+};
+
+// Computes the retagged name (no I/O beyond parsing the name).
+WheelName retagged_name(const WheelName& name, const RetagOptions& options);
+
+// Writes the retagged wheel and returns its path. WHEEL's Tag lines (and
+// Build) are rewritten; every other member is copied raw. Throws
+// Errc::usage when the output would be the input and `in_place` is unset.
+RewriteResult retag(const std::filesystem::path& wheel,
+                    const RetagOptions& options);
+
+// ---- helpers --------------------------------------------------------------
+
+// Top-level "*.dist-info" directory names among the members, sorted.
+std::vector<std::string> dist_info_dirs(const archive::ZipReader& zip);
+// The .dist-info directory of a wheel: the one matching the file name's
+// name-version (compared with canonicalised names), or the only one.
+// Throws Errc::format when there is none or it is ambiguous.
+std::string find_dist_info(const archive::ZipReader& zip,
+                           const std::optional<WheelName>& name);
+
+}  // namespace libpkg::wheel

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# `pkgtool wheel verify` catches each tampering separately, with exit 1 and
+# exactly the expected finding (checked in --json): modified content with a
+# stale RECORD, a wrong RECORD size, a member listed but missing, a member
+# present but unlisted, tags in the file name that WHEEL doesn't declare, an
+# md5 row, no RECORD, two .dist-info directories. An unreadable file is exit 2; a good wheel exit 0, and
+# several wheels at once give the worst status.
+source "$(dirname "$0")/lib/common.sh"
+require_tools gcc
+make_scratch
+py_facts
+cd "$SCRATCH"
+
+make_tree tree demo 1.0
+W="demo-1.0-$PYTAG-$PYTAG-$PLATTAG.whl"
+mkdir good
+"$PKGTOOL" wheel pack tree -d good >/dev/null
+check "good wheel verifies" "$PKGTOOL" wheel verify "good/$W"
+
+# kinds KIND... from a --json report, sorted and space-separated.
+kinds() {
+  "${PY[@]}" -c 'import json,sys; r=json.load(sys.stdin)
+print(" ".join(sorted(f["kind"] for w in r for f in w.get("findings", []))))'
+}
+member_of() {
+  "${PY[@]}" -c 'import json,sys; r=json.load(sys.stdin)
+print(" ".join(f["member"] for w in r for f in w.get("findings", [])))'
+}
+
+# expect TAMPER KINDS: tamper a copy and check verify's findings.
+expect() {
+  local tamper=$1 want=$2 dir target json rc=0
+  case_begin "$tamper → $want"
+  dir=t-$tamper
+  mkdir "$dir"
+  target=$("${CHECK[@]}" tamper "$tamper" "good/$W" "$dir/$W")
+  json=$("$PKGTOOL" wheel verify --json "$dir/$W") || rc=$?
+  check_eq "exit status" "$rc" "1"
+  check_eq "findings" "$(kinds <<<"$json")" "$want"
+  case $want in
+    hash-mismatch | size-mismatch | missing-member | bad-hash-algorithm)
+      check_eq "finding names the member" "$(member_of <<<"$json")" "$target" ;;
+    unlisted-member)
+      check_eq "finding names the member" "$(member_of <<<"$json")" "intruder.py" ;;
+  esac
+  # The text report says the same.
+  rc=0
+  "$PKGTOOL" wheel verify "$dir/$W" >text.out || rc=$?
+  check "text report names $want" grep -q -- "$want" text.out
+}
+
+expect content hash-mismatch
+expect size size-mismatch
+expect missing missing-member
+expect extra unlisted-member
+expect md5 bad-hash-algorithm
+expect norecord record-missing
+expect two-dist-info dist-info-count
+
+case_begin "expected vs actual values"
+json=$("$PKGTOOL" wheel verify --json "t-content/$W") || true
+check "hash finding carries both hashes" "${PY[@]}" -c '
+import json,sys; f=json.load(sys.stdin)[0]["findings"][0]
+assert f["expected"].startswith("sha256=") and f["actual"].startswith("sha256="), f
+assert f["expected"] != f["actual"], f' <<<"$json"
+
+case_begin "tags in the file name don't match WHEEL"
+mkdir renamed
+R="demo-1.0-$PYTAG-$PYTAG-manylinux_2_17_x86_64.whl"
+cp "good/$W" "renamed/$R"
+rc=0
+json=$("$PKGTOOL" wheel verify --json "renamed/$R") || rc=$?
+check_eq "exit status" "$rc" "1"
+check_eq "findings" "$(kinds <<<"$json")" "tag-mismatch"
+mkdir renamed2
+cp "good/$W" "renamed2/other-1.0-$PYTAG-$PYTAG-$PLATTAG.whl"
+rc=0
+json=$("$PKGTOOL" wheel verify --json "renamed2/other-1.0-$PYTAG-$PYTAG-$PLATTAG.whl") || rc=$?
+check_eq "name mismatch exit" "$rc" "1"
+check_eq "name mismatch findings" "$(kinds <<<"$json")" "name-mismatch"
+
+case_begin "python's WheelFile agrees on the content tampering"
+check_status 1 "WheelFile rejects modified content" "${CHECK[@]}" read "t-content/$W"
+
+case_begin "unreadable and mixed"
+head -c 200 "good/$W" >"trunc-$W"
+check_status 2 "truncated wheel" "$PKGTOOL" wheel verify "trunc-$W"
+check_status 2 "missing file" "$PKGTOOL" wheel verify nothere.whl
+check_status 1 "good + tampered" "$PKGTOOL" wheel verify "good/$W" "t-md5/$W"
+check_status 2 "good + unreadable" "$PKGTOOL" wheel verify "good/$W" "trunc-$W"
+check_status 2 "unpack refuses a tampered wheel" "$PKGTOOL" wheel unpack "t-content/$W" -d x
+check "nothing unpacked" test ! -e x/demo-1.0
+check "--no-verify unpacks it" "$PKGTOOL" wheel unpack "t-content/$W" -d x --no-verify
+
+finish
