@@ -1,0 +1,136 @@
+// Reading packages: format detection, components, extract, transmute.
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "libpkg/archive/zip_reader.hpp"
+#include "libpkg/base/error.hpp"
+#include "libpkg/conda/package.hpp"
+#include "tree.hpp"
+
+namespace libpkg::conda {
+namespace fs = std::filesystem;
+
+namespace {
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+bool starts_with(const std::string& s, const std::string& prefix) {
+  return s.rfind(prefix, 0) == 0;
+}
+
+}  // namespace
+
+const char* package_extension(PackageFormat format) {
+  return format == PackageFormat::conda ? ".conda" : ".tar.bz2";
+}
+
+PackageFormat format_of(const fs::path& package) {
+  std::string name = package.filename().string();
+  if (ends_with(name, ".conda")) return PackageFormat::conda;
+  if (ends_with(name, ".tar.bz2")) return PackageFormat::tar_bz2;
+  throw Error(Errc::usage, package.string(),
+              "not a conda package name (expected .conda or .tar.bz2)");
+}
+
+std::string stem_of(const fs::path& package) {
+  std::string name = package.filename().string();
+  std::string ext = package_extension(format_of(package));
+  return name.substr(0, name.size() - ext.size());
+}
+
+namespace detail {
+
+void for_each_component(
+    const fs::path& package,
+    const std::function<void(archive::TarReader&, const std::string&)>& fn) {
+  if (format_of(package) == PackageFormat::tar_bz2) {
+    archive::TarReader reader = archive::TarReader::open_file(package);
+    fn(reader, "");
+    return;
+  }
+  archive::ZipReader zip = archive::ZipReader::open(package);
+  bool found = false;
+  for (const archive::ZipEntry& entry : zip.entries()) {
+    bool component =
+        ends_with(entry.name, ".tar.zst") &&
+        (starts_with(entry.name, "pkg-") || starts_with(entry.name, "info-"));
+    if (!component) continue;
+    found = true;
+    std::string name = package.string() + ":" + entry.name;
+    if (entry.method == static_cast<u16>(archive::ZipMethod::stored)) {
+      archive::TarReader reader =
+          archive::TarReader::open_memory(zip.raw(entry), name);
+      fn(reader, entry.name);
+    } else {
+      std::vector<u8> bytes = zip.read_all(entry);
+      archive::TarReader reader = archive::TarReader::open_memory(bytes, name);
+      fn(reader, entry.name);
+    }
+  }
+  if (!found) {
+    throw Error(Errc::format, package.string(),
+                "no pkg-*.tar.zst or info-*.tar.zst member");
+  }
+}
+
+}  // namespace detail
+
+void extract(const fs::path& package, const fs::path& dest) {
+  detail::for_each_component(
+      package, [&](archive::TarReader& reader, const std::string&) {
+        archive::extract_tar(reader, dest);
+      });
+}
+
+fs::path transmute(const fs::path& package, const fs::path& out_dir,
+                   PackageFormat to, const TransmuteOptions& options) {
+  if (format_of(package) == to) {
+    throw Error(Errc::usage, package.string(),
+                std::string("already a ") + package_extension(to) + " package");
+  }
+  std::error_code ec;
+  fs::create_directories(out_dir, ec);
+  if (ec) {
+    throw Error(Errc::io, out_dir.string(),
+                "cannot create output directory: " + ec.message());
+  }
+  detail::ScratchDir scratch(out_dir);
+  fs::path tree = scratch.path() / "tree";
+  extract(package, tree);
+
+  // Members get the package's own timestamp, so transmuting is
+  // deterministic too.
+  i64 mtime = 0;
+  {
+    std::vector<u8> text;
+    fs::path index = tree / "info" / "index.json";
+    if (fs::is_regular_file(fs::symlink_status(index))) {
+      std::ifstream in(index, std::ios::binary);
+      nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+      if (j.is_object() && j.contains("timestamp") &&
+          j["timestamp"].is_number_integer()) {
+        mtime = j["timestamp"].get<i64>() / 1000;
+      }
+    }
+  }
+  std::vector<archive::TarEntry> info;
+  std::vector<archive::TarEntry> pkg;
+  for (const detail::StagedEntry& e : detail::walk_tree(tree)) {
+    (detail::is_info_path(e.path) ? info : pkg)
+        .push_back(detail::to_tar_entry(e));
+  }
+  detail::WriteSettings settings;
+  settings.formats = {to};
+  settings.zstd_level = options.zstd_level;
+  settings.bzip2_level = options.bzip2_level;
+  settings.threads = options.threads;
+  settings.mtime = mtime;
+  return detail::write_package_files(out_dir, stem_of(package), info, pkg,
+                                     settings)
+      .front();
+}
+
+}  // namespace libpkg::conda

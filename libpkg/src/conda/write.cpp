@@ -1,0 +1,93 @@
+// Writing the package files of both formats from the two member lists.
+#include <future>
+
+#include "libpkg/archive/zip_writer.hpp"
+#include "libpkg/base/error.hpp"
+#include "libpkg/base/thread_pool.hpp"
+#include "tree.hpp"
+
+namespace libpkg::conda::detail {
+namespace fs = std::filesystem;
+
+namespace {
+
+void write_conda(const fs::path& target, const std::string& stem,
+                 const std::vector<archive::TarEntry>& info,
+                 const std::vector<archive::TarEntry>& pkg,
+                 const WriteSettings& s, unsigned threads) {
+  ScratchDir scratch(target.parent_path());
+  const std::string pkg_name = "pkg-" + stem + ".tar.zst";
+  const std::string info_name = "info-" + stem + ".tar.zst";
+  const fs::path pkg_tmp = scratch.path() / pkg_name;
+  const fs::path info_tmp = scratch.path() / info_name;
+  archive::TarWriteOptions tar{s.mtime};
+  // info is small: compress it on its own thread while pkg uses the zstd
+  // workers.
+  auto info_done = std::async(std::launch::async, [&] {
+    archive::write_tar_zst(info_tmp, info, tar, {s.zstd_level, 1, true});
+  });
+  try {
+    archive::write_tar_zst(pkg_tmp, pkg, tar, {s.zstd_level, threads, true});
+  } catch (...) {
+    info_done.wait();
+    throw;
+  }
+  info_done.get();
+
+  archive::ZipWriterOptions zip;
+  zip.threads = 1;
+  zip.level = 0;  // the .conda zip is STORED: its members are zstd streams
+  zip.store_if_not_smaller = true;
+  zip.timestamp = s.mtime;
+  archive::ZipWriter writer(target, zip);
+  writer.add_bytes("metadata.json", R"({"conda_pkg_format_version": 2})");
+  writer.add_file(pkg_name, pkg_tmp);
+  writer.add_file(info_name, info_tmp);
+  writer.commit();
+}
+
+}  // namespace
+
+std::vector<fs::path> write_package_files(
+    const fs::path& out_dir, const std::string& stem,
+    const std::vector<archive::TarEntry>& info,
+    const std::vector<archive::TarEntry>& pkg, const WriteSettings& s) {
+  if (s.formats.empty()) {
+    throw Error(Errc::usage, out_dir.string(), "no package format requested");
+  }
+  std::error_code ec;
+  fs::create_directories(out_dir, ec);
+  if (ec) {
+    throw Error(Errc::io, out_dir.string(),
+                "cannot create output directory: " + ec.message());
+  }
+  unsigned threads = s.threads == 0 ? ThreadPool::default_threads() : s.threads;
+  std::vector<fs::path> outputs;
+  std::future<void> bz2_done;
+  for (PackageFormat format : s.formats) {
+    fs::path target = out_dir / (stem + package_extension(format));
+    outputs.push_back(target);
+    if (format == PackageFormat::tar_bz2) {
+      // bzip2 is single-threaded: run it beside the .conda.
+      bz2_done = std::async(std::launch::async, [&info, &pkg, &s, target] {
+        std::vector<archive::TarEntry> all = info;
+        all.insert(all.end(), pkg.begin(), pkg.end());
+        archive::write_tar_bz2(target, all, {s.mtime}, s.bzip2_level);
+      });
+    }
+  }
+  try {
+    for (std::size_t i = 0; i < s.formats.size(); ++i) {
+      if (s.formats[i] == PackageFormat::conda) {
+        write_conda(outputs[i], stem, info, pkg, s, threads);
+      }
+    }
+  } catch (...) {
+    if (bz2_done.valid()) bz2_done.wait();
+    throw;
+  }
+  if (bz2_done.valid()) bz2_done.get();
+  return outputs;
+}
+
+}  // namespace libpkg::conda::detail

@@ -1,0 +1,242 @@
+// Tar writer/reader/extractor unit tests: round trips, exact size
+// prediction, zstd determinism across worker counts, hostile members.
+#include "libpkg/archive/tar.hpp"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <zstd.h>
+
+#include <fstream>
+#include <random>
+
+#include "../base/temp_dir.hpp"
+#include "libpkg/base/error.hpp"
+
+namespace libpkg::archive {
+namespace {
+
+namespace fs = std::filesystem;
+using libpkg::testing::TempDir;
+
+TarEntry file(std::string path, std::string text, unsigned mode = 0644) {
+  TarEntry e;
+  e.path = std::move(path);
+  e.kind = TarKind::file;
+  e.mode = mode;
+  e.content = bytes_source(std::string_view(text), e.path);
+  return e;
+}
+
+TarEntry symlink(std::string path, std::string target) {
+  TarEntry e;
+  e.path = std::move(path);
+  e.kind = TarKind::symlink;
+  e.mode = 0777;
+  e.link_target = std::move(target);
+  return e;
+}
+
+TarEntry directory(std::string path) {
+  TarEntry e;
+  e.path = std::move(path);
+  e.kind = TarKind::directory;
+  e.mode = 0755;
+  return e;
+}
+
+std::vector<u8> to_bytes(const std::vector<TarEntry>& entries, i64 mtime = 0) {
+  std::vector<u8> out;
+  write_tar(entries, {mtime}, [&](std::span<const u8> b) {
+    out.insert(out.end(), b.begin(), b.end());
+  });
+  return out;
+}
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+// Deterministic, moderately compressible bytes.
+std::string pseudo_random_text(std::size_t n) {
+  std::mt19937 rng(1234);
+  std::string s(n, '\0');
+  for (std::size_t i = 0; i < n; ++i) {
+    s[i] = static_cast<char>('a' + rng() % 16);
+  }
+  return s;
+}
+
+TEST(TarWrite, SizeMatchesAndRoundTrips) {
+  std::string long_name(150, 'n');
+  std::vector<TarEntry> entries = {
+      file("a/b.txt", "hello\n", 0755), directory("a/empty"),
+      symlink("a/link", "b.txt"), file("long/" + long_name, "x"),
+      file("big.bin", pseudo_random_text(300000))};
+  std::vector<u8> bytes = to_bytes(entries, 1700000000);
+  EXPECT_EQ(tar_size(entries, {1700000000}), bytes.size());
+  EXPECT_EQ(bytes.size() % 512, 0u);
+
+  TarReader reader = TarReader::open_memory(bytes, "mem.tar");
+  TarMember m;
+  std::vector<TarMember> seen;
+  std::string big;
+  while (reader.next(m)) {
+    if (m.path == "big.bin") {
+      reader.read_data([&](std::span<const u8> b) {
+        big.append(reinterpret_cast<const char*>(b.data()), b.size());
+      });
+    }
+    seen.push_back(m);
+  }
+  ASSERT_EQ(seen.size(), 5u);
+  EXPECT_EQ(seen[0].path, "a/b.txt");
+  EXPECT_EQ(seen[0].mode, 0755u);
+  EXPECT_EQ(seen[0].mtime, 1700000000);
+  EXPECT_EQ(seen[1].kind, TarKind::directory);
+  EXPECT_EQ(seen[2].kind, TarKind::symlink);
+  EXPECT_EQ(seen[2].link_target, "b.txt");
+  EXPECT_EQ(seen[3].path, "long/" + long_name);
+  EXPECT_EQ(big, pseudo_random_text(300000));
+}
+
+TEST(TarWrite, SameEntriesSameBytes) {
+  auto make = [] {
+    return std::vector<TarEntry>{file("x", "1"), file("y", "22")};
+  };
+  EXPECT_EQ(to_bytes(make(), 5), to_bytes(make(), 5));
+  EXPECT_NE(to_bytes(make(), 5), to_bytes(make(), 6));
+}
+
+TEST(TarZst, IdenticalForAnyWorkerCountAndHasContentSize) {
+  TempDir dir;
+  // Several zstd jobs at level 3 (job size is a few MiB).
+  std::vector<TarEntry> entries = {file("data", pseudo_random_text(24 << 20))};
+  std::vector<std::string> outputs;
+  for (unsigned threads : {1u, 2u, 4u}) {
+    fs::path out = dir / ("t" + std::to_string(threads) + ".tar.zst");
+    u64 size = write_tar_zst(out, entries, {0}, {3, threads, true});
+    EXPECT_EQ(size, tar_size(entries));
+    outputs.push_back(read_text(out));
+  }
+  EXPECT_EQ(outputs[0], outputs[1]);
+  EXPECT_EQ(outputs[0], outputs[2]);
+  unsigned long long content =
+      ZSTD_getFrameContentSize(outputs[0].data(), outputs[0].size());
+  EXPECT_EQ(content, tar_size(entries));
+
+  // threads = 0 means one worker, not zstd's single-threaded mode.
+  fs::path zero = dir / "t0.tar.zst";
+  write_tar_zst(zero, entries, {0}, {3, 0, true});
+  EXPECT_EQ(read_text(zero), outputs[0]);
+
+  TarReader reader = TarReader::open_file(dir / "t2.tar.zst");
+  TarMember m;
+  ASSERT_TRUE(reader.next(m));
+  EXPECT_EQ(m.size, u64{24} << 20);
+}
+
+TEST(TarBz2, ReadsBack) {
+  TempDir dir;
+  write_tar_bz2(dir / "x.tar.bz2", {file("f", "content")}, {0}, 9);
+  TarReader reader = TarReader::open_file(dir / "x.tar.bz2");
+  TarMember m;
+  ASSERT_TRUE(reader.next(m));
+  std::string text;
+  reader.read_data([&](std::span<const u8> b) {
+    text.append(reinterpret_cast<const char*>(b.data()), b.size());
+  });
+  EXPECT_EQ(text, "content");
+  EXPECT_FALSE(reader.next(m));
+  EXPECT_THROW(write_tar_bz2(dir / "y.tar.bz2", {}, {0}, 10), Error);
+}
+
+TEST(TarRead, CorruptAndLimits) {
+  std::vector<u8> bytes = to_bytes({file("a", "1"), file("b", "2")});
+  std::vector<u8> garbage(1024, 0x41);
+  EXPECT_THROW(
+      {
+        TarReader r = TarReader::open_memory(garbage, "junk");
+        TarMember m;
+        r.next(m);
+      },
+      Error);
+  TarLimits limits;
+  limits.max_entries = 1;
+  TarReader r = TarReader::open_memory(bytes, "two", limits);
+  TarMember m;
+  EXPECT_TRUE(r.next(m));
+  EXPECT_THROW(r.next(m), Error);
+  limits = {};
+  limits.max_total_size = 1;
+  TarReader r2 = TarReader::open_memory(bytes, "two", limits);
+  EXPECT_TRUE(r2.next(m));
+  EXPECT_THROW(r2.next(m), Error);
+}
+
+class ExtractTar : public ::testing::Test {
+ protected:
+  // Extracts `entries` into dir/"target"; returns the error message or "".
+  std::string run(const std::vector<TarEntry>& entries) {
+    bytes_ = to_bytes(entries);
+    TarReader reader = TarReader::open_memory(bytes_, "evil.tar");
+    try {
+      extract_tar(reader, dir_ / "target");
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), Errc::format) << e.what();
+      return e.what();
+    }
+    return "";
+  }
+  TempDir dir_;
+  std::vector<u8> bytes_;
+};
+
+TEST_F(ExtractTar, GoodTree) {
+  EXPECT_EQ(run({file("d/f", "x", 0750), symlink("d/l", "f"),
+                 symlink("d/up", "../d/f"), directory("e"), file("./g", "y")}),
+            "");
+  EXPECT_EQ(read_text(dir_ / "target/d/f"), "x");
+  struct stat st {};
+  ASSERT_EQ(::stat((dir_ / "target/d/f").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0750u);
+  EXPECT_EQ(fs::read_symlink(dir_ / "target/d/l"), "f");
+  EXPECT_TRUE(fs::is_directory(dir_ / "target/e"));
+  EXPECT_EQ(read_text(dir_ / "target/g"), "y");
+}
+
+TEST_F(ExtractTar, RefusesHostileMembers) {
+  fs::create_directories(dir_ / "outside");
+  EXPECT_NE(run({file("../x", "x")}), "");
+  EXPECT_NE(run({file("a/../../x", "x")}), "");
+  EXPECT_NE(run({file("/abs", "x")}), "");
+  EXPECT_NE(run({symlink("esc", (dir_ / "outside").string())}), "");
+  EXPECT_NE(run({symlink("esc", "..")}), "");
+  EXPECT_NE(run({symlink("a/esc", "../..")}), "");
+  // Chains: each link looks inside on its own but l2 would climb out.
+  EXPECT_NE(run({symlink("a/l1", ".."), symlink("l2", "a/l1/..")}), "");
+  EXPECT_FALSE(fs::exists(dir_ / "x"));
+  EXPECT_TRUE(fs::is_empty(dir_ / "outside"));
+}
+
+TEST_F(ExtractTar, NeverWritesThroughSymlinks) {
+  // A pre-existing symlink in the target pointing outside, and a member
+  // symlink to an inside directory followed by a file through it.
+  fs::create_directories(dir_ / "outside");
+  fs::create_directories(dir_ / "target");
+  fs::create_directory_symlink(dir_ / "outside", dir_ / "target/pre");
+  EXPECT_NE(run({file("pre/pwned", "x")}), "");
+  EXPECT_NE(
+      run({directory("real"), symlink("ln", "real"), file("ln/through", "x")}),
+      "");
+  EXPECT_TRUE(fs::is_empty(dir_ / "outside"));
+  EXPECT_FALSE(fs::exists(dir_ / "target/real/through"));
+}
+
+TEST_F(ExtractTar, RefusesOverwrite) {
+  EXPECT_NE(run({file("f", "1"), file("f", "2")}), "");
+  EXPECT_EQ(read_text(dir_ / "target/f"), "1");
+}
+
+}  // namespace
+}  // namespace libpkg::archive
