@@ -2,15 +2,19 @@
 # scripts/demo.sh: build the torch-shaped example (examples/torchlike), install
 # it, and run the packaging job on what it installed.
 #
-# For now the job is `pkgtool inspect` over the installed libraries, the test
-# client and the Python extension; the manywheel, libtorch-zip and conda drivers
-# will take the same install tree later.
+# The job: `pkgtool inspect` over the installed libraries, the test client and
+# the Python extension; then the install tree is packaged three ways and each
+# package verified: a wheel of python/ (`pkgtool wheel pack` + `verify`), a
+# libtorch-style zip of lib/ include/ share/ bin/ (`pkgtool libtorch pack` +
+# `verify`) and conda packages of the whole prefix (`pkgtool conda pack` +
+# `verify`). Bundling dependencies into the wheel (repair) comes with the
+# manywheel driver.
 #
 # Environment (all optional):
 #   LIBPKG_DEMO_OUT        output root (default: <repo>/out/example). It gets
 #                          build/ (CMake build of the example), install/ (the
 #                          prefix: lib/ include/ share/ bin/ python/), logs/,
-#                          inspect.json and inspect.txt.
+#                          inspect.json, inspect.txt and dist/ (the packages).
 #   LIBPKG_DEMO_CXX11_ABI  1 (default) or 0: _GLIBCXX_USE_CXX11_ABI of the example
 #   LIBPKG_DEMO_CUDA       AUTO (default: only if nvcc is found), ON or OFF
 #   LIBPKG_DEMO_JOBS       parallel build jobs (default: nproc)
@@ -107,6 +111,26 @@ run_inspect() {
 }
 step inspect run_inspect
 
+# -- packages (deterministic: fixed timestamps)
+export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-1700000000}
+dist=$out/dist
+rm -rf "$dist"
+mkdir -p "$dist"
+distinfo=$(cd "$install/python" && echo torchlike-*.dist-info)
+version=${distinfo#torchlike-}
+version=${version%.dist-info}
+build_hash=$(git -C "$repo" rev-parse HEAD 2>/dev/null || echo unknown)
+abi_flag=()
+[[ $abi == 0 ]] && abi_flag=(--pre-cxx11-abi)
+step wheel-pack "$PKGTOOL" wheel pack "$install/python" -d "$dist"
+step wheel-verify "$PKGTOOL" wheel verify "$dist"/torchlike-*.whl
+step libtorch-pack "$PKGTOOL" libtorch pack "$install" --skip-other --version "$version" \
+  --build-hash "$build_hash" "${abi_flag[@]}" -o "$dist"
+step libtorch-verify "$PKGTOOL" libtorch verify "$dist/$("$PKGTOOL" libtorch name --version "$version" "${abi_flag[@]}" | head -n 1)"
+step conda-pack "$PKGTOOL" conda pack "$install" --name torchlike --version "$version" \
+  --format both -o "$dist"
+step conda-verify "$PKGTOOL" conda verify "$dist"/torchlike-*.conda "$dist"/torchlike-*.tar.bz2
+
 # -- summary
 "$python" - "$out" "$install" <<'EOF'
 import json, os, re, sys
@@ -121,6 +145,8 @@ print("outputs (ABI=%s, CUDA %s)" % (define("TORCHLIKE_CXX11_ABI"), cuda))
 print("  install  %s   (lib/ include/ share/cmake/TorchLike/ bin/ python/)" % install)
 print("  python   PYTHONPATH=%s/python %s -c 'import torchlike'" % (install, sys.executable))
 print("  inspect  %s/inspect.json, inspect.txt" % out)
+for f in sorted(os.listdir(os.path.join(out, "dist"))):
+    print("  package  %s/dist/%s (%d bytes)" % (out, f, os.path.getsize(os.path.join(out, "dist", f))))
 print("  build    %s/build, logs in %s/logs" % (out, out))
 print()
 print("dynamic linking (pkgtool inspect):")

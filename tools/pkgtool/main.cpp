@@ -24,6 +24,9 @@ const char* kUsage =
     "[--json]\n"
     "                             dynamic symbols in nm -D format\n"
     "  patchelf OPTIONS FILE...   patchelf-compatible editing and printing\n"
+    "  zip list|test|extract ...  inspect, test and safely unpack zips\n"
+    "  wheel unpack|pack|verify|tags|info ...  build, check, retag wheels\n"
+    "  conda pack|extract|transmute|verify ...  conda .conda/.tar.bz2\n"
     "  --version                  print the version\n";
 
 }  // namespace
@@ -46,6 +49,10 @@ int main(int argc, char** argv) {
     if (cmd == "inspect") return pkgtool::run_inspect(args);
     if (cmd == "symbols") return pkgtool::run_symbols(args);
     if (cmd == "patchelf") return pkgtool::run_patchelf(args);
+    if (cmd == "zip") return pkgtool::run_zip(args);
+    if (cmd == "wheel") return pkgtool::run_wheel(args);
+    if (cmd == "conda") return pkgtool::run_conda(args);
+    if (cmd == "libtorch") return pkgtool::run_libtorch(args);
     std::fprintf(stderr, "error: unknown command '%s'\n%s", cmd.c_str(),
                  kUsage);
     return 2;
