@@ -236,9 +236,19 @@ class Bench:
         row.ref_size = ref_wheel.stat().st_size
         row.ours_size = ours_wheel.stat().st_size
         self.rows.append(row)
-        keep = self.work / "input.whl"
-        shutil.move(ref_wheel, keep)
+        return self.keep_input(ref_wheel)
+
+    def keep_input(self, wheel: Path) -> Path:
+        """The wheel the repack rows start from (its name must stay a wheel name)."""
+        keep = self.work / "input" / wheel.name
+        keep.parent.mkdir(exist_ok=True)
+        shutil.move(wheel, keep)
         return keep
+
+    def make_input(self, tree: Path) -> Path:
+        out = self.fresh("input-pack")
+        self.run([PYTHON, "-m", "wheel", "pack", str(tree), "-d", str(out)], "wheel pack")
+        return self.keep_input(next(out.glob("*.whl")))
 
     def wheel_repack(self, wheel: Path) -> None:
         member = "benchpkg/__init__.py"
@@ -257,13 +267,13 @@ class Bench:
         for i in range(self.args.runs):
             u, o = self.fresh("repack-ref-u"), self.fresh("repack-ref-o")
             shutil.rmtree(u)
-            ref = self.run(["sh", "-c", script.format(u=u, o=o)], "wheel unpack + pack")
+            ref = self.run(["/bin/sh", "-c", script.format(u=u, o=o)], "wheel unpack + pack")
             out = self.fresh("repack-ours")
             ours = self.run([self.pkgtool, "wheel", "update", str(wheel), "--set", f"{member}={edited}",
                              "-d", str(out)], "pkgtool wheel update")
             u2, o2 = self.fresh("repack-ours-u"), self.fresh("repack-ours-o")
             shutil.rmtree(u2)
-            ours2 = self.run(["sh", "-c", ours_reuse.format(u=u2, o=o2)], "pkgtool unpack + pack --reuse")
+            ours2 = self.run(["/bin/sh", "-c", ours_reuse.format(u=u2, o=o2)], "pkgtool unpack + pack --reuse")
             rows[0].ref.append(ref)
             rows[0].ours.append(ours)
             rows[1].ref.append(ref)
@@ -314,7 +324,7 @@ class Bench:
                 ok_or_raise(self.launcher.run([self.pkgtool, "conda", "extract", str(ours_pkg), "-d",
                                                str(staged)]), "pkgtool conda extract")
             ref_out = self.fresh("conda-ref")
-            row.ref.append(self.run([PYTHON, str(cph_py), str(staged), ours_pkg.stem, str(ref_out)],
+            row.ref.append(self.run([PYTHON, str(cph_py), str(staged), ours_pkg.name, str(ref_out)],
                                     "cph create"))
             ref_pkg = next(ref_out.glob("*.conda"))
             if i == 0:
@@ -360,8 +370,10 @@ def main() -> int:
         tree, source, total, files = make_wheel_tree(work / "tree", args.tree_mb * 1000 * 1000)
         log(f"tree: {files} files, {total / 1e9:.2f} GB (libraries from {source})")
         wheel = None
-        if "pack" in wanted or "repack" in wanted:
+        if "pack" in wanted:
             wheel = bench.wheel_pack(tree)
+        elif "repack" in wanted:
+            wheel = bench.make_input(tree)
         if "repack" in wanted and wheel:
             bench.wheel_repack(wheel)
         if "conda" in wanted:

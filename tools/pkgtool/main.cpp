@@ -25,8 +25,12 @@ const char* kUsage =
     "                             dynamic symbols in nm -D format\n"
     "  patchelf OPTIONS FILE...   patchelf-compatible editing and printing\n"
     "  zip list|test|extract ...  inspect, test and safely unpack zips\n"
-    "  wheel unpack|pack|verify|tags|info ...  build, check, retag wheels\n"
-    "  conda pack|extract|transmute|verify ...  conda .conda/.tar.bz2\n"
+    "  wheel unpack|pack|verify|tags|info|update ...\n"
+    "                             build, check, retag and edit wheels\n"
+    "  conda pack|extract|transmute|verify ...\n"
+    "                             conda packages (.conda and .tar.bz2)\n"
+    "  libtorch pack|name|verify ...\n"
+    "                             libtorch-style C++ zip distributions\n"
     "  --version                  print the version\n";
 
 }  // namespace

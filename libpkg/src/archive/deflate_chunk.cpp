@@ -3,6 +3,7 @@
 #include <libdeflate.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <new>
 
 #include "libpkg/base/error.hpp"
@@ -38,6 +39,33 @@ CompressorPool::Lease::~Lease() {
   }
 }
 
+namespace {
+
+constexpr u64 kMaxStoredBlock = 65535;
+
+// Stored blocks (RFC 1951 3.2.4), starting on a byte boundary as every chunk
+// does: one header byte (BFINAL in bit 0 on the last block of the final
+// chunk, BTYPE 00, padding zeros), LEN and its complement, the bytes.
+void write_stored_blocks(std::span<const u8> input, bool final,
+                         std::vector<u8>& out) {
+  out.clear();
+  u64 pos = 0;
+  do {
+    const u64 len = std::min<u64>(kMaxStoredBlock, input.size() - pos);
+    const bool last = pos + len == input.size();
+    out.push_back(final && last ? 1 : 0);
+    out.push_back(static_cast<u8>(len & 0xff));
+    out.push_back(static_cast<u8>(len >> 8));
+    out.push_back(static_cast<u8>(~len & 0xff));
+    out.push_back(static_cast<u8>((~len >> 8) & 0xff));
+    out.insert(out.end(), input.begin() + static_cast<std::ptrdiff_t>(pos),
+               input.begin() + static_cast<std::ptrdiff_t>(pos + len));
+    pos += len;
+  } while (pos < input.size());
+}
+
+}  // namespace
+
 void deflate_chunk(CompressorPool& pool, int level, std::span<const u8> input,
                    bool final, const std::string& name, std::vector<u8>& out) {
   CompressorPool::Lease lease(pool, level);
@@ -47,6 +75,14 @@ void deflate_chunk(CompressorPool& pool, int level, std::span<const u8> input,
   size_t n = libdeflate_deflate_compress(lease.get(), input.data(),
                                          input.size(), out.data(), out.size());
   if (n == 0) throw Error(Errc::io, name, "deflate output exceeded its bound");
+  // A chunk deflate does not shrink (already-compressed data, packed device
+  // code) is emitted as stored blocks instead: no larger, and no inflate
+  // pass is needed to make it non-final, since we write its block headers.
+  const u64 pieces = (input.size() + kMaxStoredBlock - 1) / kMaxStoredBlock;
+  if (!input.empty() && input.size() + 5 * pieces <= n) {
+    write_stored_blocks(input, final, out);
+    return;
+  }
   out.resize(n);
   if (!final) make_non_final(out, name);
 }
