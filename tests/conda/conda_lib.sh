@@ -16,25 +16,6 @@ umask 022
 
 make_scratch
 
-# check DESCRIPTION COMMAND...: the command must succeed.
-check() {
-  local what=$1
-  shift
-  if "$@"; then CHECKS=$((CHECKS + 1)); else fail "$what"; fi
-}
-# expect_status N DESCRIPTION COMMAND...: exit status must be N; output in
-# $SCRATCH/last.out / last.err.
-expect_status() {
-  local want=$1 what=$2 rc=0
-  shift 2
-  "$@" >"$SCRATCH/last.out" 2>"$SCRATCH/last.err" || rc=$?
-  if ((rc == want)); then
-    CHECKS=$((CHECKS + 1))
-  else
-    fail "$what: exit $rc, expected $want"
-    sed 's/^/  | /' "$SCRATCH/last.out" "$SCRATCH/last.err" >&2
-  fi
-}
 
 # stage_prefix DIR: DIR is also the build prefix embedded in the files.
 stage_prefix() {

@@ -57,6 +57,26 @@ require_tools() {
   done
 }
 
+# check DESCRIPTION COMMAND...: the command must succeed (its output is not
+# captured, so it may be a function that sets variables).
+check() {
+  local what=$1
+  shift
+  if "$@"; then pass; else fail "$what"; fi
+}
+# expect_status N DESCRIPTION COMMAND...: the command must exit with N; its
+# output is kept in $SCRATCH/last.out and last.err (shown on failure).
+expect_status() {
+  local want=$1 what=$2 rc=0
+  shift 2
+  "$@" >"$SCRATCH/last.out" 2>"$SCRATCH/last.err" || rc=$?
+  if ((rc == want)); then
+    pass
+  else
+    fail "$what: exit $rc, expected $want"
+    sed 's/^/  | /' "$SCRATCH/last.out" "$SCRATCH/last.err" >&2
+  fi
+}
 # expect_eq WHAT EXPECTED ACTUAL
 expect_eq() {
   if [[ $2 == "$3" ]]; then pass; else fail "$1: expected [$2], got [$3]"; fi
