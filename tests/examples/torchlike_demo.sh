@@ -94,6 +94,14 @@ run_abi() {
   ok "demo.sh ABI=$abi CUDA=$cuda ($((SECONDS - start))s)"
   check "demo wrote inspect.json" json "$out/inspect.json" \
     'any(s["file"].startswith("python/torchlike/_C.") for s in d)'
+  # The packages the demo made (each already passed its own verify there).
+  local abi_prefix=cxx11-abi-
+  [[ $abi == 0 ]] && abi_prefix=
+  check "demo packed the wheel" compgen -G "$out/dist/torchlike-1.0.0-cp*-linux_*.whl"
+  check "demo packed the libtorch zip" \
+    test -f "$out/dist/libtorch-${abi_prefix}shared-with-deps-1.0.0.zip"
+  check "demo packed the .tar.bz2" test -f "$out/dist/torchlike-1.0.0-0.tar.bz2"
+  check "demo packed the .conda" test -f "$out/dist/torchlike-1.0.0-0.conda"
 
   local with_cuda
   with_cuda=$(sed -ne 's/^#define TORCHLIKE_WITH_CUDA \(.\)$/\1/p' "$inst/include/torchlike/config.h")
