@@ -124,6 +124,16 @@ abi_flag=()
 [[ $abi == 0 ]] && abi_flag=(--pre-cxx11-abi)
 step wheel-pack "$PKGTOOL" wheel pack "$install/python" -d "$dist"
 step wheel-verify "$PKGTOOL" wheel verify "$dist"/torchlike-*.whl
+# The manywheel job: which tag the wheel can have and why, then bundle what
+# it links from outside (libgomp, and libcudart in a CUDA build) into
+# torchlike/lib, retagged to the manylinux tag it actually satisfies.
+run_show() {
+  "$PKGTOOL" show "$dist"/torchlike-*-linux_*.whl >"$out/show.txt" &&
+    "$PKGTOOL" show --json "$dist"/torchlike-*-linux_*.whl >"$out/show.json"
+}
+step wheel-show run_show
+step wheel-repair "$PKGTOOL" repair "$dist"/torchlike-*-linux_*.whl --lib-dir torchlike/lib -w "$dist/repaired"
+step repaired-verify "$PKGTOOL" wheel verify "$dist"/repaired/torchlike-*.whl
 step libtorch-pack "$PKGTOOL" libtorch pack "$install" --skip-other --version "$version" \
   --build-hash "$build_hash" "${abi_flag[@]}" -o "$dist"
 step libtorch-verify "$PKGTOOL" libtorch verify "$dist/$("$PKGTOOL" libtorch name --version "$version" "${abi_flag[@]}" | head -n 1)"

@@ -544,6 +544,13 @@ def predict_runnable(layout, states, verdefs):
         missing = layout.requires[base] - idents
         if missing:
             return False, f"{o.path} needs symbols from {sorted(missing)}"
+        # libbar calls cos, an IFUNC in libm: ld.so must relocate libm
+        # first, which it only guarantees when libm is a dependency of
+        # libbar. Loaded by someone else, libm may come later and ld.so
+        # stops with "Relink ... for IFUNC symbol `cos'" — or not, depending
+        # on the load order: unpredictable, so the model makes no claim.
+        if base == layout.bar and "libm.so.6" not in o.state["needed"]:
+            return None, f"{o.path} uses libm's IFUNC cos without NEEDED libm"
         for vfile, _ in o.state["verneed"]:
             prov = next((x for x in loaded if vfile in x.names), None)   # find_needed()
             if prov is None:

@@ -98,6 +98,13 @@ run_abi() {
   local abi_prefix=cxx11-abi-
   [[ $abi == 0 ]] && abi_prefix=
   check "demo packed the wheel" compgen -G "$out/dist/torchlike-1.0.0-cp*-linux_*.whl"
+  check "demo wrote the tag explanation" json "$out/show.json" \
+    'd["schema"] == "libpkg-show/1" and any(e["soname"] == "libgomp.so.1" and e["graft"] for e in d["external_libraries"])'
+  check "demo repaired the wheel to a manylinux tag" \
+    compgen -G "$out/dist/repaired/torchlike-1.0.0-cp*-manylinux_2_*.whl"
+  check "the repaired wheel needs nothing from outside" \
+    sh -c '"$0" show --json "$1"/dist/repaired/torchlike-*.whl | "$2" -c "import json,sys; d=json.load(sys.stdin); assert not [e for e in d[\"external_libraries\"] if e[\"graft\"]], d[\"external_libraries\"]"' \
+    "$PKGTOOL" "$out" "$python"
   check "demo packed the libtorch zip" \
     test -f "$out/dist/libtorch-${abi_prefix}shared-with-deps-1.0.0.zip"
   check "demo packed the .tar.bz2" test -f "$out/dist/torchlike-1.0.0-0.tar.bz2"

@@ -22,5 +22,14 @@ int run_wheel(const std::vector<std::string>& args);
 int run_conda(const std::vector<std::string>& args);
 // `pkgtool libtorch pack|name ...`: C++ zip distributions.
 int run_libtorch(const std::vector<std::string>& args);
+// `pkgtool ldd FILE... [--json] [--root DIR] [--ldpaths DIRS]
+// [--lib-path DIR]... [--musl]`: shared-library closure with ld.so's rules.
+int run_ldd(const std::vector<std::string>& args);
+// `pkgtool show WHEEL [--json]`: the platform tag a wheel satisfies, and why.
+int run_show(const std::vector<std::string>& args);
+// `pkgtool repair WHEEL -w DIR ...`: bundle external libraries and retag.
+int run_repair(const std::vector<std::string>& args);
+// `pkgtool census FILE... [--json]`: C++ ABI (cxx11 vs pre-cxx11) census.
+int run_census(const std::vector<std::string>& args);
 
 }  // namespace pkgtool

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "cli_parse.hpp"
 #include "commands.hpp"
 #include "libpkg/archive/zip_writer.hpp"
 #include "libpkg/base/error.hpp"
@@ -58,20 +59,8 @@ struct NameFlags {
   }
 };
 
-// Parses with CLI11 and maps its errors onto ours (exit 2, usage text).
 bool parse(CLI::App& app, const std::vector<std::string>& args) {
-  std::vector<std::string> rev(args.rbegin(), args.rend());
-  try {
-    app.parse(rev);
-  } catch (const CLI::CallForHelp&) {
-    std::fputs(app.help().c_str(), stdout);
-    return false;
-  } catch (const CLI::ParseError& e) {
-    throw libpkg::Error(libpkg::Errc::usage,
-                        "pkgtool libtorch " + app.get_name(),
-                        std::string(e.what()) + "\n" + kUsage);
-  }
-  return true;
+  return parse_cli(app, args, "pkgtool libtorch " + app.get_name(), kUsage);
 }
 
 int run_pack(const std::vector<std::string>& args) {

@@ -31,6 +31,14 @@ const char* kUsage =
     "                             conda packages (.conda and .tar.bz2)\n"
     "  libtorch pack|name|verify ...\n"
     "                             libtorch-style C++ zip distributions\n"
+    "  show WHEEL... [--json]     the platform tag a wheel satisfies, and "
+    "why\n"
+    "  repair WHEEL... -w DIR     bundle external libraries, retag "
+    "(auditwheel-like)\n"
+    "  census FILE... [--json]    C++ ABI census (cxx11 vs pre-cxx11 "
+    "symbols)\n"
+    "  ldd FILE... [--json] [--root DIR] [--lib-path DIR]...\n"
+    "                             shared-library closure with ld.so's rules\n"
     "  --version                  print the version\n";
 
 }  // namespace
@@ -57,6 +65,10 @@ int main(int argc, char** argv) {
     if (cmd == "wheel") return pkgtool::run_wheel(args);
     if (cmd == "conda") return pkgtool::run_conda(args);
     if (cmd == "libtorch") return pkgtool::run_libtorch(args);
+    if (cmd == "ldd") return pkgtool::run_ldd(args);
+    if (cmd == "show") return pkgtool::run_show(args);
+    if (cmd == "repair") return pkgtool::run_repair(args);
+    if (cmd == "census") return pkgtool::run_census(args);
     std::fprintf(stderr, "error: unknown command '%s'\n%s", cmd.c_str(),
                  kUsage);
     return 2;

@@ -147,4 +147,37 @@ void stream_member(const std::string& archive, const ZipEntry& entry,
     stream_deflated(archive, entry, raw, sink);
 }
 
+std::vector<u8> inflate_prefix(const std::string& archive,
+                               const ZipEntry& entry, std::span<const u8> raw,
+                               std::size_t n) {
+  const std::size_t want =
+      static_cast<std::size_t>(std::min<u64>(n, entry.uncompressed_size));
+  std::vector<u8> out(want);
+  if (want == 0) return out;
+  Inflater inflater;
+  z_stream& z = inflater.z();
+  z.next_out = out.data();
+  z.avail_out = static_cast<uInt>(want);
+  // Feed the input in small pieces: the prefix needs only the first blocks.
+  constexpr u64 kStep = 16 * 1024;
+  u64 in_pos = 0;
+  while (z.avail_out > 0) {
+    if (z.avail_in == 0) {
+      if (in_pos == raw.size()) break;
+      u64 step = std::min<u64>(kStep, raw.size() - in_pos);
+      z.next_in = const_cast<Bytef*>(raw.data() + in_pos);
+      z.avail_in = static_cast<uInt>(step);
+      in_pos += step;
+    }
+    int rc = inflate(&z, Z_NO_FLUSH);
+    if (rc == Z_STREAM_END) break;
+    if (rc != Z_OK && rc != Z_BUF_ERROR)
+      fail(archive, entry,
+           fmt::format("corrupt deflate data: {}", z.msg ? z.msg : "error"),
+           entry.data_offset + in_pos - z.avail_in);
+  }
+  out.resize(want - z.avail_out);
+  return out;
+}
+
 }  // namespace libpkg::archive::reader

@@ -9,6 +9,7 @@
 #include <functional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "libpkg/archive/zip_reader.hpp"
 
@@ -22,5 +23,11 @@ inline constexpr std::size_t kPieceSize = 256 * 1024;
 void stream_member(const std::string& archive, const ZipEntry& entry,
                    std::span<const u8> raw,
                    const std::function<void(std::span<const u8>)>& sink);
+
+// Inflates just the first `n` bytes of a deflated member (fewer if it is
+// shorter).
+std::vector<u8> inflate_prefix(const std::string& archive,
+                               const ZipEntry& entry, std::span<const u8> raw,
+                               std::size_t n);
 
 }  // namespace libpkg::archive::reader

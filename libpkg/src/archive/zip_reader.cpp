@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+#include <algorithm>
+
 #include "archive/reader_central.hpp"
 #include "archive/reader_inflate.hpp"
 #include "archive/zip_format.hpp"
@@ -91,6 +93,22 @@ void ZipReader::read(
                             reader::printable_name(entry.name),
                             reader::method_name(entry.method)));
   reader::stream_member(name_, entry, raw(entry), sink);
+}
+
+std::vector<u8> ZipReader::read_prefix(const ZipEntry& entry,
+                                       std::size_t n) const {
+  std::span<const u8> data = raw(entry);
+  if (entry.method == 0) {
+    const std::size_t len = static_cast<std::size_t>(
+        std::min<u64>({n, entry.uncompressed_size, data.size()}));
+    return std::vector<u8>(data.begin(), data.begin() + len);
+  }
+  if (entry.method != 8)
+    throw Error(Errc::unsupported, name_,
+                fmt::format("{}: compression {} is not supported",
+                            reader::printable_name(entry.name),
+                            reader::method_name(entry.method)));
+  return reader::inflate_prefix(name_, entry, data, n);
 }
 
 std::vector<u8> ZipReader::read_all(const ZipEntry& entry) const {

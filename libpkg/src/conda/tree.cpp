@@ -136,17 +136,4 @@ archive::TarEntry to_tar_entry(const StagedEntry& e) {
   return t;
 }
 
-ScratchDir::ScratchDir(const fs::path& parent) {
-  std::string templ = (parent / ".libpkg-conda-XXXXXX").string();
-  if (::mkdtemp(templ.data()) == nullptr) {
-    throw_errno(parent.string(), "create scratch directory");
-  }
-  path_ = templ;
-}
-
-ScratchDir::~ScratchDir() {
-  std::error_code ec;
-  fs::remove_all(path_, ec);
-}
-
 }  // namespace libpkg::conda::detail

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "libpkg/archive/tar.hpp"
+#include "libpkg/base/scratch_dir.hpp"
 #include "libpkg/conda/package.hpp"
 
 namespace libpkg::conda::detail {
@@ -59,17 +60,12 @@ std::vector<std::filesystem::path> write_package_files(
     const std::vector<archive::TarEntry>& info,
     const std::vector<archive::TarEntry>& pkg, const WriteSettings& settings);
 
-// A scratch directory inside `parent`, removed with everything in it.
-class ScratchDir {
+// The conda layer's scratch directories: ".libpkg-conda-XXXXXX" siblings of
+// the output, so the final renames stay on one file system.
+class ScratchDir : public libpkg::ScratchDir {
  public:
-  explicit ScratchDir(const std::filesystem::path& parent);
-  ~ScratchDir();
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
+  explicit ScratchDir(const std::filesystem::path& parent)
+      : libpkg::ScratchDir(parent, ".libpkg-conda-") {}
 };
 
 // Calls `fn` with a reader for each tar component of a package: for a

@@ -82,6 +82,7 @@ class Layout {
 
   // -- program headers --
   bool make_room_after_phdrs();
+  u64 max_dynamic_symbol_size() const;
 
   // -- version needs of removed libraries --
   void rewrite_verneeds();
@@ -498,6 +499,20 @@ u64 Layout<E>::new_vaddr_of_tag(i64 tag) const {
 // ---- the appended segment ---------------------------------------------------
 
 template <typename E>
+u64 Layout<E>::max_dynamic_symbol_size() const {
+  auto syms = r_.dynsym_range();
+  if (!syms) return 0;
+  u64 count = syms->size / sizeof(Sym<E>);
+  auto bytes =
+      r_.bytes().range(syms->offset, count * sizeof(Sym<E>), ".dynsym");
+  auto table = reinterpret_cast<const Sym<E>*>(bytes.data());
+  u64 largest = 0;
+  for (u64 i = 1; i < count; ++i)
+    largest = std::max<u64>(largest, table[i].st_size);
+  return largest;
+}
+
+template <typename E>
 void Layout<E>::place_segment() {
   const u64 file_size = r_.bytes().size();
   u64 max_align = 0, max_vend = 0;
@@ -527,7 +542,16 @@ void Layout<E>::place_segment() {
           fmt::format(
               "segments end at 0x{:x}: no address space left for new tables",
               max_vend));
-    seg_vaddr_ = align_up(max_vend, seg_align_) + seg_off_ % seg_align_;
+    // eu-elflint attributes a relocation to every PT_LOAD overlapping
+    // [r_offset, r_offset + st_size of its symbol] and reports a read-only
+    // one as an unflagged text relocation. Our (read-only) segment sits
+    // above the writable data, so keep it further away than any symbol is
+    // long; the gap costs address space only, never file bytes or memory.
+    // (Skipped where it would not fit the address space.)
+    u64 gap = max_dynamic_symbol_size();
+    const u64 limit = E::is_64 ? ~u64{0} : 0xffffffffull;
+    if (gap > limit - 2 * seg_align_ - max_vend) gap = 0;
+    seg_vaddr_ = align_up(max_vend + gap, seg_align_) + seg_off_ % seg_align_;
     bool executable = interp_.has_value() || r_.ehdr().e_type == ET_EXEC;
     if (ph_.moves && executable && first_load) {
       // Kernels before 5.18 compute AT_PHDR as first_load_vaddr -
@@ -536,7 +560,7 @@ void Layout<E>::place_segment() {
       i64 delta = static_cast<i64>(first_load->vaddr - first_load->offset);
       if (delta >= 0 && static_cast<u64>(delta) % seg_align_ == 0) {
         u64 d = static_cast<u64>(delta);
-        u64 vstart = align_up(max_vend, seg_align_);
+        u64 vstart = align_up(max_vend + gap, seg_align_);
         u64 off =
             align_up(std::max(file_size, vstart > d ? vstart - d : 0), 16);
         if (off - file_size <= kMaxPlacementGap) {

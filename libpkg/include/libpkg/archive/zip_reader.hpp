@@ -87,6 +87,10 @@ class ZipReader {
   // The whole decompressed content (bounded by the entry's declared size).
   std::vector<u8> read_all(const ZipEntry& entry) const;
   std::string read_text(const ZipEntry& entry) const;
+  // The first min(n, size) bytes of a member, decompressing only as much as
+  // needed (to sniff file types, e.g. ELF magic, without inflating a GB
+  // library). No CRC check: the member is not read to its end.
+  std::vector<u8> read_prefix(const ZipEntry& entry, std::size_t n) const;
 
  private:
   // Parses and validates the central directory of data_.

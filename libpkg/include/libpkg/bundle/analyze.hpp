@@ -1,0 +1,113 @@
+// Analysis of a wheel for repair: which members are ELF files, what each
+// needs (resolved with the dynamic loader's rules), which of those libraries
+// live outside the wheel, and which platform tag the wheel satisfies as it
+// is and after bundling — with, for every more compatible tag, what blocks
+// it (deps::evaluate).
+//
+// ELF members are sniffed by their first bytes (only a few bytes of each
+// member are inflated) and unpacked, in parallel, into a private scratch
+// directory that mirrors the wheel's layout, so $ORIGIN-relative search
+// paths resolve the way they will once the wheel is installed. The scratch
+// directory lives as long as the analysis (the repair streams the edited
+// members from it) and is removed with it.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "libpkg/archive/zip_reader.hpp"
+#include "libpkg/base/scratch_dir.hpp"
+#include "libpkg/deps/policy.hpp"
+#include "libpkg/deps/resolve.hpp"
+#include "libpkg/wheel/name.hpp"
+
+namespace libpkg::bundle {
+
+struct AnalyzeOptions {
+  deps::SearchConfig search;
+  // Policies to evaluate against; nullptr = deps::PolicySet::builtin().
+  const deps::PolicySet* policies = nullptr;
+  // Libraries that are provided by the environment and must be neither
+  // grafted nor counted: fnmatch globs matched against the soname and
+  // against the resolved path (and its realpath). Their subtree is pruned.
+  std::vector<std::string> exclude;
+  // Libraries loaded with dlopen (not in any DT_NEEDED) to bundle as well:
+  // a path, or a soname resolved through the search configuration. Their
+  // closure is analysed like any dependency.
+  std::vector<std::string> include;
+  unsigned threads = 0;  // 0: one per core
+  // Parent of the scratch directory; empty = the system temp directory.
+  std::filesystem::path scratch_parent;
+};
+
+// One ELF member of the wheel.
+struct PackageBinary {
+  std::string member;          // name in the wheel
+  std::filesystem::path file;  // unpacked copy in the scratch directory
+  bool extension = false;      // defines PyInit_<module> (a Python module)
+  bool imports_dlopen = false;
+  std::vector<std::string> needed;
+  std::optional<std::string> rpath, runpath;
+  deps::LddTree tree;
+  deps::BinaryFacts facts;
+};
+
+// A library resolved outside the wheel (system or build tree).
+struct ExternalLibrary {
+  std::string soname;
+  std::filesystem::path path, realpath;
+  std::set<std::string> needed_by;  // members or sonames that need it
+  std::vector<std::string> needed;  // its own DT_NEEDED
+  bool included = false;            // asked for with AnalyzeOptions::include
+  // Whether some policy of the wheel's libc family allows it (then it
+  // is not bundled for policies that allow it).
+  bool system = false;
+  deps::BinaryFacts facts;  // grafted = true; path = soname
+};
+
+struct WheelAnalysis {
+  std::filesystem::path wheel;
+  wheel::WheelName name;
+  std::string dist_info;  // "pkg-1.0.dist-info"
+  std::string arch;       // policy arch of the ELF files
+  deps::Libc libc = deps::Libc::glibc;
+  std::vector<PackageBinary> binaries;
+  std::vector<ExternalLibrary> externals;  // load order, one per soname
+  std::vector<std::string> excluded;       // sonames pruned by `exclude`
+  // Sonames that could not be found → the binaries that need them.
+  std::map<std::string, std::set<std::string>> missing;
+  deps::Evaluation as_is;         // libraries outside the policy block
+  deps::Evaluation after_repair;  // libraries outside the policy grafted
+  std::shared_ptr<const deps::PolicySet> owned_policies;
+  const deps::PolicySet* policies = nullptr;
+
+  // The open wheel and the scratch directory (kept for the repair).
+  std::shared_ptr<archive::ZipReader> zip;
+  std::shared_ptr<ScratchDir> scratch;
+
+  const ExternalLibrary* external(std::string_view soname) const;
+  const PackageBinary* binary(std::string_view member) const;
+  // Whether repairing to the best reachable tag bundles `lib` (for
+  // "linux": whatever no policy of the family allows).
+  bool would_graft(const ExternalLibrary& lib) const;
+};
+
+// Throws libpkg::Error: Errc::format for a wheel that does not parse or has
+// hostile member names, Errc::unsupported for ELF files of several
+// architectures (naming two) or an ELF file under .data/purelib, Errc::usage
+// for a wheel without ELF files (a pure-Python wheel needs no repair).
+WheelAnalysis analyze_wheel(const std::filesystem::path& wheel,
+                            const AnalyzeOptions& options = {});
+
+// The `pkgtool show --json` document (schema "libpkg-show/1", documented in
+// docs/repair.md).
+std::string show_json(const WheelAnalysis& analysis, int indent = 2);
+// The human report of `pkgtool show`.
+std::string show_text(const WheelAnalysis& analysis);
+
+}  // namespace libpkg::bundle

@@ -1,0 +1,128 @@
+// Repairing a wheel: plan (which libraries to graft, their new names, every
+// file's NEEDED/SONAME/RPATH edits, the platform tags, and why), then apply
+// the plan in one streaming pass.
+//
+// Applying never copies a library into a staging tree: a grafted library is
+// streamed from its system location through its edit overlay into the
+// compressor, an edited wheel member from its unpacked scratch copy, and
+// every untouched member is copied with its compressed bytes. RECORD is
+// regenerated from the hashes computed while writing.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "libpkg/base/integers.hpp"
+#include "libpkg/bundle/analyze.hpp"
+#include "libpkg/elf/editor.hpp"
+
+namespace libpkg::bundle {
+
+// Libraries that are dlopen'd by name keep their file name (renaming them
+// would break the dlopen), as PyTorch's build scripts learned the hard way.
+std::vector<std::string> default_keep_names();
+
+// The name of a grafted copy: `<stem>-<sha256[:8]>.<rest>`, split at the
+// first dot (libz.so.1.2.13 → libz-0123abcd.so.1.2.13); a name that already
+// carries this hash is returned unchanged.
+std::string hashed_name(const std::string& soname, const std::string& sha256);
+
+// The $ORIGIN-relative search-path entry from the directory of `member` to
+// the wheel directory `dir`: ("foo/_ext.so", "foo.libs") →
+// "$ORIGIN/../foo.libs",
+// ("torch/lib/a.so", "torch/lib") → "$ORIGIN".
+std::string origin_relative(const std::string& member, const std::string& dir);
+
+struct RepairOptions {
+  // Target platform: "auto" (the most compatible tag reachable), a policy
+  // name or alias with or without the arch ("manylinux2014",
+  // "manylinux_2_28_x86_64"), or "linux" (bundle, keep linux_<arch>).
+  std::string plat = "auto";
+  // Graft directory: `lib_dir` (a member directory such as "torch/lib")
+  // when set, else "<distribution><lib_sdir>" at the wheel root.
+  std::string lib_sdir = ".libs";
+  std::optional<std::string> lib_dir;
+  // fnmatch globs on sonames that keep their name when grafted.
+  std::vector<std::string> keep_names = default_keep_names();
+  elf::RpathTag rpath_tag = elf::RpathTag::rpath;
+  // Only the target tag (and its aliases), not also a more compatible tag
+  // the wheel reaches.
+  bool only_plat = false;
+  // Proceed when a dependency can't be found (it stays un-bundled).
+  bool ignore_missing = false;
+  // Run binutils' `strip -s` on every ELF file of the output before
+  // patching (auditwheel's --strip).
+  bool strip = false;
+};
+
+struct Graft {
+  std::string soname;            // as in DT_NEEDED
+  std::filesystem::path source;  // where it was found
+  std::string member;            // path in the output wheel
+  std::string new_soname;        // its file name in the graft directory
+  bool keep_name = false;
+  std::string reason;  // "not allowed by manylinux_2_17", "--include"
+  std::string sha256;  // hex digest of the source
+  std::vector<std::string> needed_by;
+};
+
+struct FileEdit {
+  std::string member;  // output member (a graft's member for grafts)
+  bool graft = false;
+  std::map<std::string, std::string> replace_needed;
+  std::vector<std::string> remove_needed;
+  std::optional<std::string> set_soname;
+  std::optional<std::string> rpath;  // new value; "" = remove
+  elf::RpathTag rpath_tag = elf::RpathTag::rpath;
+  std::vector<std::string> why;
+};
+
+struct RepairPlan {
+  std::filesystem::path wheel;
+  std::string output_name;  // file name of the repaired wheel
+  std::string policy;       // target policy name
+  std::vector<std::string> platform_tags;
+  std::string graft_dir;
+  std::vector<Graft> grafts;
+  std::vector<FileEdit> edits;
+  std::vector<std::string> excluded;
+  std::map<std::string, std::set<std::string>> missing;  // ignored ones
+  std::vector<std::string> notes;
+  bool strip = false;
+
+  // Schema "libpkg-repair-plan/1" (docs/repair.md).
+  std::string to_json(int indent = 2) const;
+  std::string to_text() const;
+};
+
+// Throws Errc::not_found for a missing library (unless ignore_missing),
+// Errc::usage for an unknown or unreachable --plat (the message names the
+// file and the symbol or library that blocks it).
+RepairPlan plan_repair(const WheelAnalysis& analysis,
+                       const RepairOptions& options = {});
+
+struct ApplyOptions {
+  int level = 6;
+  unsigned threads = 0;
+  // mtime of new members; unset: the newest member mtime of the input.
+  std::optional<i64> timestamp;
+};
+
+struct RepairResult {
+  std::filesystem::path path;
+  u64 members = 0;
+  u64 raw_copies = 0;
+  u64 compressed = 0;
+  u64 grafted_bytes = 0;
+};
+
+// Writes `out_dir`/plan.output_name (temporary file + rename; nothing is
+// left behind on failure).
+RepairResult apply_repair(const WheelAnalysis& analysis, const RepairPlan& plan,
+                          const std::filesystem::path& out_dir,
+                          const ApplyOptions& options = {});
+
+}  // namespace libpkg::bundle

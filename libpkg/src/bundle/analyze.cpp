@@ -1,0 +1,382 @@
+#include "libpkg/bundle/analyze.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "bundle/patterns.hpp"
+#include "libpkg/archive/extract.hpp"
+#include "libpkg/base/error.hpp"
+#include "libpkg/base/thread_pool.hpp"
+#include "libpkg/elf/view.hpp"
+#include "libpkg/wheel/wheel.hpp"
+
+namespace fs = std::filesystem;
+
+namespace libpkg::bundle {
+namespace {
+
+bool is_elf_member(const archive::ZipReader& zip,
+                   const archive::ZipEntry& entry) {
+  // Smaller than an ELF32 header: not a loadable object.
+  if (entry.is_directory() || entry.is_symlink() ||
+      entry.uncompressed_size < 52)
+    return false;
+  const std::vector<u8> head = zip.read_prefix(entry, 4);
+  return head.size() == 4 && elf::ElfFile::has_elf_magic(head);
+}
+
+// Unpacks one member to `dest` (parents created), streaming.
+void unpack_member(const archive::ZipReader& zip,
+                   const archive::ZipEntry& entry, const fs::path& dest) {
+  fs::create_directories(dest.parent_path());
+  int fd = ::open(dest.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
+  if (fd < 0) throw_errno(dest.string(), "create");
+  try {
+    zip.read(entry, [&](std::span<const u8> piece) {
+      std::size_t done = 0;
+      while (done < piece.size()) {
+        ssize_t n = ::write(fd, piece.data() + done, piece.size() - done);
+        if (n < 0) {
+          if (errno == EINTR) continue;
+          throw_errno(dest.string(), "write");
+        }
+        done += static_cast<std::size_t>(n);
+      }
+    });
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  if (::close(fd) != 0) throw_errno(dest.string(), "close");
+}
+
+bool defines_python_module(const elf::ElfFile& elf, bool* imports_dlopen) {
+  bool module = false;
+  elf.for_each_dynamic_symbol([&](const elf::Symbol& sym) {
+    if (sym.is_defined()) {
+      // PyInit_<name> (CPython 3), init<name> (2), _cffi_pypyinit_ (PyPy).
+      if (sym.type == 2 /* STT_FUNC */ &&
+          (sym.name.starts_with("PyInit_") ||
+           sym.name.starts_with("_cffi_pypyinit_")))
+        module = true;
+    } else if (sym.name == "dlopen" || sym.name == "dlmopen") {
+      *imports_dlopen = true;
+    }
+  });
+  return module;
+}
+
+// Finds a library named `soname` for --include the way the loader would
+// from a requester without RPATH/RUNPATH: LD_LIBRARY_PATH, extra paths,
+// system directories; the first file compatible with `like` wins.
+fs::path find_included(const deps::Resolver& resolver, std::string_view soname,
+                       const elf::ElfFile& like) {
+  std::vector<std::string> dirs = resolver.config().ld_library_path;
+  for (const auto& d : resolver.config().extra_paths) dirs.push_back(d);
+  for (const auto& d : resolver.system_dirs()) dirs.push_back(d);
+  for (const auto& dir : dirs) {
+    fs::path candidate = fs::path(dir.empty() ? "." : dir) / soname;
+    std::error_code ec;
+    if (!fs::is_regular_file(candidate, ec)) continue;
+    try {
+      elf::ElfFile lib = elf::ElfFile::open(candidate);
+      if (deps::compatible(like, lib)) return candidate;
+    } catch (const Error&) {
+      continue;  // not an ELF file: ld.so skips it too
+    }
+  }
+  throw Error(Errc::not_found, std::string(soname),
+              "--include: library not found on the search path "
+              "(LD_LIBRARY_PATH, --lib-path, system directories)");
+}
+
+class Analyzer {
+ public:
+  Analyzer(const fs::path& wheel_path, const AnalyzeOptions& options)
+      : options_(options), resolver_(options.search) {
+    a_.wheel = wheel_path;
+    if (options.policies) {
+      a_.policies = options.policies;
+    } else {
+      a_.policies = &deps::PolicySet::builtin();
+    }
+  }
+
+  WheelAnalysis run() {
+    open_wheel();
+    find_binaries();
+    check_architecture();
+    resolve();
+    collect_facts();
+    evaluate();
+    return std::move(a_);
+  }
+
+ private:
+  void open_wheel() {
+    a_.name = wheel::WheelName::parse(a_.wheel.filename().string());
+    a_.zip = std::make_shared<archive::ZipReader>(
+        archive::ZipReader::open(a_.wheel));
+    archive::check_member_names(*a_.zip, /*allow_symlinks=*/true);
+    a_.dist_info = wheel::find_dist_info(*a_.zip, a_.name);
+    a_.scratch = std::make_shared<ScratchDir>(
+        options_.scratch_parent.empty()
+            ? ScratchDir::in_temp("libpkg-repair-")
+            : ScratchDir(options_.scratch_parent, ".libpkg-repair-"));
+    tree_ = a_.scratch->path() / "wheel";
+  }
+
+  void find_binaries() {
+    const archive::ZipReader& zip = *a_.zip;
+    const std::string purelib = a_.name.data_dir() + "/purelib/";
+    std::vector<const archive::ZipEntry*> elves;
+    for (const auto& entry : zip.entries()) {
+      if (!is_elf_member(zip, entry)) continue;
+      if (entry.name.starts_with(purelib))
+        throw Error(Errc::unsupported, a_.wheel.string(),
+                    fmt::format("{}: ELF file under .data/purelib: a wheel "
+                                "with native code must not be purelib",
+                                entry.name));
+      elves.push_back(&entry);
+    }
+    if (elves.empty())
+      throw Error(Errc::usage, a_.wheel.string(),
+                  "no ELF files: a pure-Python wheel needs no repair");
+    a_.binaries.resize(elves.size());
+    ThreadPool pool(options_.threads);
+    pool.parallel_for(elves.size(), [&](std::size_t i) {
+      PackageBinary& b = a_.binaries[i];
+      b.member = elves[i]->name;
+      b.file = tree_ / b.member;
+      unpack_member(zip, *elves[i], b.file);
+    });
+    for (std::size_t i = 0; i < a_.binaries.size(); ++i)
+      by_file_[a_.binaries[i].file.lexically_normal().string()] = i;
+  }
+
+  void check_architecture() {
+    std::string first_member;
+    for (auto& b : a_.binaries) {
+      elf::ElfFile elf = elf::ElfFile::open(b.file);
+      std::string arch = deps::policy_arch(elf);
+      if (arch.empty())
+        throw Error(Errc::unsupported, a_.wheel.string(),
+                    fmt::format("{}: unsupported machine {}", b.member,
+                                elf.machine_name()));
+      if (a_.arch.empty()) {
+        a_.arch = arch;
+        first_member = b.member;
+        a_.libc = deps::libc_of(elf).value_or(deps::Libc::glibc);
+      } else if (arch != a_.arch) {
+        throw Error(Errc::unsupported, a_.wheel.string(),
+                    fmt::format("ELF files for two architectures: {} is {}, "
+                                "{} is {}",
+                                first_member, a_.arch, b.member, arch));
+      } else if (auto libc = deps::libc_of(elf)) {
+        if (*libc != a_.libc)
+          throw Error(
+              Errc::unsupported, a_.wheel.string(),
+              fmt::format(
+                  "{} links musl and {} glibc: one libc "
+                  "family per wheel",
+                  a_.libc == deps::Libc::musl ? first_member : b.member,
+                  a_.libc == deps::Libc::musl ? b.member : first_member));
+      }
+      for (std::string_view n : elf.needed()) b.needed.emplace_back(n);
+      if (auto r = elf.rpath()) b.rpath = std::string(*r);
+      if (auto r = elf.runpath()) b.runpath = std::string(*r);
+      b.extension = defines_python_module(elf, &b.imports_dlopen);
+    }
+  }
+
+  // Inside the unpacked wheel?
+  std::optional<std::size_t> package_index(const deps::LibraryNode& node) {
+    const auto& p = node.realpath ? node.realpath : node.path;
+    if (!p) return std::nullopt;
+    std::error_code ec;
+    fs::path canon = fs::weakly_canonical(*p, ec);
+    if (ec) canon = *p;
+    auto it = by_file_.find(canon.lexically_normal().string());
+    if (it != by_file_.end()) return it->second;
+    return std::nullopt;
+  }
+
+  bool is_system(std::string_view soname) const {
+    for (const deps::Policy* p : a_.policies->family(a_.libc))
+      if (p->allows_library(soname)) return true;
+    return false;
+  }
+
+  bool allowed_everywhere(std::string_view soname) const {
+    for (const deps::Policy* p : a_.policies->family(a_.libc))
+      if (!p->allows_library(soname)) return false;
+    return true;
+  }
+
+  bool is_excluded(const deps::LibraryNode& node) const {
+    if (matches_any(options_.exclude, node.soname)) return true;
+    if (node.path && matches_any(options_.exclude, node.path->string()))
+      return true;
+    return node.realpath &&
+           matches_any(options_.exclude, node.realpath->string());
+  }
+
+  bool prune(const deps::LibraryNode& node) {
+    if (is_system(node.soname) || is_libpython(node.soname)) return true;
+    if (is_excluded(node)) {
+      excluded_.insert(node.soname);
+      return true;
+    }
+    return false;
+  }
+
+  // Records the externals of one tree; `root_name` names the tree's root in
+  // needed_by lists.
+  void absorb_tree(const deps::LddTree& tree, const std::string& root_name,
+                   std::map<std::string, std::string>* facts_external) {
+    // Who asked, in the names the report uses: members for files of the
+    // wheel, sonames otherwise.
+    std::map<std::string, std::string> display;
+    display[tree.path.string()] = root_name;
+    for (const auto& node : tree.libraries)
+      if (auto idx = package_index(node))
+        display[node.soname] = a_.binaries[*idx].member;
+    auto requester = [&](const std::string& name) {
+      auto it = display.find(name);
+      return it == display.end() ? name : it->second;
+    };
+    for (const auto& node : tree.libraries) {
+      if (excluded_.count(node.soname) || is_libpython(node.soname)) continue;
+      if (package_index(node)) continue;
+      if (node.via == deps::FoundVia::not_found || !node.path) {
+        a_.missing[node.soname].insert(requester(node.needed_by));
+        if (facts_external) (*facts_external)[node.soname] = "";
+        continue;
+      }
+      ExternalLibrary& ext = external_slot(node);
+      ext.needed_by.insert(requester(node.needed_by));
+      if (facts_external) (*facts_external)[node.soname] = node.path->string();
+    }
+  }
+
+  ExternalLibrary& external_slot(const deps::LibraryNode& node) {
+    auto it = external_index_.find(node.soname);
+    if (it != external_index_.end()) return a_.externals[it->second];
+    ExternalLibrary ext;
+    ext.soname = node.soname;
+    ext.path = *node.path;
+    ext.realpath = node.realpath ? *node.realpath : *node.path;
+    ext.needed = node.needed;
+    ext.system = is_system(node.soname);
+    external_index_[node.soname] = a_.externals.size();
+    a_.externals.push_back(std::move(ext));
+    return a_.externals.back();
+  }
+
+  void resolve() {
+    auto prune_fn = [this](const deps::LibraryNode& n) { return prune(n); };
+    for (auto& b : a_.binaries) {
+      b.tree = resolver_.tree(b.file, prune_fn);
+      absorb_tree(b.tree, b.member, &b.facts.external);
+    }
+    if (options_.include.empty()) return;
+    elf::ElfFile like = elf::ElfFile::open(a_.binaries.front().file);
+    for (const auto& inc : options_.include) {
+      fs::path path = inc.find('/') != std::string::npos
+                          ? fs::path(inc)
+                          : find_included(resolver_, inc, like);
+      elf::ElfFile lib = elf::ElfFile::open(path);
+      std::string why;
+      if (!deps::compatible(like, lib, &why))
+        throw Error(Errc::unsupported, path.string(),
+                    "--include: not loadable by the wheel's binaries: " + why);
+      deps::LibraryNode root;
+      root.soname =
+          lib.soname() ? std::string(*lib.soname()) : path.filename().string();
+      root.path = path;
+      std::error_code ec;
+      root.realpath = fs::canonical(path, ec);
+      if (ec) root.realpath = path;
+      root.via = deps::FoundVia::path;
+      for (std::string_view n : lib.needed()) root.needed.emplace_back(n);
+      ExternalLibrary& ext = external_slot(root);
+      ext.included = true;
+      ext.needed_by.insert("--include");
+      deps::LddTree tree = resolver_.tree(path, prune_fn);
+      absorb_tree(tree, root.soname, nullptr);
+    }
+  }
+
+  void collect_facts() {
+    ThreadPool pool(options_.threads);
+    pool.parallel_for(a_.binaries.size(), [&](std::size_t i) {
+      PackageBinary& b = a_.binaries[i];
+      auto external = std::move(b.facts.external);
+      b.facts = deps::binary_facts(elf::ElfFile::open(b.file), b.member);
+      b.facts.external = std::move(external);
+    });
+    pool.parallel_for(a_.externals.size(), [&](std::size_t i) {
+      ExternalLibrary& ext = a_.externals[i];
+      ext.facts =
+          deps::binary_facts(elf::ElfFile::open(ext.realpath), ext.soname);
+      ext.facts.grafted = true;
+    });
+    a_.excluded.assign(excluded_.begin(), excluded_.end());
+  }
+
+  void evaluate() {
+    std::vector<deps::BinaryFacts> facts;
+    for (const auto& b : a_.binaries) facts.push_back(b.facts);
+    deps::EvaluateOptions as_is;
+    as_is.libraries_block = true;
+    a_.as_is = deps::evaluate(facts, *a_.policies, as_is);
+    // A library every policy allows (libc, libm, ...) is never bundled, so
+    // its own requirements don't matter; any other may be grafted for some
+    // policy, and evaluate() counts it for the policies that don't allow it.
+    for (const auto& ext : a_.externals)
+      if (!allowed_everywhere(ext.soname)) facts.push_back(ext.facts);
+    deps::EvaluateOptions grafted;
+    grafted.libraries_block = false;
+    a_.after_repair = deps::evaluate(facts, *a_.policies, grafted);
+  }
+
+  const AnalyzeOptions& options_;
+  deps::Resolver resolver_;
+  WheelAnalysis a_;
+  fs::path tree_;
+  std::map<std::string, std::size_t> by_file_;
+  std::map<std::string, std::size_t> external_index_;
+  std::set<std::string> excluded_;
+};
+
+}  // namespace
+
+const ExternalLibrary* WheelAnalysis::external(std::string_view soname) const {
+  for (const auto& e : externals)
+    if (e.soname == soname) return &e;
+  return nullptr;
+}
+
+const PackageBinary* WheelAnalysis::binary(std::string_view member) const {
+  for (const auto& b : binaries)
+    if (b.member == member) return &b;
+  return nullptr;
+}
+
+bool WheelAnalysis::would_graft(const ExternalLibrary& lib) const {
+  if (lib.included) return true;
+  const deps::Policy* best = after_repair.best;
+  if (best && best->priority > 0) return !best->allows_library(lib.soname);
+  return !lib.system;
+}
+
+WheelAnalysis analyze_wheel(const fs::path& wheel,
+                            const AnalyzeOptions& options) {
+  return Analyzer(wheel, options).run();
+}
+
+}  // namespace libpkg::bundle

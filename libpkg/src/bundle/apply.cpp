@@ -1,0 +1,153 @@
+// apply_repair: turns a RepairPlan into the repaired wheel in one pass.
+#include <fmt/format.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <set>
+
+#include "libpkg/archive/source.hpp"
+#include "libpkg/base/error.hpp"
+#include "libpkg/base/thread_pool.hpp"
+#include "libpkg/bundle/repair.hpp"
+#include "libpkg/elf/editor.hpp"
+#include "libpkg/wheel/metadata.hpp"
+#include "libpkg/wheel/wheel.hpp"
+
+extern char** environ;
+
+namespace fs = std::filesystem;
+
+namespace libpkg::bundle {
+namespace {
+
+// `strip -s FILE` (binutils). Stripping is done by the platform's own tool
+// so that what it removes is exactly what users expect from `strip`.
+void run_strip(const fs::path& program, const fs::path& file) {
+  std::string prog = program.string(), flag = "-s", path = file.string();
+  char* argv[] = {prog.data(), flag.data(), path.data(), nullptr};
+  pid_t pid = 0;
+  int rc = ::posix_spawnp(&pid, prog.c_str(), nullptr, nullptr, argv, environ);
+  if (rc != 0)
+    throw Error(
+        Errc::io, prog,
+        fmt::format("cannot run it for --strip: {}", std::strerror(rc)));
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) throw_errno(prog, "wait for");
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    throw Error(Errc::io, file.string(),
+                fmt::format("{} -s failed (status {})", prog, status));
+}
+
+elf::EditOptions edit_options(const FileEdit& e) {
+  elf::EditOptions o;
+  o.set_soname = e.set_soname;
+  o.remove_needed = e.remove_needed;
+  for (const auto& [from, to] : e.replace_needed)
+    o.replace_needed.emplace_back(from, to);
+  if (e.rpath) {
+    o.rpath_op = e.rpath->empty() ? elf::RpathOp::remove : elf::RpathOp::set;
+    o.rpath = *e.rpath;
+    o.rpath_tag = e.rpath_tag;
+  }
+  return o;
+}
+
+// The file as edited (an overlay streamed from the original), or as is.
+archive::SourcePtr edited_source(const fs::path& file, const FileEdit* edit) {
+  if (!edit) return archive::file_source(file);
+  elf::EditOptions o = edit_options(*edit);
+  if (o.empty()) return archive::file_source(file);
+  elf::EditPlan p = elf::plan_edit(elf::ElfFile::open(file), o);
+  return archive::overlay_source(file, std::move(p.overlay));
+}
+
+// WHEEL with one Tag line per (python, abi) pair × the new platforms.
+std::string retagged_wheel_file(const archive::ZipReader& zip,
+                                const std::string& member,
+                                const std::vector<std::string>& platforms) {
+  const archive::ZipEntry* entry = zip.find(member);
+  if (!entry)
+    throw Error(Errc::format, zip.name(), member + ": missing WHEEL file");
+  wheel::WheelFile wf =
+      wheel::WheelFile::parse(zip.read_text(*entry), zip.name() + ":" + member);
+  std::vector<std::pair<std::string, std::string>> pairs;
+  for (const auto& t : wf.tags()) {
+    std::pair<std::string, std::string> p{t.python, t.abi};
+    if (std::find(pairs.begin(), pairs.end(), p) == pairs.end())
+      pairs.push_back(p);
+  }
+  std::vector<wheel::WheelTag> tags;
+  for (const auto& [py, abi] : pairs)
+    for (const auto& plat : platforms) tags.push_back({py, abi, plat});
+  wf.set_tags(tags);
+  return wf.format();
+}
+
+}  // namespace
+
+RepairResult apply_repair(const WheelAnalysis& analysis, const RepairPlan& plan,
+                          const fs::path& out_dir,
+                          const ApplyOptions& options) {
+  std::map<std::string, const FileEdit*> edit_of;
+  for (const auto& e : plan.edits) edit_of[e.member] = &e;
+  auto find_edit = [&](const std::string& member) -> const FileEdit* {
+    auto it = edit_of.find(member);
+    return it == edit_of.end() ? nullptr : it->second;
+  };
+
+  // Grafts are streamed from their system location unless --strip needs a
+  // private copy to run strip on.
+  std::vector<fs::path> graft_files;
+  for (const auto& g : plan.grafts) graft_files.push_back(g.source);
+  if (plan.strip) {
+    const fs::path dir = analysis.scratch->path() / "grafts";
+    fs::create_directories(dir);
+    ThreadPool pool(options.threads);
+    pool.parallel_for(plan.grafts.size(), [&](std::size_t i) {
+      fs::path copy = dir / plan.grafts[i].new_soname;
+      fs::copy_file(fs::canonical(plan.grafts[i].source), copy,
+                    fs::copy_options::overwrite_existing);
+      fs::permissions(copy, fs::perms::owner_write, fs::perm_options::add);
+      run_strip("strip", copy);
+      graft_files[i] = copy;
+    });
+    pool.parallel_for(analysis.binaries.size(), [&](std::size_t i) {
+      run_strip("strip", analysis.binaries[i].file);
+    });
+  }
+
+  wheel::WheelEdits edits;
+  RepairResult result;
+  for (const auto& b : analysis.binaries) {
+    const FileEdit* e = find_edit(b.member);
+    if (e || plan.strip) edits.replace[b.member] = edited_source(b.file, e);
+  }
+  for (std::size_t i = 0; i < plan.grafts.size(); ++i) {
+    const Graft& g = plan.grafts[i];
+    archive::SourcePtr src = edited_source(graft_files[i], find_edit(g.member));
+    result.grafted_bytes += src->size();
+    edits.add.push_back({g.member, std::move(src), 0755});
+  }
+  const std::string wheel_member = analysis.dist_info + "/WHEEL";
+  edits.replace[wheel_member] = archive::bytes_source(
+      retagged_wheel_file(*analysis.zip, wheel_member, plan.platform_tags),
+      wheel_member);
+
+  fs::create_directories(out_dir);
+  wheel::RewriteOptions ro;
+  ro.level = options.level;
+  ro.threads = options.threads;
+  ro.timestamp = options.timestamp;
+  wheel::RewriteResult r =
+      wheel::rewrite(*analysis.zip, out_dir / plan.output_name, edits, ro);
+  result.path = r.path;
+  result.members = r.members;
+  result.raw_copies = r.raw_copies;
+  result.compressed = r.compressed;
+  return result;
+}
+
+}  // namespace libpkg::bundle

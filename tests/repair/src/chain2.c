@@ -1,0 +1,2 @@
+/* libchain2.so: the end of the chain ext -> libchain1 -> libchain2. */
+int chain2_value(void) { return 23; }

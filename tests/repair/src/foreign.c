@@ -1,0 +1,2 @@
+/* A shared object for another architecture (built with -nostdlib). */
+int foreign_value(void) { return 3; }

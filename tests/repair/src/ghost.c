@@ -1,0 +1,2 @@
+/* libghost.so: linked, then deleted, so the wheel needs a missing library. */
+int ghost_value(void) { return 7; }

@@ -1,0 +1,32 @@
+// CLI11 parsing shared by the subcommands that use it: errors become
+// libpkg::Error (Errc::usage, so exit 2) carrying the usage text, and --help
+// prints the generated help and tells the caller to stop.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "libpkg/base/error.hpp"
+
+namespace pkgtool {
+
+// Returns false when --help was printed (the command should exit 0).
+inline bool parse_cli(CLI::App& app, const std::vector<std::string>& args,
+                      const std::string& command, const std::string& usage) {
+  std::vector<std::string> rev(args.rbegin(), args.rend());
+  try {
+    app.parse(rev);
+  } catch (const CLI::CallForHelp&) {
+    std::fputs(app.help().c_str(), stdout);
+    return false;
+  } catch (const CLI::ParseError& e) {
+    std::string message = e.what();
+    if (!usage.empty()) message += "\n" + usage;
+    throw libpkg::Error(libpkg::Errc::usage, command, message);
+  }
+  return true;
+}
+
+}  // namespace pkgtool

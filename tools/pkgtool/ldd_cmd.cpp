@@ -1,0 +1,269 @@
+// `pkgtool ldd FILE... [--json] [--root DIR] [--ldpaths DIRS]
+//                      [--lib-path DIR]... [--musl]`
+//
+// Resolves the shared-library closure of each FILE with the dynamic
+// loader's rules (libpkg::deps::Resolver) without running anything.
+// LD_LIBRARY_PATH is taken from the environment (':' or ';' separated, as
+// ld.so reads it). --root DIR reads ld.so.conf and the default directories
+// under DIR; --ldpaths replaces ld.so.conf + default directories (auditwheel's
+// option); --lib-path adds a directory searched right after
+// LD_LIBRARY_PATH. The loader rules are musl's when --musl is given or the
+// file's interpreter / libc is musl's, glibc's otherwise.
+//
+// Text output, one indented tree per FILE (each library once, under the
+// object that loaded it first):
+//   prog (interpreter /lib64/ld-linux-x86-64.so.2)
+//       libfoo.so.1 => /opt/x/lib/libfoo.so.1 (via RUNPATH)
+//           libc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (already loaded)
+//       libbar.so => not found
+//
+// --json prints, for one FILE, an object shaped like auditwheel's lddtree
+// (for several FILEs, an array of them):
+//   {"path": FILE as given, "realpath": ..., "interp": str|null,
+//    "libc": "glibc"|"musl", "needed": [...],
+//    "rpath": [entries as written], "runpath": [...],
+//    "libs": {SONAME: {"path": str|null, "realpath": str|null,
+//                      "via": "rpath"|"inherited_rpath"|"ld_library_path"|
+//                             "extra_path"|"runpath"|"ld_so_conf"|
+//                             "default_dir"|"path"|"not_found",
+//                      "search_dir": entry as written, "needed_by": SONAME
+//                      or FILE, "needed": [...], "rpath": [...],
+//                      "runpath": [...],
+//                      "skipped": [{"path": ..., "reason": ...}]}},
+//    "missing": [SONAME...]}
+// "libs" keeps load (breadth-first) order.
+//
+// Exit status: 0 when every library resolves, 1 when some are missing (named
+// on stderr), 2 for bad input (missing file, not ELF, bad option).
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "commands.hpp"
+#include "libpkg/base/error.hpp"
+#include "libpkg/deps/resolve.hpp"
+
+namespace pkgtool {
+
+namespace {
+
+namespace deps = libpkg::deps;
+
+const char* kLddUsage =
+    "usage: pkgtool ldd FILE... [--json] [--root DIR] [--ldpaths DIRS]\n"
+    "                   [--lib-path DIR]... [--musl]\n";
+
+const char* via_display(deps::FoundVia via) {
+  switch (via) {
+    case deps::FoundVia::path:
+      return "path";
+    case deps::FoundVia::rpath:
+      return "RPATH";
+    case deps::FoundVia::inherited_rpath:
+      return "inherited RPATH";
+    case deps::FoundVia::ld_library_path:
+      return "LD_LIBRARY_PATH";
+    case deps::FoundVia::extra_path:
+      return "--lib-path";
+    case deps::FoundVia::runpath:
+      return "RUNPATH";
+    case deps::FoundVia::ld_so_conf:
+      return "ld.so.conf";
+    case deps::FoundVia::default_dir:
+      return "default path";
+    case deps::FoundVia::not_found:
+      return "not found";
+  }
+  return "?";
+}
+
+nlohmann::ordered_json path_list(const std::optional<std::string>& list) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  if (list)
+    for (const auto& e : deps::split_path_list(*list)) out.push_back(e);
+  return out;
+}
+
+nlohmann::ordered_json opt_path(const std::optional<std::filesystem::path>& p) {
+  return p ? nlohmann::ordered_json(p->string())
+           : nlohmann::ordered_json(nullptr);
+}
+
+nlohmann::ordered_json to_json(const deps::LddTree& tree, deps::Libc libc) {
+  nlohmann::ordered_json j;
+  j["path"] = tree.path.string();
+  std::error_code ec;
+  auto real = std::filesystem::canonical(tree.path, ec);
+  j["realpath"] = ec ? tree.path.string() : real.string();
+  j["interp"] = tree.interpreter ? nlohmann::ordered_json(*tree.interpreter)
+                                 : nlohmann::ordered_json(nullptr);
+  j["libc"] = libc == deps::Libc::musl ? "musl" : "glibc";
+  j["needed"] = tree.needed;
+  j["rpath"] = path_list(tree.rpath);
+  j["runpath"] = path_list(tree.runpath);
+  nlohmann::ordered_json libs = nlohmann::ordered_json::object();
+  for (const auto& lib : tree.libraries) {
+    nlohmann::ordered_json l;
+    l["path"] = opt_path(lib.path);
+    l["realpath"] = opt_path(lib.realpath);
+    l["via"] = deps::found_via_name(lib.via);
+    l["search_dir"] = lib.search_dir;
+    l["needed_by"] = lib.needed_by;
+    l["needed"] = lib.needed;
+    l["rpath"] = path_list(lib.rpath);
+    l["runpath"] = path_list(lib.runpath);
+    nlohmann::ordered_json skipped = nlohmann::ordered_json::array();
+    for (const auto& s : lib.skipped)
+      skipped.push_back({{"path", s.path.string()}, {"reason", s.reason}});
+    l["skipped"] = skipped;
+    libs[lib.soname] = l;
+  }
+  j["libs"] = libs;  // ordered_json: load order, not sorted
+  j["missing"] = tree.missing();
+  return j;
+}
+
+class TextPrinter {
+ public:
+  explicit TextPrinter(const deps::LddTree& tree) : tree_(tree) {}
+
+  void print() {
+    if (tree_.interpreter)
+      fmt::print("{} (interpreter {})\n", tree_.path.string(),
+                 *tree_.interpreter);
+    else
+      fmt::print("{}\n", tree_.path.string());
+    children(tree_.needed, tree_.path.string(), 1);
+  }
+
+ private:
+  void children(const std::vector<std::string>& needed,
+                const std::string& parent, int depth) {
+    std::string indent(static_cast<size_t>(depth) * 4, ' ');
+    for (const auto& name : needed) {
+      const deps::LibraryNode* lib = tree_.find(name);
+      if (!lib) continue;  // below a pruned library
+      bool first = lib->needed_by == parent && printed_.insert(name).second;
+      if (!lib->path) {
+        fmt::print("{}{} => not found{}\n", indent, name,
+                   first ? "" : " (already listed)");
+      } else if (!first) {
+        fmt::print("{}{} => {} (already loaded)\n", indent, name,
+                   lib->path->string());
+        continue;
+      } else {
+        fmt::print("{}{} => {} (via {})\n", indent, name, lib->path->string(),
+                   via_display(lib->via));
+      }
+      if (!first) continue;
+      for (const auto& s : lib->skipped)
+        fmt::print("{}    (skipped {}: {})\n", indent, s.path.string(),
+                   s.reason);
+      if (lib->path) children(lib->needed, name, depth + 1);
+    }
+  }
+
+  const deps::LddTree& tree_;
+  std::set<std::string> printed_;
+};
+
+std::vector<std::string> environment_library_path() {
+  const char* env = std::getenv("LD_LIBRARY_PATH");
+  if (!env || !*env) return {};
+  std::string value = env;
+  for (char& c : value)
+    if (c == ';') c = ':';
+  return deps::split_path_list(value);
+}
+
+}  // namespace
+
+int run_ldd(const std::vector<std::string>& args) {
+  bool json = false, force_musl = false;
+  deps::SearchConfig config;
+  std::vector<std::string> files;
+  auto value = [&](size_t& i, const std::string& opt) -> std::string {
+    const std::string& a = args[i];
+    if (a.size() > opt.size() && a[opt.size()] == '=')
+      return a.substr(opt.size() + 1);
+    if (i + 1 >= args.size())
+      throw libpkg::Error(libpkg::Errc::usage, "",
+                          fmt::format("ldd: {} needs a value", opt));
+    return args[++i];
+  };
+  auto is_opt = [](const std::string& a, const std::string& opt) {
+    return a == opt || a.starts_with(opt + "=");
+  };
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--json") {
+      json = true;
+    } else if (a == "--musl") {
+      force_musl = true;
+    } else if (is_opt(a, "--root")) {
+      config.root = value(i, "--root");
+    } else if (is_opt(a, "--ldpaths")) {
+      config.system_dirs = deps::split_path_list(value(i, "--ldpaths"));
+    } else if (is_opt(a, "--lib-path")) {
+      config.extra_paths.push_back(value(i, "--lib-path"));
+    } else if (a == "-h" || a == "--help") {
+      fmt::print("{}", kLddUsage);
+      return 0;
+    } else if (a.starts_with("-")) {
+      throw libpkg::Error(libpkg::Errc::usage, "",
+                          fmt::format("ldd: unknown option '{}'", a));
+    } else {
+      files.push_back(a);
+    }
+  }
+  if (files.empty())
+    throw libpkg::Error(libpkg::Errc::usage, "", "ldd: no input files");
+  config.ld_library_path = environment_library_path();
+
+  // One resolver per libc, built on first use (each reads the system
+  // configuration once).
+  std::optional<deps::Resolver> glibc_resolver, musl_resolver;
+  auto resolver_for = [&](deps::Libc libc) -> const deps::Resolver& {
+    auto& slot = libc == deps::Libc::musl ? musl_resolver : glibc_resolver;
+    if (!slot) {
+      deps::SearchConfig c = config;
+      c.libc = libc;
+      slot.emplace(std::move(c));
+    }
+    return *slot;
+  };
+
+  int status = 0;
+  nlohmann::ordered_json all = nlohmann::ordered_json::array();
+  for (const auto& f : files) {
+    deps::Libc libc = deps::Libc::glibc;
+    if (force_musl) {
+      libc = deps::Libc::musl;
+    } else {
+      auto elf = libpkg::elf::ElfFile::open(f);
+      libc = deps::libc_of(elf).value_or(deps::Libc::glibc);
+    }
+    deps::LddTree tree = resolver_for(libc).tree(f);
+    if (json)
+      all.push_back(to_json(tree, libc));
+    else
+      TextPrinter(tree).print();
+    auto missing = tree.missing();
+    if (!missing.empty()) {
+      std::string names;
+      for (const auto& m : missing) names += (names.empty() ? "" : ", ") + m;
+      fmt::print(stderr, "pkgtool ldd: {}: {} librar{} not found: {}\n", f,
+                 missing.size(), missing.size() == 1 ? "y" : "ies", names);
+      status = 1;
+    }
+  }
+  if (json) fmt::print("{}\n", (files.size() == 1 ? all[0] : all).dump(2));
+  return status;
+}
+
+}  // namespace pkgtool

@@ -1,0 +1,204 @@
+// `pkgtool show` and `pkgtool repair`: the auditwheel replacement.
+//
+// The command lines follow auditwheel's (so `repair -w {dest_dir} {wheel}`
+// works as cibuildwheel's repair-wheel-command), and AUDITWHEEL_PLAT, which
+// the manylinux images set, is the default --plat as it is for auditwheel.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "cli_parse.hpp"
+#include "commands.hpp"
+#include "libpkg/archive/zip_writer.hpp"
+#include "libpkg/base/error.hpp"
+#include "libpkg/bundle/analyze.hpp"
+#include "libpkg/bundle/repair.hpp"
+#include "libpkg/deps/policy.hpp"
+#include "libpkg/deps/resolve.hpp"
+
+namespace pkgtool {
+namespace {
+
+namespace bd = libpkg::bundle;
+namespace dp = libpkg::deps;
+
+const char* kShowUsage =
+    "usage: pkgtool show WHEEL... [--json] [--lib-path DIR]... "
+    "[--ldpaths DIRS]\n"
+    "                    [--exclude PATTERN]... [--policy-file FILE]\n";
+
+const char* kRepairUsage =
+    "usage: pkgtool repair WHEEL... -w DIR [--plat TAG|auto|linux]\n"
+    "         [--exclude PATTERN]... [--include LIB]... [--lib-sdir SUFFIX | "
+    "--lib-dir DIR]\n"
+    "         [--keep-name GLOB]... [--no-default-keep-names] "
+    "[--rpath-tag rpath|runpath]\n"
+    "         [-z LEVEL] [-j N] [--strip] [--only-plat] [--ignore-missing]\n"
+    "         [--lib-path DIR]... [--ldpaths DIRS] [--policy-file FILE] "
+    "[--dry-run] [--json]\n";
+
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
+// Flags shared by show and repair: where libraries are searched, which
+// policies apply, what is excluded or included.
+struct AnalysisFlags {
+  std::vector<std::string> wheels;
+  std::vector<std::string> lib_paths;
+  std::string ldpaths;
+  std::string policy_file;
+  std::vector<std::string> exclude;
+  std::vector<std::string> include;
+  unsigned threads = 0;
+
+  void add_to(CLI::App& app, bool repair) {
+    app.add_option("wheels", wheels, "wheel files")->required();
+    app.add_option("--lib-path,-L", lib_paths,
+                   "extra library directory, searched after LD_LIBRARY_PATH");
+    app.add_option("--ldpaths", ldpaths,
+                   "':'-separated list replacing ld.so.conf and the default "
+                   "directories");
+    app.add_option("--policy-file", policy_file,
+                   "policies in auditwheel's JSON format (replaces the "
+                   "built-in ones)");
+    app.add_option("--exclude", exclude,
+                   "soname or path glob of a library provided elsewhere");
+    if (repair)
+      app.add_option("--include", include,
+                     "also bundle a library loaded with dlopen (path or "
+                     "soname), keeping its name");
+    app.add_option("-j,--jobs", threads, "threads (default: one per core)");
+  }
+
+  bd::AnalyzeOptions options(std::shared_ptr<dp::PolicySet>* owned) const {
+    bd::AnalyzeOptions o;
+    o.search.ld_library_path = dp::split_path_list(env("LD_LIBRARY_PATH"));
+    // An unset LD_LIBRARY_PATH is no entry, not "the current directory".
+    if (env("LD_LIBRARY_PATH").empty()) o.search.ld_library_path.clear();
+    o.search.extra_paths = lib_paths;
+    if (!ldpaths.empty()) o.search.system_dirs = dp::split_path_list(ldpaths);
+    if (!policy_file.empty()) {
+      *owned =
+          std::make_shared<dp::PolicySet>(dp::PolicySet::load(policy_file));
+      o.policies = owned->get();
+    }
+    o.exclude = exclude;
+    o.include = include;
+    o.threads = threads;
+    return o;
+  }
+};
+
+bool parse(CLI::App& app, const std::vector<std::string>& args,
+           const char* usage) {
+  return parse_cli(app, args, "pkgtool " + app.get_name(), usage);
+}
+
+}  // namespace
+
+int run_show(const std::vector<std::string>& args) {
+  CLI::App app{"which platform tag a wheel satisfies, and why", "show"};
+  AnalysisFlags flags;
+  flags.add_to(app, /*repair=*/false);
+  bool json = false;
+  app.add_flag("--json", json, "machine-readable report (libpkg-show/1)");
+  if (!parse(app, args, kShowUsage)) return 0;
+  std::shared_ptr<dp::PolicySet> owned;
+  const bd::AnalyzeOptions options = flags.options(&owned);
+  for (const auto& w : flags.wheels) {
+    bd::WheelAnalysis a = bd::analyze_wheel(w, options);
+    if (json)
+      std::printf("%s\n", bd::show_json(a).c_str());
+    else
+      std::fputs(bd::show_text(a).c_str(), stdout);
+  }
+  return 0;
+}
+
+int run_repair(const std::vector<std::string>& args) {
+  CLI::App app{"bundle external libraries into a wheel and retag it", "repair"};
+  AnalysisFlags flags;
+  flags.add_to(app, /*repair=*/true);
+  bd::RepairOptions ro;
+  if (!env("AUDITWHEEL_PLAT").empty()) ro.plat = env("AUDITWHEEL_PLAT");
+  std::string out_dir;
+  int level = 6;
+  bool no_default_keep = false, dry_run = false, json = false;
+  std::vector<std::string> keep;
+  std::string rpath_tag = "rpath";
+  std::string lib_dir;
+  app.add_option("-w,--wheel-dir", out_dir, "output directory")->required();
+  app.add_option("--plat", ro.plat,
+                 "target tag: auto (default, or $AUDITWHEEL_PLAT), a "
+                 "policy name or alias, or linux");
+  app.add_option("--lib-sdir", ro.lib_sdir,
+                 "graft directory suffix: <dist><suffix> (default .libs)");
+  app.add_option("--lib-dir", lib_dir,
+                 "graft directory inside the wheel (e.g. torch/lib)");
+  app.add_option("--keep-name", keep,
+                 "soname glob of libraries that keep their name");
+  app.add_flag("--no-default-keep-names", no_default_keep,
+               "don't keep the names of libnvrtc-builtins*, libcudnn*, "
+               "libcublas*");
+  app.add_option("--rpath-tag", rpath_tag, "rpath (default) or runpath")
+      ->check(CLI::IsMember({"rpath", "runpath"}));
+  app.add_option("-z,--zip-compression-level", level, "deflate level 0-9")
+      ->check(CLI::Range(0, 9));
+  app.add_flag("--strip", ro.strip, "strip -s every ELF file before patching");
+  app.add_flag("--only-plat", ro.only_plat,
+               "only the requested tag, not also a more compatible one");
+  app.add_flag("--ignore-missing", ro.ignore_missing,
+               "proceed when a dependency is not found");
+  app.add_flag("--dry-run", dry_run, "print the plan, write nothing");
+  app.add_flag("--json", json, "print the plan (and result) as JSON");
+  if (!parse(app, args, kRepairUsage)) return 0;
+  if (!lib_dir.empty()) ro.lib_dir = lib_dir;
+  if (no_default_keep) ro.keep_names.clear();
+  for (auto& k : keep) ro.keep_names.push_back(k);
+  ro.rpath_tag = rpath_tag == "runpath" ? libpkg::elf::RpathTag::runpath
+                                        : libpkg::elf::RpathTag::rpath;
+  std::shared_ptr<dp::PolicySet> owned;
+  const bd::AnalyzeOptions options = flags.options(&owned);
+  bd::ApplyOptions ao;
+  ao.level = level;
+  ao.threads = flags.threads;
+  ao.timestamp = libpkg::archive::source_date_epoch();
+
+  for (const auto& w : flags.wheels) {
+    bd::WheelAnalysis a = bd::analyze_wheel(w, options);
+    bd::RepairPlan plan = bd::plan_repair(a, ro);
+    if (dry_run) {
+      if (json)
+        std::printf("%s\n", plan.to_json().c_str());
+      else
+        std::fputs(plan.to_text().c_str(), stdout);
+      continue;
+    }
+    bd::RepairResult r = bd::apply_repair(a, plan, out_dir, ao);
+    if (json) {
+      nlohmann::json doc = nlohmann::json::parse(plan.to_json());
+      doc["result"] = {{"path", r.path.string()},
+                       {"members", r.members},
+                       {"raw_copies", r.raw_copies},
+                       {"compressed", r.compressed},
+                       {"grafted_bytes", r.grafted_bytes}};
+      std::printf("%s\n", doc.dump(2).c_str());
+    } else {
+      for (const auto& n : plan.notes) std::printf("note: %s\n", n.c_str());
+      std::printf("grafted %zu librar%s (%.1f MB); edited %zu file%s\n",
+                  plan.grafts.size(), plan.grafts.size() == 1 ? "y" : "ies",
+                  static_cast<double>(r.grafted_bytes) / 1e6, plan.edits.size(),
+                  plan.edits.size() == 1 ? "" : "s");
+      std::printf("wrote %s\n", r.path.c_str());
+    }
+  }
+  return 0;
+}
+
+}  // namespace pkgtool
