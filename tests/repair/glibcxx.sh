@@ -55,6 +55,25 @@ readers_ok "$R"
 expect_status 0 "repair --plat $best explicitly" "$PKGTOOL" repair "$W" -w out2 --plat "$best"
 R2=$(repaired_wheel out2)
 [[ -n $R2 ]] && expect_same_file "explicit --plat = auto" "$R" "$R2"
+case_begin "a less compatible --plat, with and without --only-plat"
+# manylinux_2_39 is below the reachable tag: the file name gets both (the
+# more compatible one is added, as auditwheel does), unless --only-plat.
+expect_status 0 "repair --plat manylinux_2_39" "$PKGTOOL" repair "$W" -w out39 --plat manylinux_2_39
+R39=$(repaired_wheel out39)
+check "both tags in the name: ${R39##*/}" \
+  sh -c 'case "$1" in *-manylinux_2_39_x86_64.*) ;; *.manylinux_2_39_x86_64.whl) ;; *) exit 1;; esac; case "$1" in *"$2"_x86_64*) ;; *) exit 1;; esac' \
+  _ "${R39##*/}" "$best"
+check "WHEEL lists both tags" \
+  sh -c 'unzip -p "$1" "*.dist-info/WHEEL" | grep -q "manylinux_2_39_x86_64" && unzip -p "$1" "*.dist-info/WHEEL" | grep -q "$2_x86_64"' \
+  _ "$R39" "$best"
+expect_status 0 "repair --plat manylinux_2_39 --only-plat" \
+  "$PKGTOOL" repair "$W" -w out39o --plat manylinux_2_39 --only-plat
+R39o=$(repaired_wheel out39o)
+expect_eq "only the requested tag" "cxxpkg-2.0-$(plan_get plan.json '"-".join(p["wheel"].split("/")[-1].split("-")[2:4])')-manylinux_2_39_x86_64.whl" "${R39o##*/}"
+check "WHEEL has only manylinux_2_39" \
+  sh -c '[ "$(unzip -p "$1" "*.dist-info/WHEEL" | grep -c "^Tag:")" = 1 ] && unzip -p "$1" "*.dist-info/WHEEL" | grep -q "^Tag: .*-manylinux_2_39_x86_64$"' _ "$R39o"
+expect_status 0 "wheel verify (--only-plat)" "$PKGTOOL" wheel verify "$R39o"
+
 venv_install v "$R"
 expect_eq "installed extension runs" "handshake done" "$(v/bin/python -c 'import cxxpkg; print(cxxpkg.handshake())' 2>&1)"
 
