@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <new>
 
+#include "archive/incompressible.hpp"
 #include "libpkg/base/error.hpp"
 
 namespace libpkg::archive {
@@ -68,6 +69,12 @@ void write_stored_blocks(std::span<const u8> input, bool final,
 
 void deflate_chunk(CompressorPool& pool, int level, std::span<const u8> input,
                    bool final, const std::string& name, std::vector<u8>& out) {
+  // Packed device code and compressed sections: store without trying (see
+  // incompressible.hpp), which also spares the join pass below.
+  if (looks_incompressible(input)) {
+    write_stored_blocks(input, final, out);
+    return;
+  }
   CompressorPool::Lease lease(pool, level);
   // +6: room for the empty stored block make_non_final() appends, so the
   // vector never reallocates.

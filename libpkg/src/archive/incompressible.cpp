@@ -1,0 +1,67 @@
+#include "archive/incompressible.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+namespace libpkg::archive {
+namespace {
+
+constexpr double kMinEntropyBits = 7.98;
+// Repeats per sampled position, as a fraction: 15 in 10 000.
+constexpr u64 kMaxRepeatsPer10000 = 15;
+constexpr u64 kWindow = 32768;     // deflate's back-reference reach
+constexpr u64 kProbeStep = 8;      // sample every 8th position
+constexpr u64 kHistogramStep = 2;  // and every 2nd byte for the entropy
+
+double entropy_bits(std::span<const u8> chunk) {
+  // Four interleaved histograms keep the increments independent.
+  u32 h[4][256] = {};
+  u64 n = 0, i = 0;
+  const u64 stride = 4 * kHistogramStep;
+  for (; i + stride <= chunk.size(); i += stride, n += 4) {
+    ++h[0][chunk[i]];
+    ++h[1][chunk[i + kHistogramStep]];
+    ++h[2][chunk[i + 2 * kHistogramStep]];
+    ++h[3][chunk[i + 3 * kHistogramStep]];
+  }
+  double bits = 0;
+  for (int b = 0; b < 256; ++b) {
+    const u64 count = u64{h[0][b]} + h[1][b] + h[2][b] + h[3][b];
+    if (count == 0) continue;
+    const double p = static_cast<double>(count) / static_cast<double>(n);
+    bits -= p * std::log2(p);
+  }
+  return bits;
+}
+
+// Sampled positions whose next 8 bytes equal the 8 bytes at the last
+// sampled position with the same hash, within the window.
+bool few_repeats(std::span<const u8> chunk) {
+  constexpr unsigned kTableBits = 16;
+  std::vector<u32> last(std::size_t{1} << kTableBits, ~u32{0});
+  u64 probes = 0, repeats = 0;
+  for (u64 i = 0; i + 8 <= chunk.size(); i += kProbeStep) {
+    u64 v;
+    std::memcpy(&v, chunk.data() + i, 8);
+    const u32 slot =
+        static_cast<u32>((v * 0x9E3779B97F4A7C15ull) >> (64 - kTableBits));
+    const u32 prev = last[slot];
+    last[slot] = static_cast<u32>(i);
+    ++probes;
+    if (prev != ~u32{0} && i - prev <= kWindow &&
+        std::memcmp(chunk.data() + prev, chunk.data() + i, 8) == 0)
+      ++repeats;
+  }
+  return repeats * 10000 <= probes * kMaxRepeatsPer10000;
+}
+
+}  // namespace
+
+bool looks_incompressible(std::span<const u8> chunk) {
+  if (chunk.size() < kMinSizeForIncompressibleCheck) return false;
+  // The entropy test is the cheaper one and rejects most compressible data.
+  return entropy_bits(chunk) >= kMinEntropyBits && few_repeats(chunk);
+}
+
+}  // namespace libpkg::archive
