@@ -127,7 +127,10 @@ class Analyzer {
         options_.scratch_parent.empty()
             ? ScratchDir::in_temp("libpkg-repair-")
             : ScratchDir(options_.scratch_parent, ".libpkg-repair-"));
-    tree_ = a_.scratch->path() / "wheel";
+    // Canonical, so files the loader finds through symlinked directories
+    // (a /tmp that is a link) are still recognised as the wheel's own.
+    tree_ = fs::weakly_canonical(a_.scratch->path()) / "wheel";
+    a_.tree = tree_;
   }
 
   void find_binaries() {

@@ -248,7 +248,7 @@ class Planner {
   // Existing entries that resolve inside the wheel, then the graft dir.
   std::string new_rpath(const PackageBinary& b) const {
     const std::string old = b.runpath ? *b.runpath : b.rpath.value_or("");
-    const fs::path root = a_.scratch->path() / "wheel";
+    const fs::path& root = a_.tree;
     const std::string origin = b.file.parent_path().string();
     std::vector<std::string> kept;
     for (const auto& entry : deps::split_path_list(old)) {

@@ -89,6 +89,7 @@ struct WheelAnalysis {
   // The open wheel and the scratch directory (kept for the repair).
   std::shared_ptr<archive::ZipReader> zip;
   std::shared_ptr<ScratchDir> scratch;
+  std::filesystem::path tree;  // root of the unpacked members (canonical)
 
   const ExternalLibrary* external(std::string_view soname) const;
   const PackageBinary* binary(std::string_view member) const;
