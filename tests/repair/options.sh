@@ -174,4 +174,22 @@ R=$(repaired_wheel js)
 expect_eq "JSON names the wheel written" "$(realpath "$R")" \
   "$(plan_get "$SCRATCH/last.out" '__import__("os").path.realpath((p.get("result") or {}).get("path") or p.get("output"))' 2>&1)"
 
+case_begin "TMPDIR behind a symlink"
+# The scratch tree is found through the symlink; libinner.so (inside the
+# wheel) must still be recognised as the wheel's own, not as external.
+mkdir -p realtmp && ln -sfn "$PWD/realtmp" linktmp
+expect_status 0 "show --json (plain TMPDIR)" "$PKGTOOL" show --json "$W"
+cp "$SCRATCH/last.out" show_plain.json
+expect_status 0 "show --json (TMPDIR=symlink)" env TMPDIR="$PWD/linktmp" "$PKGTOOL" show --json "$W"
+cp "$SCRATCH/last.out" show_link.json
+check "same external libraries either way" "$LIBPKG_PYTHON" - show_plain.json show_link.json <<'PY'
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+names = lambda d: sorted(e["soname"] for e in d["external_libraries"])
+assert names(a) == names(b), (names(a), names(b))
+assert "libinner.so" not in names(b), names(b)
+assert a["tags"] == b["tags"], (a["tags"], b["tags"])
+PY
+expect_eq "scratch removed from the linked TMPDIR" "" "$(ls realtmp)"
+
 finish
