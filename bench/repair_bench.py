@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import hashlib
 import json
 import os
 import platform
@@ -58,6 +57,11 @@ from pathlib import Path
 from benchlib import Launcher, Sample, human_mb, human_ratio, log, run_text, table
 
 HERE = Path(__file__).resolve().parent
+# The repair tests' ldd parsing (the real loader's view): one copy for
+# the tests and the benchmark.
+sys.path.insert(0, str(HERE.parent / "tests" / "repair" / "lib"))
+from repaircheck import ldd_map  # noqa: E402
+
 DEFAULT_PKGTOOL = str(HERE.parent / "build/tools/pkgtool/pkgtool")
 CUDA_LIB = Path("/usr/local/cuda/lib64")
 SYSTEM_LIB = Path("/usr/lib/x86_64-linux-gnu")
@@ -95,28 +99,6 @@ def policy_whitelist(pkgtool_src: Path) -> set[str]:
     # auditwheel's manylinux_2_5 whitelist core.
     return {"libc.so.6", "libm.so.6", "libdl.so.2", "librt.so.1", "libpthread.so.0",
             "libgcc_s.so.1", "libstdc++.so.6", "libz.so.1"}
-
-
-def ldd(path: Path, env: dict | None = None) -> dict[str, str | None]:
-    p = subprocess.run(["ldd", str(path)], capture_output=True, text=True, env=env)
-    out: dict[str, str | None] = {}
-    for line in p.stdout.splitlines():
-        m = re.match(r"\s*(\S+) => not found", line)
-        if m:
-            out[m.group(1)] = None
-            continue
-        m = re.match(r"\s*(\S+) => (\S+) \(0x", line)
-        if m:
-            out[m.group(1)] = m.group(2)
-    return out
-
-
-def sha8(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()[:8]
 
 
 # ------------------------------------------------------------ the input wheel
@@ -195,7 +177,7 @@ def build_fixture(work: Path, pkgtool: str, whitelist: set[str]) -> Fixture:
     for r in roots:
         if r.parent == CUDA_LIB:
             deps[r.name] = r
-        for soname, path in ldd(r, env).items():
+        for soname, path in ldd_map(r, env).items():
             if path is None:
                 raise SystemExit(f"error: {r}: {soname} not found")
             if soname not in whitelist and not soname.startswith("ld-linux") and soname != "libtorchlike.so":
@@ -305,7 +287,7 @@ def check_output(wheel: Path, fx: Fixture, whitelist: set[str], pkgtool: str, wo
         with open(f, "rb") as fh:
             if fh.read(4) != b"\x7fELF":
                 continue
-        for soname, where in ldd(f, env).items():
+        for soname, where in ldd_map(f, env).items():
             inside = where is not None and Path(where).resolve().is_relative_to(x.resolve())
             if not inside and soname not in whitelist and not soname.startswith("ld-linux"):
                 raise RuntimeError(f"{wheel}: {m}: {soname} resolves to {where}, outside the wheel")

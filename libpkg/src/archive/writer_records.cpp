@@ -19,12 +19,10 @@ void append_name(std::vector<u8>& out, const std::string& name) {
   out.insert(out.end(), name.begin(), name.end());
 }
 
-}  // namespace
-
-std::vector<u8> encode_local_header(const MemberRecord& m) {
-  LocalHeader h{};
-  h.signature = kLocalHeaderSig;
-  h.version_needed = m.zip64_sizes ? kVersionZip64 : kVersionDeflate;
+// The fields the local and the central header share; sizes go to the ZIP64
+// extra field when they don't fit (0xffffffff here).
+template <typename Header>
+void fill_shared_fields(Header& h, const MemberRecord& m) {
   h.flags = m.flags;
   h.method = m.method;
   h.mod_time = m.time.time;
@@ -35,6 +33,15 @@ std::vector<u8> encode_local_header(const MemberRecord& m) {
   h.uncompressed_size =
       m.zip64_sizes ? kMax32 : static_cast<u32>(m.uncompressed_size);
   h.name_length = static_cast<u16>(m.name.size());
+}
+
+}  // namespace
+
+std::vector<u8> encode_local_header(const MemberRecord& m) {
+  LocalHeader h{};
+  h.signature = kLocalHeaderSig;
+  h.version_needed = m.zip64_sizes ? kVersionZip64 : kVersionDeflate;
+  fill_shared_fields(h, m);
   h.extra_length = m.zip64_sizes ? sizeof(ExtraHeader) + 16 : 0;
   std::vector<u8> out;
   out.reserve(sizeof h + m.name.size() + h.extra_length);
@@ -58,16 +65,7 @@ void append_central_header(const MemberRecord& m, std::vector<u8>& out) {
   h.version_made_by = static_cast<u16>(
       (kHostUnix << 8) | (zip64 ? kVersionZip64 : kVersionDeflate));
   h.version_needed = zip64 ? kVersionZip64 : kVersionDeflate;
-  h.flags = m.flags;
-  h.method = m.method;
-  h.mod_time = m.time.time;
-  h.mod_date = m.time.date;
-  h.crc32 = m.crc32;
-  h.compressed_size =
-      m.zip64_sizes ? kMax32 : static_cast<u32>(m.compressed_size);
-  h.uncompressed_size =
-      m.zip64_sizes ? kMax32 : static_cast<u32>(m.uncompressed_size);
-  h.name_length = static_cast<u16>(m.name.size());
+  fill_shared_fields(h, m);
   h.extra_length =
       static_cast<u16>(zip64 ? sizeof(ExtraHeader) + extra_data : 0);
   h.external_attr = m.external_attr;

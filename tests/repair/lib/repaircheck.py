@@ -175,7 +175,7 @@ def blacklist_blockers(policy: dict, files: dict[str, dict]) -> list[tuple[str, 
 # ------------------------------------------------------------ resolution
 
 
-def ldd_map(path: Path, env: dict) -> dict[str, str | None]:
+def ldd_map(path: Path, env: dict | None = None) -> dict[str, str | None]:
     """soname -> resolved path (None = not found), from the real ld.so."""
     p = subprocess.run(["ldd", str(path)], capture_output=True, text=True, env=env)
     out: dict[str, str | None] = {}
@@ -190,7 +190,7 @@ def ldd_map(path: Path, env: dict) -> dict[str, str | None]:
     return out
 
 
-def sha8(path: str) -> str:
+def sha8(path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
