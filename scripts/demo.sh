@@ -7,8 +7,8 @@
 # package verified: a wheel of python/ (`pkgtool wheel pack` + `verify`), a
 # libtorch-style zip of lib/ include/ share/ bin/ (`pkgtool libtorch pack` +
 # `verify`) and conda packages of the whole prefix (`pkgtool conda pack` +
-# `verify`). Bundling dependencies into the wheel (repair) comes with the
-# manywheel driver.
+# `verify`); the wheel is repaired (`pkgtool repair`) and each shipped package
+# goes through check_binary (`pkgtool check`).
 #
 # Environment (all optional):
 #   LIBPKG_DEMO_OUT        output root (default: <repo>/out/example). It gets
@@ -141,6 +141,28 @@ step conda-pack "$PKGTOOL" conda pack "$install" --name torchlike --version "$ve
   --format both -o "$dist"
 step conda-verify "$PKGTOOL" conda verify "$dist"/torchlike-*.conda "$dist"/torchlike-*.tar.bz2
 
+# -- check_binary on what ships (reports in check-*.txt). The census library
+# and config file are torchlike's; the expected accelerator is what was built.
+# The conda package gets libgomp and libcudart from its dependencies, and this
+# libtorch zip is packed from the install tree without bundling, so those two
+# are accepted from the system there.
+cuda_version=$(sed -n 's/^#define TORCHLIKE_CUDA_VERSION "\(.*\)"/\1/p' "$install/include/torchlike/config.h")
+grep -q '^#define TORCHLIKE_WITH_CUDA 1' "$install/include/torchlike/config.h" || cuda_version=cpu
+check_args=(--no-env --python "$python" --cuda "$cuda_version" --abi-library 'libtorchlike.so*'
+  --abi-config TorchLikeConfig.cmake --min-symbols 100)
+run_check() { # run_check NAME ARTIFACT ARGS...: report in check-NAME.txt
+  local name=$1
+  shift
+  "$PKGTOOL" check "$@" "${check_args[@]}" >"$out/check-$name.txt"
+}
+step check-wheel run_check wheel "$dist"/repaired/torchlike-*.whl
+step check-libtorch run_check libtorch \
+  "$dist/$("$PKGTOOL" libtorch name --version "$version" "${abi_flag[@]}" | head -n 1)" \
+  --client "$repo/examples/torchlike/client/main.cpp" --link-lib torchlike --link-lib c10like \
+  --allow-external 'libcudart.so.*'
+step check-conda run_check conda "$dist"/torchlike-*.conda \
+  --allow-external 'libcudart.so.*' --allow-external 'libgomp.so.*'
+
 # -- summary
 "$python" - "$out" "$install" <<'EOF'
 import json, os, re, sys
@@ -158,6 +180,11 @@ print("  inspect  %s/inspect.json, inspect.txt" % out)
 for f in sorted(os.listdir(os.path.join(out, "dist"))):
     print("  package  %s/dist/%s (%d bytes)" % (out, f, os.path.getsize(os.path.join(out, "dist", f))))
 print("  build    %s/build, logs in %s/logs" % (out, out))
+for name in ("wheel", "libtorch", "conda"):
+    print()
+    print("check_binary (%s/check-%s.txt):" % (out, name))
+    for line in open(os.path.join(out, "check-%s.txt" % name)):
+        print("  " + line.rstrip())
 print()
 print("dynamic linking (pkgtool inspect):")
 for s in json.load(open(os.path.join(out, "inspect.json"))):

@@ -109,6 +109,15 @@ run_abi() {
     test -f "$out/dist/libtorch-${abi_prefix}shared-with-deps-1.0.0.zip"
   check "demo packed the .tar.bz2" test -f "$out/dist/torchlike-1.0.0-0.tar.bz2"
   check "demo packed the .conda" test -f "$out/dist/torchlike-1.0.0-0.conda"
+  # check_binary ran on each shipped package (the demo stops if one fails):
+  # the wheel imported in a venv, the zip linked a client with the declared
+  # ABI and failed to link with the other.
+  check "check_binary passed the wheel, import included" \
+    grep -q '^PASS  import ' "$out/check-wheel.txt"
+  check "check_binary passed the libtorch zip, both link checks included" \
+    sh -c 'grep -q "^PASS  link " "$0" && grep -q "^PASS  link-wrong-abi " "$0" && grep -q "^result: PASS" "$0"' \
+    "$out/check-libtorch.txt"
+  check "check_binary passed the conda package" grep -q '^result: PASS' "$out/check-conda.txt"
 
   local with_cuda
   with_cuda=$(sed -ne 's/^#define TORCHLIKE_WITH_CUDA \(.\)$/\1/p' "$inst/include/torchlike/config.h")

@@ -116,6 +116,28 @@ out=$(v0/bin/python -c "$CALL" 2>&1 || true)
 check "unrepaired wheel fails without libchain*: $out" grep -q 'libchain1.so' <<<"$out"
 mv "$LIBS.gone" "$LIBS"
 
+case_begin "check_binary"
+# The unrepaired wheel links libarchive, libgomp and libchain* from outside
+# and has an absolute RPATH into the fixture's library directory; the
+# repaired one passes every check, importing in a fresh venv included.
+failing_checks() { # failing_checks REPORT.json: "id id ..." of failed checks
+  "$LIBPKG_PYTHON" -c '
+import json, sys
+print(" ".join(c["id"] for c in json.load(open(sys.argv[1]))["checks"] if c["status"] == "fail"))' "$1"
+}
+expect_status 1 "pkgtool check (unrepaired)" "$PKGTOOL" check "$W" --json --python "$LIBPKG_PYTHON"
+cp "$SCRATCH/last.out" check0.json
+expect_eq "unrepaired: dependencies and rpath fail" "dependencies rpath" "$(failing_checks check0.json)"
+for lib in libarchive.so.13 libgomp.so.1 libchain1.so; do
+  check "unrepaired: dependencies names $lib" grep -q "needs $lib" check0.json
+done
+check "unrepaired: rpath names the library directory" grep -q "$LIBS" check0.json
+expect_status 0 "pkgtool check (repaired)" "$PKGTOOL" check "$R" --json --python "$LIBPKG_PYTHON"
+cp "$SCRATCH/last.out" check1.json
+expect_eq "repaired: import passes" "pass" "$("$LIBPKG_PYTHON" -c '
+import json, sys
+print({c["id"]: c["status"] for c in json.load(open(sys.argv[1]))["checks"]}["import"])' check1.json)"
+
 case_begin "system libraries hidden"
 if can_hide; then
   hide=$(system_realpaths plan.json)

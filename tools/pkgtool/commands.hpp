@@ -31,5 +31,7 @@ int run_show(const std::vector<std::string>& args);
 int run_repair(const std::vector<std::string>& args);
 // `pkgtool census FILE... [--json]`: C++ ABI (cxx11 vs pre-cxx11) census.
 int run_census(const std::vector<std::string>& args);
+// check ARTIFACT [options]: check_binary (see checks/check_binary).
+int run_check(const std::vector<std::string>& args);
 
 }  // namespace pkgtool

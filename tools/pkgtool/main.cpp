@@ -37,6 +37,8 @@ const char* kUsage =
     "(auditwheel-like)\n"
     "  census FILE... [--json]    C++ ABI census (cxx11 vs pre-cxx11 "
     "symbols)\n"
+    "  check ARTIFACT [options]   check_binary: ABI, symbol-version ceiling,\n"
+    "                             dependencies, RPATH, integrity, import/link\n"
     "  ldd FILE... [--json] [--root DIR] [--lib-path DIR]...\n"
     "                             shared-library closure with ld.so's rules\n"
     "  --version                  print the version\n";
@@ -69,6 +71,7 @@ int main(int argc, char** argv) {
     if (cmd == "show") return pkgtool::run_show(args);
     if (cmd == "repair") return pkgtool::run_repair(args);
     if (cmd == "census") return pkgtool::run_census(args);
+    if (cmd == "check") return pkgtool::run_check(args);
     std::fprintf(stderr, "error: unknown command '%s'\n%s", cmd.c_str(),
                  kUsage);
     return 2;

@@ -1,0 +1,164 @@
+// check_binary: every check the old check_binary.sh / smoke_test.sh /
+// run_tests.sh made (and the ones they never made) over any artifact this
+// project produces — a wheel, a conda package, a libtorch-style zip — or
+// an installed tree (site-packages, a package directory inside it, a conda
+// prefix or extracted conda package, an unpacked libtorch).
+//
+// Each check reports pass, fail or skip with a one-line reason and, when it
+// fails, one problem per offending file. The checks (ids are stable, used
+// in --json and --skip):
+//
+//   integrity        RECORD (wheels, site-packages), paths.json (conda),
+//                    the libtorch layout with build-version / build-hash
+//   cxx-abi          the std::string/std::list ABI of the census library
+//                    (libtorch_cpu.so, else libtorch.so) vs the expected ABI
+//                    and TorchConfig.cmake's _GLIBCXX_USE_CXX11_ABI;
+//                    forbidden symbols
+//   symbol-versions  highest GLIBC_/GLIBCXX_/CXXABI_/GCC_ versions vs the
+//                    platform tag (or --platform)
+//   dependencies     every DT_NEEDED resolves inside the package or to a
+//                    library the platform policy allows; grafted names are
+//                    consistent
+//   rpath            RPATH/RUNPATH entries stay inside the package (no
+//                    leaked build directories, no empty entries)
+//   runtimes         at most one copy of each runtime (OpenMP, libstdc++,
+//                    libgcc_s, the CUDA runtime) is loaded
+//   accelerator      CPU builds carry and need no CUDA/ROCm library; CUDA
+//                    builds carry (or need) the runtime of the expected
+//                    version and the expected libraries
+//   import           the Python package imports in an isolated venv
+//   link             a C++ client compiles, links and runs against an
+//                    unpacked libtorch-style tree with the declared ABI
+//   link-wrong-abi   ... and fails to link with the opposite ABI
+//   gpu              a tiny job through the packaged CUDA runtime (only
+//                    where a GPU answers; skipped with the driver's reason)
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "libpkg/abi/census.hpp"
+#include "libpkg/config/accelerator.hpp"
+#include "libpkg/deps/policy.hpp"
+#include "libpkg/deps/resolve.hpp"
+
+namespace libpkg::check {
+
+enum class ArtifactKind {
+  wheel,
+  conda,           // .conda or .tar.bz2
+  libtorch_zip,    // a zip whose members are under libtorch/
+  site_packages,   // a directory holding *.dist-info directories
+  python_package,  // a package directory inside site-packages
+  conda_tree,      // a conda prefix or an extracted conda package
+  libtorch_tree,   // an unpacked libtorch (lib/, include/, build-version)
+};
+const char* artifact_kind_name(ArtifactKind kind);
+
+// What the package is expected to be. Unset fields are not checked against
+// (the checks then only test the package's own consistency).
+struct Expectation {
+  // Package type named by the caller (PACKAGE_TYPE: manywheel, conda,
+  // libtorch, wheel_macos); checked against the artifact kind.
+  std::optional<std::string> package_type;
+  std::optional<config::Accelerator> accelerator;  // DESIRED_CUDA
+  std::optional<abi::CxxAbi> cxx_abi;              // cxx11 / pre_cxx11 only
+  // Target platform for the symbol-version ceiling, overriding the wheel's
+  // tag: a policy name or tag ("manylinux2014", "manylinux_2_28_x86_64").
+  std::optional<std::string> platform;
+  // Libraries (file-name globs, hash-insensitive: "libcudnn*" matches
+  // "libcudnn-0123abcd.so.9") the accelerator build must carry or need.
+  std::vector<std::string> libraries;
+};
+
+// The expectation from the old scripts' environment: DESIRED_CUDA,
+// DESIRED_DEVTOOLSET (contains "cxx11-abi" → cxx11, otherwise pre-cxx11;
+// a ROCm DESIRED_CUDA → cxx11), PACKAGE_TYPE, each falling back to its
+// MATRIX_ variant (MATRIX_DESIRED_CUDA, MATRIX_DESIRED_DEVTOOLSET,
+// MATRIX_PACKAGE_TYPE). `getenv` is injected so the library never reads
+// the environment itself. Throws Errc::usage naming a variable whose value
+// doesn't parse.
+Expectation expectation_from_env(
+    const std::function<std::optional<std::string>(const std::string&)>&
+        getenv);
+
+enum class Status { pass, fail, skip };
+const char* status_name(Status status);
+
+struct Problem {
+  std::string file;  // member or path concerned ("" for the whole package)
+  std::string message;
+};
+
+struct CheckResult {
+  std::string id;  // "integrity", "cxx-abi", ...
+  Status status = Status::skip;
+  std::string summary;  // one line: what was checked, or why it failed /
+                        // was skipped
+  std::vector<Problem> problems;   // why it failed, one line each
+  std::vector<std::string> notes;  // informational lines (passes too)
+};
+
+struct CheckOptions {
+  Expectation expect;
+  // Policies (nullptr = deps::PolicySet::builtin()).
+  const deps::PolicySet* policies = nullptr;
+  // Search configuration for libraries outside the package. The caller's
+  // LD_LIBRARY_PATH is deliberately not used by default: it hides the
+  // missing and leaked dependencies this is meant to find.
+  deps::SearchConfig search;
+  // Additional external libraries to accept (soname or path globs), e.g.
+  // the CUDA libraries of a without-deps libtorch.
+  std::vector<std::string> allow_external;
+  // Census: libraries (file-name globs, first that matches wins) and
+  // config files to read _GLIBCXX_USE_CXX11_ABI from.
+  std::vector<std::string> abi_libraries = {"libtorch_cpu.so*", "libtorch.so*"};
+  std::vector<std::string> abi_configs = {"TorchConfig.cmake"};
+  abi::CensusOptions census;
+  std::size_t min_cxx11_symbols = 100;  // check_binary_symbols.py
+  std::size_t min_pre_cxx11_symbols = 1000;
+  // Checks to run (empty = all) and to leave out (reported as skipped).
+  std::vector<std::string> only;
+  std::vector<std::string> skip;
+  bool runtime = true;  // import / link / gpu
+  // Runtime tools.
+  std::string python = "python3";           // for the venv of the import check
+  std::vector<std::string> import_modules;  // empty = the package's own
+  std::string cxx = "c++";                  // link check
+  std::string cc = "cc";                    // gpu probe
+  std::optional<std::filesystem::path> client;  // C++ client source
+  std::vector<std::string> link_libraries;      // -l names; empty = auto
+  unsigned timeout_seconds = 600;               // each runtime step
+  unsigned threads = 0;                         // 0: one per core
+  std::filesystem::path scratch_parent;         // empty = the temp directory
+  std::function<void(const std::string&)> log;  // progress lines, optional
+};
+
+struct Report {
+  std::filesystem::path artifact;
+  ArtifactKind kind = ArtifactKind::wheel;
+  std::vector<CheckResult> checks;
+
+  std::size_t count(Status status) const;
+  bool passed() const { return count(Status::fail) == 0; }
+  const CheckResult* find(std::string_view id) const;
+  std::string to_text(bool verbose = false) const;
+  // Schema "libpkg-check/1" (docs/check.md).
+  std::string to_json(int indent = 2) const;
+};
+
+// All check ids, in report order.
+const std::vector<std::string>& check_ids();
+
+// Runs the checks on `artifact`. Throws libpkg::Error for bad input: a path
+// that is neither a known archive nor a recognisable tree, an archive that
+// doesn't read, hostile member names, an unknown --only/--skip id or
+// platform, a package type that contradicts the artifact.
+Report run(const std::filesystem::path& artifact,
+           const CheckOptions& options = {});
+
+}  // namespace libpkg::check

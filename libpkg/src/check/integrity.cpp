@@ -1,0 +1,282 @@
+// integrity: the package agrees with its own manifest. Archives use the
+// package layers' verifiers (wheel RECORD and tags, conda paths.json and
+// index.json, libtorch layout); installed trees are checked here against
+// what installation keeps (RECORD of each dist-info, conda-meta file lists,
+// info/paths.json of an extracted conda package, the libtorch layout).
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "check/package.hpp"
+#include "libpkg/base/error.hpp"
+#include "libpkg/base/sha256.hpp"
+#include "libpkg/base/thread_pool.hpp"
+#include "libpkg/conda/info.hpp"
+#include "libpkg/conda/package.hpp"
+#include "libpkg/cppdist/libtorch.hpp"
+#include "libpkg/wheel/record.hpp"
+#include "libpkg/wheel/wheel.hpp"
+
+namespace fs = std::filesystem;
+
+namespace libpkg::check::detail {
+namespace {
+
+std::string read_text(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw Error(Errc::io, file.string(), "cannot open");
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+struct FileDigest {
+  Sha256::Digest digest;
+  u64 size = 0;
+};
+
+FileDigest digest_file(const fs::path& file) {
+  int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw_errno(file.string(), "open");
+  Sha256 hash;
+  FileDigest out;
+  std::vector<u8> buffer(1 << 20);
+  while (true) {
+    ssize_t n = ::read(fd, buffer.data(), buffer.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      ::close(fd);
+      throw_errno(file.string(), "read");
+    }
+    if (n == 0) break;
+    hash.update(std::span<const u8>(buffer.data(), static_cast<size_t>(n)));
+    out.size += static_cast<u64>(n);
+  }
+  ::close(fd);
+  out.digest = hash.finish();
+  return out;
+}
+
+// Checks rows (path relative to `base`, expected digest, expected size) in
+// parallel; problems in row order.
+struct ExpectedFile {
+  std::string path;  // as listed
+  fs::path file;     // on disk
+  std::optional<Sha256::Digest> digest;
+  std::optional<u64> size;
+};
+
+void verify_files(const std::vector<ExpectedFile>& rows, unsigned threads,
+                  std::vector<Problem>& problems) {
+  std::vector<std::optional<Problem>> found(rows.size());
+  ThreadPool pool(threads);
+  pool.parallel_for(rows.size(), [&](std::size_t i) {
+    const ExpectedFile& row = rows[i];
+    std::error_code ec;
+    if (!fs::exists(fs::symlink_status(row.file, ec))) {
+      found[i] = Problem{row.path, "listed but missing"};
+      return;
+    }
+    if (!row.digest && !row.size) return;
+    if (!fs::is_regular_file(row.file, ec)) return;
+    FileDigest d = digest_file(row.file);
+    if (row.size && *row.size != d.size)
+      found[i] = Problem{
+          row.path, fmt::format("size {} listed, {} found", *row.size, d.size)};
+    else if (row.digest && *row.digest != d.digest)
+      found[i] = Problem{row.path, fmt::format("sha256 {} listed, {} found",
+                                               Sha256::hex(*row.digest),
+                                               Sha256::hex(d.digest))};
+  });
+  for (auto& p : found)
+    if (p) problems.push_back(std::move(*p));
+}
+
+// One installed dist-info's RECORD: paths are relative to site-packages
+// (scripts as ../../../bin/x). Rows without a hash (RECORD itself, .pyc
+// files written at install time) are only checked for existence.
+std::size_t verify_installed_record(const fs::path& root,
+                                    const std::string& dist_info,
+                                    unsigned threads,
+                                    std::vector<Problem>& problems) {
+  const fs::path record_file = root / dist_info / "RECORD";
+  std::error_code ec;
+  if (!fs::exists(record_file, ec)) {
+    problems.push_back({dist_info + "/RECORD", "missing"});
+    return 0;
+  }
+  wheel::Record record =
+      wheel::Record::parse(read_text(record_file), record_file.string());
+  std::vector<ExpectedFile> rows;
+  for (const auto& row : record.rows()) {
+    ExpectedFile e{
+        row.path, (root / row.path).lexically_normal(), {}, row.size};
+    if (!row.hash.empty()) {
+      e.digest = wheel::parse_sha256_hash(row.hash);
+      if (!e.digest) {
+        problems.push_back(
+            {row.path, fmt::format("hash '{}' is not a sha256 digest "
+                                   "(weak or malformed)",
+                                   row.hash)});
+        continue;
+      }
+    }
+    rows.push_back(std::move(e));
+  }
+  verify_files(rows, threads, problems);
+  return rows.size();
+}
+
+std::vector<std::string> dist_infos(const fs::path& root) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(root, ec))
+    if (e.is_directory() && e.path().extension() == ".dist-info")
+      out.push_back(e.path().filename().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void check_libtorch_tree(const Package& pkg, CheckResult& result) {
+  const fs::path dir = pkg.content_path();
+  std::error_code ec;
+  for (const char* sub : cppdist::kLibtorchDirs)
+    if (!fs::is_directory(dir / sub, ec))
+      result.problems.push_back({std::string(sub) + "/",
+                                 "missing (libtorch layout: lib/ include/ "
+                                 "share/ bin/)"});
+  for (const char* name : {"build-version", "build-hash"}) {
+    if (!fs::is_regular_file(dir / name, ec)) {
+      result.problems.push_back({name, "missing"});
+      continue;
+    }
+    std::string text = read_text(dir / name);
+    while (!text.empty() && (text.back() == '\n' || text.back() == '\r'))
+      text.pop_back();
+    if (text.empty() || text.find('\n') != std::string::npos)
+      result.problems.push_back({name, "must hold exactly one non-empty line"});
+  }
+  result.summary = "libtorch layout, build-version and build-hash";
+}
+
+void check_conda_tree(const Package& pkg, const CheckOptions& options,
+                      CheckResult& result) {
+  std::error_code ec;
+  const fs::path paths_json = pkg.root / "info" / "paths.json";
+  if (fs::exists(paths_json, ec)) {
+    std::vector<ExpectedFile> rows;
+    for (const auto& rec :
+         conda::parse_paths_json(read_text(paths_json), paths_json.string())) {
+      if (rec.type == conda::PathType::directory) continue;
+      ExpectedFile e{rec.path, pkg.root / rec.path, {}, {}};
+      if (rec.type == conda::PathType::hardlink && rec.sha256.size() == 64) {
+        Sha256::Digest d{};
+        for (std::size_t i = 0; i < 32; ++i)
+          d[i] = static_cast<u8>(
+              std::stoi(rec.sha256.substr(2 * i, 2), nullptr, 16));
+        e.digest = d;
+        e.size = rec.size;
+      }
+      rows.push_back(std::move(e));
+    }
+    verify_files(rows, options.threads, result.problems);
+    result.summary = fmt::format("info/paths.json: {} files", rows.size());
+    return;
+  }
+  // An installed prefix: every conda-meta record's files must be there
+  // (their contents may have been relocated, so no hashes).
+  std::vector<ExpectedFile> rows;
+  std::size_t records = 0;
+  for (const auto& e : fs::directory_iterator(pkg.root / "conda-meta", ec)) {
+    if (e.path().extension() != ".json") continue;
+    ++records;
+    nlohmann::json meta;
+    try {
+      meta = nlohmann::json::parse(read_text(e.path()));
+    } catch (const nlohmann::json::exception& ex) {
+      result.problems.push_back(
+          {"conda-meta/" + e.path().filename().string(), ex.what()});
+      continue;
+    }
+    if (meta.contains("files") && meta["files"].is_array())
+      for (const auto& f : meta["files"])
+        if (f.is_string())
+          rows.push_back(
+              {f.get<std::string>(), pkg.root / f.get<std::string>(), {}, {}});
+  }
+  verify_files(rows, options.threads, result.problems);
+  result.summary = fmt::format("conda-meta: {} files of {} packages present",
+                               rows.size(), records);
+}
+
+}  // namespace
+
+void check_integrity(const Package& pkg, const CheckOptions& options,
+                     CheckResult& result) {
+  switch (pkg.kind) {
+    case ArtifactKind::wheel: {
+      wheel::VerifyOptions vo;
+      vo.threads = options.threads;
+      wheel::VerifyReport report = wheel::verify(*pkg.zip, vo);
+      for (const auto& f : report.findings)
+        result.problems.push_back({f.member, f.message()});
+      result.summary =
+          fmt::format("RECORD: {} members, {} bytes hashed; file name vs WHEEL",
+                      report.members, report.hashed_bytes);
+      break;
+    }
+    case ArtifactKind::conda: {
+      auto findings = conda::verify(pkg.artifact);
+      for (const auto& f : findings)
+        result.problems.push_back({f.where, f.message});
+      result.summary =
+          "index.json, paths.json (sha256, size, type) and "
+          "info/files against the members";
+      break;
+    }
+    case ArtifactKind::libtorch_zip: {
+      for (const auto& p : cppdist::check_libtorch_zip(*pkg.zip))
+        result.problems.push_back({p.member, p.message});
+      result.summary = "libtorch layout, build-version and build-hash";
+      break;
+    }
+    case ArtifactKind::libtorch_tree:
+      check_libtorch_tree(pkg, result);
+      break;
+    case ArtifactKind::conda_tree:
+      check_conda_tree(pkg, options, result);
+      break;
+    case ArtifactKind::site_packages: {
+      std::size_t rows = 0;
+      auto all = dist_infos(pkg.root);
+      for (const auto& d : all)
+        rows += verify_installed_record(pkg.root, d, options.threads,
+                                        result.problems);
+      result.summary =
+          fmt::format("RECORD of {} distributions: {} files", all.size(), rows);
+      break;
+    }
+    case ArtifactKind::python_package: {
+      const std::string& owner = pkg.dist_info;
+      if (owner.empty()) {
+        result.problems.push_back(
+            {pkg.content_dir,
+             "no *.dist-info/RECORD next to it lists this package"});
+        result.summary = "RECORD";
+        break;
+      }
+      std::size_t rows = verify_installed_record(
+          pkg.root, owner, options.threads, result.problems);
+      result.summary = fmt::format("{}/RECORD: {} files", owner, rows);
+      break;
+    }
+  }
+  result.status = result.problems.empty() ? Status::pass : Status::fail;
+}
+
+}  // namespace libpkg::check::detail

@@ -1,0 +1,128 @@
+// Private to the check module: the package being checked, opened once into
+// a directory (archives are extracted into a scratch directory with the
+// safe extractor; trees are used where they are), with its ELF files read
+// once and their dependencies resolved once, and the check functions that
+// run over it (one file per check group).
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "libpkg/archive/zip_reader.hpp"
+#include "libpkg/base/scratch_dir.hpp"
+#include "libpkg/check/check.hpp"
+#include "libpkg/wheel/name.hpp"
+
+namespace libpkg::check::detail {
+
+struct ElfEntry {
+  std::string member;          // relative to Package::root, '/'-separated
+  std::filesystem::path file;  // root / member
+  std::string soname;          // "" when the file has none
+  std::vector<std::string> needed;
+  std::optional<std::string> rpath, runpath;
+  bool executable = false;  // ET_EXEC or a PIE with an interpreter
+  bool extension = false;   // defines PyInit_*
+  deps::BinaryFacts facts;  // deps::binary_facts (versions, arch, libc)
+};
+
+// One DT_NEEDED of one ELF file of the package, resolved with the loader's
+// rules (RPATH inherited from every loader chain the file appears in).
+struct ResolvedNeed {
+  std::string requester;  // member
+  std::string soname;
+  std::optional<std::filesystem::path> path;  // nullopt = not found
+  std::optional<std::filesystem::path> realpath;
+  // Inside the package: the member it resolved to.
+  std::optional<std::string> member;
+  // Not found, but a search entry of the requester names a directory
+  // under the package root that the package doesn't have (pypi CUDA
+  // libraries: $ORIGIN/../../nvidia/cublas/lib): the directory.
+  std::optional<std::string> sibling_dir;
+};
+
+struct Package {
+  std::filesystem::path artifact;
+  ArtifactKind kind = ArtifactKind::wheel;
+  // The directory member names are relative to: the wheel's install root
+  // (site-packages), the conda prefix, the directory holding libtorch/ —
+  // canonical, so realpaths compare with it.
+  std::filesystem::path root;
+  // Where the package's own files start below `root` ("" for wheels and
+  // conda; "libtorch" for libtorch; "torch" for a python_package): RPATH
+  // entries may reach anywhere under root, the layout checks look here.
+  std::string content_dir;
+  std::optional<wheel::WheelName> wheel_name;  // wheels
+  // The distribution's .dist-info directory (wheels; a python_package's
+  // owner, whose RECORD lists it; "" if none does).
+  std::string dist_info;
+  // Platform tags the package claims: the wheel file name's, or the Tag
+  // lines of an installed package's WHEEL file.
+  std::vector<std::string> platform_tags;
+  std::vector<std::string> files;  // regular files and symlinks, sorted
+  std::vector<ElfEntry> elfs;      // sorted by member
+  std::vector<ResolvedNeed> needs;
+  std::shared_ptr<archive::ZipReader> zip;  // wheel and libtorch zips
+  std::shared_ptr<ScratchDir> scratch;      // archives: the extraction
+
+  const ElfEntry* elf(std::string_view member) const;
+  // Files whose name (last component) matches the glob.
+  std::vector<std::string> files_named(std::string_view glob) const;
+  std::filesystem::path content_path() const {
+    return content_dir.empty() ? root : root / content_dir;
+  }
+};
+
+// Opens `artifact`, reads its ELF files and resolves their dependencies.
+Package open_package(const std::filesystem::path& artifact,
+                     const CheckOptions& options);
+
+// The check groups. Each fills the result(s) it is given (id preset).
+void check_integrity(const Package& pkg, const CheckOptions& options,
+                     CheckResult& result);
+void check_cxx_abi(const Package& pkg, const CheckOptions& options,
+                   CheckResult& result);
+void check_symbol_versions(const Package& pkg, const CheckOptions& options,
+                           CheckResult& result);
+void check_dependencies(const Package& pkg, const CheckOptions& options,
+                        CheckResult& result);
+void check_rpath(const Package& pkg, const CheckOptions& options,
+                 CheckResult& result);
+void check_runtimes(const Package& pkg, const CheckOptions& options,
+                    CheckResult& result);
+void check_accelerator(const Package& pkg, const CheckOptions& options,
+                       CheckResult& result);
+void check_import(const Package& pkg, const CheckOptions& options,
+                  CheckResult& result);
+void check_link(const Package& pkg, const CheckOptions& options,
+                CheckResult& link, CheckResult& wrong_abi);
+void check_gpu(const Package& pkg, const CheckOptions& options,
+               CheckResult& result);
+
+// The ABI the package declares for its C++ API: the expectation if given,
+// else TorchConfig.cmake's _GLIBCXX_USE_CXX11_ABI, else the census verdict
+// of the census library; nullopt when none says.
+std::optional<abi::CxxAbi> declared_abi(const Package& pkg,
+                                        const CheckOptions& options);
+
+// The policy the package claims and the tag that claims it: --platform, or
+// the wheel's most compatible platform tag; nullptr with `why` when it
+// claims none (conda, libtorch, a linux_* wheel). Errc::usage for an
+// unknown --platform.
+const deps::Policy* claimed_policy(const Package& pkg,
+                                   const CheckOptions& options,
+                                   const deps::PolicySet& policies,
+                                   std::string* tag, std::string* why);
+
+// The package's CUDA runtime (libcudart), bundled or needed: the path it
+// resolves to, if any.
+std::optional<std::filesystem::path> cuda_runtime(const Package& pkg);
+
+// A file name without the graft hash: "libgomp-a34b3233.so.1" →
+// "libgomp.so.1" (what `pkgtool repair` and auditwheel insert).
+std::string unhashed_name(std::string_view name);
+
+}  // namespace libpkg::check::detail

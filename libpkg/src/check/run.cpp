@@ -1,0 +1,189 @@
+// check::run: open the package once, run every selected check over it, in
+// report order; the old environment variables as an Expectation.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "check/package.hpp"
+#include "libpkg/base/error.hpp"
+
+namespace libpkg::check {
+
+const char* artifact_kind_name(ArtifactKind kind) {
+  switch (kind) {
+    case ArtifactKind::wheel:
+      return "wheel";
+    case ArtifactKind::conda:
+      return "conda";
+    case ArtifactKind::libtorch_zip:
+      return "libtorch_zip";
+    case ArtifactKind::site_packages:
+      return "site_packages";
+    case ArtifactKind::python_package:
+      return "python_package";
+    case ArtifactKind::conda_tree:
+      return "conda_tree";
+    case ArtifactKind::libtorch_tree:
+      return "libtorch_tree";
+  }
+  return "?";
+}
+
+const char* status_name(Status status) {
+  switch (status) {
+    case Status::pass:
+      return "pass";
+    case Status::fail:
+      return "fail";
+    case Status::skip:
+      return "skip";
+  }
+  return "?";
+}
+
+const std::vector<std::string>& check_ids() {
+  static const std::vector<std::string> ids = {
+      "integrity",      "cxx-abi", "symbol-versions",
+      "dependencies",   "rpath",   "runtimes",
+      "accelerator",    "import",  "link",
+      "link-wrong-abi", "gpu"};
+  return ids;
+}
+
+std::size_t Report::count(Status status) const {
+  return static_cast<std::size_t>(
+      std::count_if(checks.begin(), checks.end(),
+                    [&](const CheckResult& c) { return c.status == status; }));
+}
+
+const CheckResult* Report::find(std::string_view id) const {
+  for (const auto& c : checks)
+    if (c.id == id) return &c;
+  return nullptr;
+}
+
+Expectation expectation_from_env(
+    const std::function<std::optional<std::string>(const std::string&)>&
+        getenv) {
+  auto var = [&](const std::string& name)
+      -> std::optional<std::pair<std::string, std::string>> {
+    for (const std::string& n : {name, "MATRIX_" + name}) {
+      auto v = getenv(n);
+      if (v && !v->empty()) return std::pair{n, *v};
+    }
+    return std::nullopt;
+  };
+  Expectation e;
+  if (auto cuda = var("DESIRED_CUDA")) {
+    try {
+      e.accelerator = config::parse_accelerator(cuda->second);
+    } catch (const Error& err) {
+      throw Error(Errc::usage, "", cuda->first + ": " + err.message());
+    }
+  }
+  if (auto devtoolset = var("DESIRED_DEVTOOLSET"))
+    e.cxx_abi = config::abi_from_devtoolset(devtoolset->second, e.accelerator);
+  else if (e.accelerator &&
+           e.accelerator->kind == config::AcceleratorKind::rocm)
+    e.cxx_abi = abi::CxxAbi::cxx11;
+  if (auto type = var("PACKAGE_TYPE")) e.package_type = type->second;
+  return e;
+}
+
+namespace {
+
+void validate_ids(const std::vector<std::string>& ids, const char* option) {
+  for (const auto& id : ids)
+    if (std::find(check_ids().begin(), check_ids().end(), id) ==
+        check_ids().end())
+      throw Error(Errc::usage, "",
+                  fmt::format("{}: unknown check '{}' (checks: {})", option, id,
+                              fmt::join(check_ids(), ", ")));
+}
+
+bool contains(const std::vector<std::string>& list, const std::string& id) {
+  return std::find(list.begin(), list.end(), id) != list.end();
+}
+
+}  // namespace
+
+Report run(const std::filesystem::path& artifact, const CheckOptions& options) {
+  validate_ids(options.only, "--only");
+  validate_ids(options.skip, "--skip");
+  auto log = [&](const std::string& line) {
+    if (options.log) options.log(line);
+  };
+  log(fmt::format("opening {}", artifact.string()));
+  const detail::Package pkg = detail::open_package(artifact, options);
+  log(fmt::format("{}: {} files, {} ELF files", artifact_kind_name(pkg.kind),
+                  pkg.files.size(), pkg.elfs.size()));
+
+  Report report;
+  report.artifact = artifact;
+  report.kind = pkg.kind;
+  for (const auto& id : check_ids()) report.checks.push_back({id});
+  auto result = [&](const char* id) -> CheckResult& {
+    for (auto& c : report.checks)
+      if (c.id == id) return c;
+    throw std::logic_error(id);
+  };
+  const std::vector<std::string> runtime_ids = {"import", "link",
+                                                "link-wrong-abi", "gpu"};
+  auto wanted = [&](const std::string& id) -> const char* {
+    if (!options.only.empty() && !contains(options.only, id))
+      return "not selected (--only)";
+    if (contains(options.skip, id)) return "skipped (--skip)";
+    if (!options.runtime && contains(runtime_ids, id))
+      return "runtime checks disabled (--no-runtime)";
+    return nullptr;
+  };
+  using Fn =
+      void (*)(const detail::Package&, const CheckOptions&, CheckResult&);
+  const std::pair<const char*, Fn> static_checks[] = {
+      {"integrity", detail::check_integrity},
+      {"cxx-abi", detail::check_cxx_abi},
+      {"symbol-versions", detail::check_symbol_versions},
+      {"dependencies", detail::check_dependencies},
+      {"rpath", detail::check_rpath},
+      {"runtimes", detail::check_runtimes},
+      {"accelerator", detail::check_accelerator},
+      {"import", detail::check_import},
+  };
+  for (const auto& [id, fn] : static_checks) {
+    CheckResult& r = result(id);
+    if (const char* why = wanted(id)) {
+      r.summary = why;
+      continue;
+    }
+    log(fmt::format("check {}", id));
+    fn(pkg, options, r);
+  }
+  CheckResult& link = result("link");
+  CheckResult& wrong = result("link-wrong-abi");
+  const char* why_link = wanted("link");
+  const char* why_wrong = wanted("link-wrong-abi");
+  if (!why_link || !why_wrong) {
+    log("check link");
+    CheckResult link_out{"link"}, wrong_out{"link-wrong-abi"};
+    detail::check_link(pkg, options, link_out, wrong_out);
+    if (!why_link) link = std::move(link_out);
+    if (!why_wrong) wrong = std::move(wrong_out);
+  }
+  if (why_link) link.summary = why_link;
+  if (why_wrong) wrong.summary = why_wrong;
+  const auto& accel = options.expect.accelerator;
+  if (const char* why = wanted("gpu")) {
+    result("gpu").summary = why;
+  } else if (accel && accel->kind != config::AcceleratorKind::cuda) {
+    // A CUDA runtime in a CPU build is the accelerator check's finding;
+    // running it would only repeat it.
+    result("gpu").summary =
+        fmt::format("not a CUDA build (expected {})", accel->tag());
+  } else {
+    log("check gpu");
+    detail::check_gpu(pkg, options, result("gpu"));
+  }
+  return report;
+}
+
+}  // namespace libpkg::check
