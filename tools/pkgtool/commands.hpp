@@ -33,5 +33,10 @@ int run_repair(const std::vector<std::string>& args);
 int run_census(const std::vector<std::string>& args);
 // check ARTIFACT [options]: check_binary (see checks/check_binary).
 int run_check(const std::vector<std::string>& args);
+// `pkgtool matrix` / `pkgtool config`: the build matrix and one configuration.
+int run_matrix(const std::vector<std::string>& args);
+int run_config(const std::vector<std::string>& args);
+// `pkgtool cuda list|switch X.Y|env [X.Y]`: installed toolkits, switching.
+int run_cuda(const std::vector<std::string>& args);
 
 }  // namespace pkgtool

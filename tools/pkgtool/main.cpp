@@ -39,8 +39,16 @@ const char* kUsage =
     "symbols)\n"
     "  check ARTIFACT [options]   check_binary: ABI, symbol-version ceiling,\n"
     "                             dependencies, RPATH, integrity, import/link\n"
+    "  matrix [--package-type T] [--cuda C] [--python P]\n"
+    "                             build matrix as GitHub Actions JSON\n"
+    "  config [BUILD_ENVIRONMENT] [--json]\n"
+    "                             parsed build configuration and its "
+    "artifact names\n"
     "  ldd FILE... [--json] [--root DIR] [--lib-path DIR]...\n"
     "                             shared-library closure with ld.so's rules\n"
+    "  cuda list|switch X.Y|env [X.Y] [--root DIR]\n"
+    "                             installed CUDA toolkits, switch the cuda "
+    "link\n"
     "  --version                  print the version\n";
 
 }  // namespace
@@ -72,6 +80,9 @@ int main(int argc, char** argv) {
     if (cmd == "repair") return pkgtool::run_repair(args);
     if (cmd == "census") return pkgtool::run_census(args);
     if (cmd == "check") return pkgtool::run_check(args);
+    if (cmd == "matrix") return pkgtool::run_matrix(args);
+    if (cmd == "config") return pkgtool::run_config(args);
+    if (cmd == "cuda") return pkgtool::run_cuda(args);
     std::fprintf(stderr, "error: unknown command '%s'\n%s", cmd.c_str(),
                  kUsage);
     return 2;
