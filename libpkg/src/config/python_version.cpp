@@ -29,6 +29,18 @@ bool parse_int(std::string_view s, int& out) {
   return true;
 }
 
+// The suffix after the version: "t" (free-threaded), "m"/"mu" (legacy ABI
+// flags), or nothing.
+void apply_suffix(PythonVersion& v, std::string_view suffix,
+                  std::string_view text) {
+  if (suffix == "t")
+    v.free_threaded = true;
+  else if (suffix == "m" || suffix == "mu")
+    v.abi_suffix = std::string(suffix);
+  else if (!suffix.empty())
+    bad_python(text);
+}
+
 // "3.11t" / "3.7m" / "2.7mu" (the dotted DESIRED_PYTHON form).
 PythonVersion parse_dotted(std::string_view text) {
   auto dot = text.find('.');
@@ -42,12 +54,7 @@ PythonVersion parse_dotted(std::string_view text) {
       !parse_int(rest.substr(0, digits), v.minor))
     bad_python(text);
   std::string_view suffix = rest.substr(digits);
-  if (suffix == "t")
-    v.free_threaded = true;
-  else if (suffix == "m" || suffix == "mu")
-    v.abi_suffix = std::string(suffix);
-  else if (!suffix.empty())
-    bad_python(text);
+  apply_suffix(v, suffix, text);
   return v;
 }
 
@@ -67,12 +74,7 @@ PythonVersion parse_cp(std::string_view text) {
   // The ABI tag repeats the interpreter tag, plus the suffix.
   if (!abi.starts_with(py)) bad_python(text, "ABI tag does not match");
   std::string_view suffix = abi.substr(py.size());
-  if (suffix == "t")
-    v.free_threaded = true;
-  else if (suffix == "m" || suffix == "mu")
-    v.abi_suffix = std::string(suffix);
-  else if (!suffix.empty())
-    bad_python(text);
+  apply_suffix(v, suffix, text);
   return v;
 }
 
