@@ -11,6 +11,7 @@
 #include "libpkg/base/error.hpp"
 #include "libpkg/check/check.hpp"
 #include "libpkg/config/accelerator.hpp"
+#include "libpkg/config/cuda_table.hpp"
 
 namespace check_binary {
 namespace {
@@ -70,6 +71,13 @@ int main(const std::vector<std::string>& args, const std::string& program) {
                    "platform policies in auditwheel's JSON format");
     app.add_option("--expect-lib", options.expect.libraries,
                    "library the accelerator build must carry or need (glob)");
+    bool expect_table = false;
+    std::optional<std::string> cuda_table;
+    app.add_flag("--expect-table", expect_table,
+                 "CUDA builds must carry or need the per-CUDA table's "
+                 "libraries (data/cuda)");
+    app.add_option("--cuda-table", cuda_table,
+                   "per-CUDA table file replacing/adding versions");
     app.add_option("--allow-external", options.allow_external,
                    "external library to accept (soname or path glob)");
     app.add_option("--abi-library", abi_libraries,
@@ -123,6 +131,13 @@ int main(const std::vector<std::string>& args, const std::string& program) {
     if (policy_file) {
       loaded = deps::PolicySet::load(*policy_file);
       options.policies = &loaded;
+    }
+    options.expect.table_libraries = expect_table;
+    config::CudaTables tables;
+    if (cuda_table) {
+      tables = config::CudaTables::builtin().overlaid(
+          config::CudaTables::load(*cuda_table));
+      options.cuda_tables = &tables;
     }
     if (!abi_libraries.empty()) options.abi_libraries = abi_libraries;
     if (!abi_configs.empty()) options.abi_configs = abi_configs;

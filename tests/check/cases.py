@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import os
 import re
 import subprocess
@@ -288,6 +289,15 @@ def case_accelerator(c: Case, f: fx.Fixtures) -> None:
     c.begin("--cuda cu124 on a wheel without any CUDA library")
     r = c.run(good, "--cuda", "cu124", "--no-runtime")
     c.expect_findings(r, {"accelerator": ["libcudart"]})
+    c.begin("--expect-table: the CUDA 12.4 table's libraries (data/cuda) are required")
+    table = json.load(open(Path(os.environ["LIBPKG_SOURCE_DIR"]) / "data/cuda/cuda.json"))
+    want = next(v for v in table["versions"] if v["cuda"] == "12.4")["libraries"]
+    missing = [lib for lib in want if lib != "libcudart.so.12"]
+    c.expect("libcudart.so.12" in want and missing, f"the 12.4 table lists libcudart.so.12 and more: {want}")
+    r = c.run(w, "--cuda", "cu124", "--expect-table", "--no-runtime")
+    c.expect_findings(r, {"accelerator": missing[:3]})
+    c.begin("--expect-table for a version without a bundle list is bad input")
+    c.expect_usage_error(c.run(w, "--cuda", "13.0", "--expect-table", "--no-runtime"), "13.0")
 
 
 def libtorch_client(f: fx.Fixtures) -> Path:

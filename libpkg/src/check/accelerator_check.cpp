@@ -14,6 +14,7 @@
 
 #include "base/glob.hpp"
 #include "check/package.hpp"
+#include "libpkg/config/cuda_table.hpp"
 
 namespace fs = std::filesystem;
 
@@ -126,6 +127,32 @@ std::string names(const std::vector<Found>& list) {
   return fmt::format("{}", fmt::join(out, ", "));
 }
 
+// Every unconditional library of the version's table is carried (by name
+// or hashed name) or needed (pypi-CUDA wheels, without-deps zips).
+void check_table_libraries(const Package& pkg, const CheckOptions& options,
+                           const config::Accelerator& expected,
+                           CheckResult& result) {
+  const config::CudaTables& tables = options.cuda_tables
+                                         ? *options.cuda_tables
+                                         : config::CudaTables::builtin();
+  const config::CudaTable& table = tables.find(expected);
+  for (const auto& lib : table.bundled()) {
+    if (!lib.condition.empty()) continue;
+    bool present = false;
+    for (const auto& e : pkg.elfs) {
+      auto name = e.file.filename().string();
+      present =
+          present || name == lib.soname || unhashed_name(name) == lib.soname;
+    }
+    for (const auto& need : pkg.needs)
+      present = present || need.soname == lib.soname;
+    if (!present)
+      result.problems.push_back(
+          {"", fmt::format("{} (CUDA {} table) is neither carried nor needed",
+                           lib.soname, table.version)});
+  }
+}
+
 }  // namespace
 
 std::optional<fs::path> cuda_runtime(const Package& pkg) {
@@ -208,6 +235,8 @@ void check_accelerator(const Package& pkg, const CheckOptions& options,
       for (const auto& f : libs.rocm)
         result.problems.push_back(
             {f.where, fmt::format("{} in a CUDA build", f.what("ROCm"))});
+      if (options.expect.table_libraries)
+        check_table_libraries(pkg, options, *expected, result);
       result.summary =
           fmt::format("CUDA {} build: {}", expected->version(),
                       libs.cuda.empty() ? "no CUDA library" : names(libs.cuda));

@@ -46,6 +46,10 @@
 #include "libpkg/deps/policy.hpp"
 #include "libpkg/deps/resolve.hpp"
 
+namespace libpkg::config {
+class CudaTables;
+}
+
 namespace libpkg::check {
 
 enum class ArtifactKind {
@@ -73,6 +77,10 @@ struct Expectation {
   // Libraries (file-name globs, hash-insensitive: "libcudnn*" matches
   // "libcudnn-0123abcd.so.9") the accelerator build must carry or need.
   std::vector<std::string> libraries;
+  // CUDA builds must also carry or need every unconditional library of the
+  // per-CUDA table (data/cuda, config::CudaTables) for their version. A
+  // version without a known bundle list is bad input (Errc::not_found).
+  bool table_libraries = false;
 };
 
 // The expectation from the old scripts' environment: DESIRED_CUDA,
@@ -105,6 +113,9 @@ struct CheckResult {
 
 struct CheckOptions {
   Expectation expect;
+  // Per-CUDA tables for Expectation::table_libraries (nullptr =
+  // config::CudaTables::builtin()).
+  const config::CudaTables* cuda_tables = nullptr;
   // Policies (nullptr = deps::PolicySet::builtin()).
   const deps::PolicySet* policies = nullptr;
   // Search configuration for libraries outside the package. The caller's
