@@ -1,6 +1,11 @@
 #include "libpkg/base/sha256.hpp"
 
+#include <fcntl.h>
 #include <openssl/evp.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <vector>
 
 #include "libpkg/base/error.hpp"
 
@@ -38,6 +43,28 @@ Sha256::Digest Sha256::finish() {
 Sha256::Digest Sha256::of(std::span<const u8> bytes) {
   Sha256 h;
   h.update(bytes);
+  return h.finish();
+}
+
+Sha256::Digest Sha256::of_file(const std::filesystem::path& file, u64* size) {
+  int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw_errno(file.string(), "open");
+  Sha256 h;
+  u64 total = 0;
+  std::vector<u8> buf(1 << 20);
+  for (;;) {
+    ssize_t n = ::read(fd, buf.data(), buf.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      ::close(fd);
+      throw_errno(file.string(), "read");
+    }
+    if (n == 0) break;
+    h.update({buf.data(), static_cast<std::size_t>(n)});
+    total += static_cast<u64>(n);
+  }
+  ::close(fd);
+  if (size) *size = total;
   return h.finish();
 }
 

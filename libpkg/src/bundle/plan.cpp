@@ -1,7 +1,5 @@
 // plan_repair: decides the target tag, the grafts and every file's edits.
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <algorithm>
 
@@ -21,27 +19,6 @@ std::vector<std::string> default_keep_names() {
 }
 
 namespace {
-
-// Read in pieces rather than mapped: a GB-sized CUDA library would
-// otherwise count towards the process's resident set while it is hashed.
-std::string sha256_file(const fs::path& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw_errno(path.string(), "open");
-  Sha256 h;
-  std::vector<u8> buf(1 << 20);
-  for (;;) {
-    ssize_t n = ::read(fd, buf.data(), buf.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      ::close(fd);
-      throw_errno(path.string(), "read");
-    }
-    if (n == 0) break;
-    h.update({buf.data(), static_cast<std::size_t>(n)});
-  }
-  ::close(fd);
-  return Sha256::hex(h.finish());
-}
 
 std::string parent_dir(const std::string& member) {
   auto slash = member.rfind('/');
@@ -211,7 +188,7 @@ class Planner {
     std::vector<std::string> sha(chosen.size());
     ThreadPool pool;
     pool.parallel_for(chosen.size(), [&](std::size_t i) {
-      sha[i] = sha256_file(chosen[i]->realpath);
+      sha[i] = Sha256::hex(Sha256::of_file(chosen[i]->realpath));
     });
     std::set<std::string> members;
     for (const auto& e : a_.zip->entries()) members.insert(e.name);

@@ -3,10 +3,9 @@
 // index.json, libtorch layout); installed trees are checked here against
 // what installation keeps (RECORD of each dist-info, conda-meta file lists,
 // info/paths.json of an extracted conda package, the libtorch layout).
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <unistd.h>
 
+#include <cctype>
 #include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -35,39 +34,12 @@ std::string read_text(const fs::path& file) {
   return s.str();
 }
 
-struct FileDigest {
-  Sha256::Digest digest;
-  u64 size = 0;
-};
-
-FileDigest digest_file(const fs::path& file) {
-  int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw_errno(file.string(), "open");
-  Sha256 hash;
-  FileDigest out;
-  std::vector<u8> buffer(1 << 20);
-  while (true) {
-    ssize_t n = ::read(fd, buffer.data(), buffer.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      ::close(fd);
-      throw_errno(file.string(), "read");
-    }
-    if (n == 0) break;
-    hash.update(std::span<const u8>(buffer.data(), static_cast<size_t>(n)));
-    out.size += static_cast<u64>(n);
-  }
-  ::close(fd);
-  out.digest = hash.finish();
-  return out;
-}
-
 // Checks rows (path relative to `base`, expected digest, expected size) in
 // parallel; problems in row order.
 struct ExpectedFile {
-  std::string path;  // as listed
-  fs::path file;     // on disk
-  std::optional<Sha256::Digest> digest;
+  std::string path;                   // as listed
+  fs::path file;                      // on disk
+  std::optional<std::string> sha256;  // lowercase hex
   std::optional<u64> size;
 };
 
@@ -82,16 +54,16 @@ void verify_files(const std::vector<ExpectedFile>& rows, unsigned threads,
       found[i] = Problem{row.path, "listed but missing"};
       return;
     }
-    if (!row.digest && !row.size) return;
+    if (!row.sha256 && !row.size) return;
     if (!fs::is_regular_file(row.file, ec)) return;
-    FileDigest d = digest_file(row.file);
-    if (row.size && *row.size != d.size)
+    u64 size = 0;
+    const std::string sha256 = Sha256::hex(Sha256::of_file(row.file, &size));
+    if (row.size && *row.size != size)
       found[i] = Problem{
-          row.path, fmt::format("size {} listed, {} found", *row.size, d.size)};
-    else if (row.digest && *row.digest != d.digest)
+          row.path, fmt::format("size {} listed, {} found", *row.size, size)};
+    else if (row.sha256 && *row.sha256 != sha256)
       found[i] = Problem{row.path, fmt::format("sha256 {} listed, {} found",
-                                               Sha256::hex(*row.digest),
-                                               Sha256::hex(d.digest))};
+                                               *row.sha256, sha256)};
   });
   for (auto& p : found)
     if (p) problems.push_back(std::move(*p));
@@ -117,8 +89,9 @@ std::size_t verify_installed_record(const fs::path& root,
     ExpectedFile e{
         row.path, (root / row.path).lexically_normal(), {}, row.size};
     if (!row.hash.empty()) {
-      e.digest = wheel::parse_sha256_hash(row.hash);
-      if (!e.digest) {
+      auto digest = wheel::parse_sha256_hash(row.hash);
+      if (digest) e.sha256 = Sha256::hex(*digest);
+      if (!digest) {
         problems.push_back(
             {row.path, fmt::format("hash '{}' is not a sha256 digest "
                                    "(weak or malformed)",
@@ -174,12 +147,11 @@ void check_conda_tree(const Package& pkg, const CheckOptions& options,
          conda::parse_paths_json(read_text(paths_json), paths_json.string())) {
       if (rec.type == conda::PathType::directory) continue;
       ExpectedFile e{rec.path, pkg.root / rec.path, {}, {}};
-      if (rec.type == conda::PathType::hardlink && rec.sha256.size() == 64) {
-        Sha256::Digest d{};
-        for (std::size_t i = 0; i < 32; ++i)
-          d[i] = static_cast<u8>(
-              std::stoi(rec.sha256.substr(2 * i, 2), nullptr, 16));
-        e.digest = d;
+      if (rec.type == conda::PathType::hardlink) {
+        // paths.json spells digests in lowercase hex, as Sha256::hex does.
+        std::string hex = rec.sha256;
+        for (char& c : hex) c = static_cast<char>(std::tolower(c));
+        e.sha256 = std::move(hex);
         e.size = rec.size;
       }
       rows.push_back(std::move(e));
