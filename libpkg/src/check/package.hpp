@@ -6,11 +6,14 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "libpkg/abi/census.hpp"
 #include "libpkg/archive/zip_reader.hpp"
 #include "libpkg/base/scratch_dir.hpp"
 #include "libpkg/check/check.hpp"
@@ -67,6 +70,13 @@ struct Package {
   std::vector<ResolvedNeed> needs;
   std::shared_ptr<archive::ZipReader> zip;  // wheel and libtorch zips
   std::shared_ptr<ScratchDir> scratch;      // archives: the extraction
+  // Census results by member: the cxx-abi and link checks both need the
+  // census of a GB-sized libtorch_cpu.so, which takes seconds to count.
+  struct CensusCache {
+    std::mutex mutex;
+    std::map<std::string, abi::Census> by_member;
+  };
+  std::shared_ptr<CensusCache> census_cache = std::make_shared<CensusCache>();
 
   const ElfEntry* elf(std::string_view member) const;
   // Files whose name (last component) matches the glob.

@@ -13,12 +13,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "base/embedded.hpp"
 #include "libpkg/base/error.hpp"
-
-namespace libpkg::embedded {
-extern const unsigned char cuda_tables_json[];
-extern const std::size_t cuda_tables_json_size;
-}  // namespace libpkg::embedded
 
 namespace libpkg::config {
 namespace {
@@ -234,9 +230,8 @@ const CudaTables& CudaTables::builtin() {
   static const CudaTables tables = [] {
     CudaTables t;
     Defaults none;
-    parse_with(std::string_view(
-                   reinterpret_cast<const char*>(embedded::cuda_tables_json),
-                   embedded::cuda_tables_json_size),
+    parse_with(embedded::text(embedded::cuda_tables_json,
+                              embedded::cuda_tables_json_size),
                "<built-in cuda.json>", none, nullptr, t.tables_);
     return t;
   }();
@@ -248,9 +243,8 @@ const Defaults& builtin_defaults() {
   static const Defaults d = [] {
     Defaults none, out;
     std::vector<CudaTable> ignored;
-    parse_with(std::string_view(
-                   reinterpret_cast<const char*>(embedded::cuda_tables_json),
-                   embedded::cuda_tables_json_size),
+    parse_with(embedded::text(embedded::cuda_tables_json,
+                              embedded::cuda_tables_json_size),
                "<built-in cuda.json>", none, &out, ignored);
     return out;
   }();

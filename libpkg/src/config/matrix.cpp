@@ -9,12 +9,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "base/embedded.hpp"
 #include "libpkg/base/error.hpp"
-
-namespace libpkg::embedded {
-extern const unsigned char matrix_json[];
-extern const std::size_t matrix_json_size;
-}  // namespace libpkg::embedded
 
 namespace libpkg::config {
 namespace {
@@ -100,8 +96,7 @@ std::string underscored(std::string s) {
 }  // namespace
 
 std::string_view builtin_matrix_json() {
-  return {reinterpret_cast<const char*>(embedded::matrix_json),
-          embedded::matrix_json_size};
+  return embedded::text(embedded::matrix_json, embedded::matrix_json_size);
 }
 
 std::vector<BuildConfig> expand_matrix(std::string_view text,

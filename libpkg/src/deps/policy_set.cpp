@@ -22,15 +22,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "base/embedded.hpp"
 #include "libpkg/base/error.hpp"
 #include "libpkg/deps/policy.hpp"
-
-namespace libpkg::embedded {
-extern const unsigned char manylinux_policy_json[];
-extern const std::size_t manylinux_policy_json_size;
-extern const unsigned char musllinux_policy_json[];
-extern const std::size_t musllinux_policy_json_size;
-}  // namespace libpkg::embedded
 
 namespace libpkg::deps {
 
@@ -226,10 +220,6 @@ std::vector<Policy> parse_policies(std::string_view text,
   return policies;
 }
 
-std::string_view embedded_text(const unsigned char* data, std::size_t size) {
-  return {reinterpret_cast<const char*>(data), size};
-}
-
 // The libc family of a user file, from its policy names: musllinux_* →
 // musl, anything else glibc. One file holds one family.
 Libc infer_libc(std::string_view text, const std::string& file) {
@@ -263,12 +253,12 @@ const PolicySet& PolicySet::builtin() {
   static const PolicySet set = [] {
     PolicySet out;
     out.policies_ =
-        parse_policies(embedded_text(embedded::manylinux_policy_json,
-                                     embedded::manylinux_policy_json_size),
+        parse_policies(embedded::text(embedded::manylinux_policy_json,
+                                      embedded::manylinux_policy_json_size),
                        "<built-in manylinux-policy.json>", Libc::glibc);
     for (auto& policy :
-         parse_policies(embedded_text(embedded::musllinux_policy_json,
-                                      embedded::musllinux_policy_json_size),
+         parse_policies(embedded::text(embedded::musllinux_policy_json,
+                                       embedded::musllinux_policy_json_size),
                         "<built-in musllinux-policy.json>", Libc::musl)) {
       if (!is_linux(policy)) out.policies_.push_back(std::move(policy));
     }
