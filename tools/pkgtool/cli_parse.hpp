@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,15 @@ inline bool parse_cli(CLI::App& app, const std::vector<std::string>& args,
     throw libpkg::Error(libpkg::Errc::usage, command, message);
   }
   return true;
+}
+
+// An option whose slot is set only when the option is given (so "not
+// given" stays distinguishable from any value).
+template <class T>
+void optional_option(CLI::App& app, const char* name, std::optional<T>& slot,
+                     const char* help) {
+  app.add_option_function<T>(
+      name, [&slot](const T& v) { slot = v; }, help);
 }
 
 }  // namespace pkgtool

@@ -10,6 +10,7 @@
 
 #include "cli_parse.hpp"
 #include "commands.hpp"
+#include "config_flags.hpp"
 #include "libpkg/base/error.hpp"
 #include "libpkg/config/build.hpp"
 #include "libpkg/config/cuda_table.hpp"
@@ -40,14 +41,6 @@ libpkg::u32 parse_crc(const std::string& hex) {
   return static_cast<libpkg::u32>(v);
 }
 
-// Optional-valued CLI option: set only when given.
-template <class T>
-void opt(CLI::App& app, const char* name, std::optional<T>& slot,
-         const char* help) {
-  app.add_option_function<T>(
-      name, [&slot](const T& v) { slot = v; }, help);
-}
-
 }  // namespace
 
 int run_config(const std::vector<std::string>& args) {
@@ -60,18 +53,7 @@ int run_config(const std::vector<std::string>& args) {
                  "\"<type> [<python>] <accelerator> [<devtoolset>]\" "
                  "(default: read the environment)");
   app.add_flag("--json", json, "JSON output");
-  opt(app, "--package-type", o.package_type, "manywheel|conda|libtorch|wheel");
-  opt(app, "--python", o.python, "3.11, 3.13t, 3.7m, cp311-cp311");
-  opt(app, "--cuda", o.accelerator, "cpu, cu124, 12.4, rocm6.1, xpu");
-  opt(app, "--abi", o.abi, "cxx11 or pre-cxx11");
-  opt(app, "--variant", o.variant, "{shared,static}-{with,without}-deps");
-  opt(app, "--os", o.os, "linux or macos");
-  opt(app, "--arch", o.arch, "x86_64, aarch64, arm64, s390x");
-  opt(app, "--build-version", o.base_version, "PYTORCH_BUILD_VERSION");
-  opt(app, "--build-number", o.build_number, "PYTORCH_BUILD_NUMBER");
-  opt(app, "--version", o.override_version, "OVERRIDE_PACKAGE_VERSION");
-  opt(app, "--cudnn", o.cudnn_version, "CUDNN_VERSION (conda build string)");
-  opt(app, "--package-name", o.package_name, "TORCH_PACKAGE_NAME");
+  add_config_override_flags(app, o, /*type_and_os=*/true);
   app.add_flag("--debug", debug, "debug build");
   app.add_option("--debug-crc", crc_hex,
                  "debuglink CRC: also print the debug zip names");

@@ -1,0 +1,156 @@
+#include "driver_cli.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+
+#include "cli_parse.hpp"
+#include "config_flags.hpp"
+#include "libpkg/base/error.hpp"
+
+namespace driver_cli {
+namespace {
+
+namespace cfg = libpkg::config;
+
+std::optional<std::string> env(const std::string& name) {
+  const char* v = std::getenv(name.c_str());
+  if (!v || !*v) return std::nullopt;
+  return std::string(v);
+}
+
+}  // namespace
+
+void add_common_flags(CLI::App& app, CommonFlags& f) {
+  auto& o = f.overrides;
+  app.add_option("--build-env", f.build_environment,
+                 "\"<type> [<python>] <accelerator> [<devtoolset>]\" "
+                 "(default: BUILD_ENVIRONMENT, else DESIRED_* variables)");
+  pkgtool::add_config_override_flags(app, o, /*type_and_os=*/false);
+  app.add_flag("--debug", f.debug, "debug build");
+  app.add_flag("--no-env", f.no_env,
+               "ignore the environment (BUILD_ENVIRONMENT, DESIRED_*, ...)");
+  app.add_option("--cuda-table", f.cuda_table,
+                 "per-CUDA table file replacing/adding versions");
+  app.add_option("-o,--out", f.options.out_dir, "output directory (dist)");
+  app.add_flag("--dry-run", f.options.dry_run, "print the plan, write nothing");
+  app.add_flag("--json", f.json, "JSON summary (schema libpkg-driver/1)");
+  app.add_flag("-v,--verbose", f.verbose, "progress lines and check notes");
+  app.add_option("-j,--jobs", f.options.threads, "threads (default: cores)");
+  app.add_option("--level", f.options.zip_level, "deflate level 0-9 (6)")
+      ->check(CLI::Range(0, 9));
+  app.add_flag("--no-check", f.no_check, "do not run check_binary");
+  app.add_flag("--no-runtime", f.no_runtime,
+               "check_binary without import, link and gpu");
+  app.add_option("--check-python", f.options.check.python,
+                 "interpreter for the import check (default $PYTHON or "
+                 "python3)");
+  app.add_option("--client", f.client, "C++ client source for the link check");
+  app.add_option("--link-lib", f.options.check.link_libraries,
+                 "-l name for the link check (repeatable)");
+  app.add_option("--allow-external", f.options.check.allow_external,
+                 "external library check_binary accepts (glob, repeatable)");
+  app.add_option("--abi-library", f.abi_libraries,
+                 "census library glob (default libtorch_cpu.so*, "
+                 "libtorch.so*)");
+  app.add_option("--abi-config", f.abi_configs,
+                 "file to read _GLIBCXX_USE_CXX11_ABI from "
+                 "(default TorchConfig.cmake)");
+  app.add_option("--min-symbols", f.min_symbols, "census threshold");
+  f.options.check.python = env("PYTHON").value_or("python3");
+  f.options.check.cxx = env("CXX").value_or("c++");
+  f.options.check.cc = env("CC").value_or("cc");
+}
+
+void resolve(CommonFlags& f, cfg::PackageType type,
+             std::optional<cfg::PythonVersion> default_python) {
+  auto getenv = [&f](const std::string& name) -> std::optional<std::string> {
+    return f.no_env ? std::nullopt : env(name);
+  };
+  std::string text = f.build_environment;
+  if (text.empty()) text = getenv("BUILD_ENVIRONMENT").value_or("");
+  cfg::BuildConfig c;
+  if (!text.empty()) {
+    c = cfg::parse_build_environment(text);
+  } else if (getenv("PACKAGE_TYPE") || getenv("DESIRED_PYTHON") ||
+             getenv("DESIRED_CUDA") || getenv("BUILD_PYTHONLESS")) {
+    c = cfg::from_environment(getenv);
+  } else {
+    c.type = type;
+    if (type == cfg::PackageType::libtorch) {
+      c.python.reset();
+      c.variant = libpkg::cppdist::LibtorchVariant{};
+    }
+  }
+  if (!c.python && !f.overrides.python && default_python &&
+      c.type != cfg::PackageType::libtorch)
+    c.python = default_python;
+  if (c.type != type)
+    throw libpkg::Error(
+        libpkg::Errc::usage, "configuration",
+        fmt::format("the build configuration is for {} ('{}'), not {}",
+                    cfg::package_type_name(c.type), c.build_environment(),
+                    cfg::package_type_name(type)));
+  if (f.debug) f.overrides.debug = true;
+  f.options.config = cfg::apply_overrides(c, f.overrides);
+
+  if (auto epoch = env("SOURCE_DATE_EPOCH")) {
+    char* end = nullptr;
+    long long v = std::strtoll(epoch->c_str(), &end, 10);
+    if (*end != '\0' || v < 0)
+      throw libpkg::Error(
+          libpkg::Errc::usage, "SOURCE_DATE_EPOCH",
+          fmt::format("'{}' is not a non-negative integer", *epoch));
+    f.options.timestamp = v;
+  }
+  if (f.cuda_table) {
+    f.tables = cfg::CudaTables::builtin().overlaid(
+        cfg::CudaTables::load(*f.cuda_table));
+    f.options.cuda_tables = &f.tables;
+  }
+  auto& check = f.options.check;
+  f.options.run_checks = !f.no_check;
+  check.runtime = !f.no_runtime;
+  if (f.client) check.client = *f.client;
+  if (!f.abi_libraries.empty()) check.abi_libraries = f.abi_libraries;
+  if (!f.abi_configs.empty()) check.abi_configs = f.abi_configs;
+  if (f.min_symbols) {
+    check.min_cxx11_symbols = *f.min_symbols;
+    check.min_pre_cxx11_symbols = *f.min_symbols;
+  }
+  if (f.verbose) {
+    auto line = [](const std::string& s) {
+      std::fprintf(stderr, "libpkg: %s\n", s.c_str());
+    };
+    f.options.log = line;
+    check.log = line;
+  }
+}
+
+bool parse(CLI::App& app, const std::vector<std::string>& args,
+           const std::string& program, const std::string& usage) {
+  return pkgtool::parse_cli(app, args, program, usage);
+}
+
+int finish(const libpkg::driver::Summary& summary, const CommonFlags& f) {
+  std::string out =
+      f.json ? summary.to_json() + "\n" : summary.to_text(f.verbose);
+  std::fputs(out.c_str(), stdout);
+  return summary.passed() ? 0 : 1;
+}
+
+int guarded(const std::function<int()>& body) {
+  try {
+    return body();
+  } catch (const libpkg::Error& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return e.exit_code();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 2;
+  }
+}
+
+}  // namespace driver_cli

@@ -1,0 +1,68 @@
+// The command line every driver shares: the build configuration (a
+// BUILD_ENVIRONMENT string, the old scripts' environment variables, flag
+// overrides on top), output directory, dry run, JSON summary, threads, and
+// the check_binary options applied to the outputs. Each driver's main adds
+// its own flags to the same CLI11 app, calls `resolve`, makes one library
+// call and hands the summary to `finish`.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "libpkg/config/build.hpp"
+#include "libpkg/config/cuda_table.hpp"
+#include "libpkg/driver/common.hpp"
+
+namespace driver_cli {
+
+struct CommonFlags {
+  libpkg::driver::CommonOptions options;
+  std::string build_environment;  // --build-env; else the environment
+  libpkg::config::ConfigOverrides overrides;
+  bool debug = false;
+  bool json = false;
+  bool verbose = false;
+  bool no_check = false;
+  bool no_runtime = false;
+  bool no_env = false;
+  std::optional<std::string> cuda_table;
+  std::optional<std::string> client;
+  std::vector<std::string> abi_libraries, abi_configs;
+  std::optional<std::size_t> min_symbols;
+  // Storage for options.cuda_tables once a table file is loaded.
+  libpkg::config::CudaTables tables;
+};
+
+// Registers the shared flags on `app`: --build-env, --python, --cuda,
+// --abi, --variant, --build-version, --build-number, --version, --cudnn,
+// --package-name, --debug, --cuda-table, -o/--out, --dry-run, --json, -j,
+// --level, -v, --no-check, --no-runtime, --check-python, --client,
+// --link-lib, --allow-external, --abi-library, --abi-config,
+// --min-symbols, --no-env.
+void add_common_flags(CLI::App& app, CommonFlags& flags);
+
+// After parsing: the configuration (forced to `type`; Errc::usage if the
+// BUILD_ENVIRONMENT or PACKAGE_TYPE names another type), SOURCE_DATE_EPOCH
+// as the timestamp, the CUDA table file, check options and the log.
+// `default_python` (e.g. read from an input wheel's tags) is used when
+// neither the environment nor --python names one.
+void resolve(CommonFlags& flags, libpkg::config::PackageType type,
+             std::optional<libpkg::config::PythonVersion> default_python = {});
+
+// Parses `args` into `app` (false: --help was printed, exit 0). Errors are
+// libpkg::Error with Errc::usage.
+bool parse(CLI::App& app, const std::vector<std::string>& args,
+           const std::string& program, const std::string& usage);
+
+// Prints the summary (text or JSON) and returns the exit code: 0 when every
+// check passed, 1 otherwise.
+int finish(const libpkg::driver::Summary& summary, const CommonFlags& flags);
+
+// Runs `body`, mapping libpkg::Error to "error: FILE: message" on stderr
+// and its exit code (2 for bad input and usage), other exceptions to 2.
+int guarded(const std::function<int()>& body);
+
+}  // namespace driver_cli

@@ -1,0 +1,122 @@
+// What every driver (manywheel, libtorch, conda) shares: the options every
+// job has (configuration, output directory, dry run, threads, whether and
+// how to check the output) and the summary every job returns (the plan, the
+// artifacts written, one check_binary report per artifact).
+//
+// The drivers replace shell scripts that each re-derived names, re-parsed
+// the environment and ran their own ad-hoc smoke tests (builder-scripts.md
+// §2, §3, §5); here a driver is one library call whose result is data: the
+// thin mains print it, Python returns it, CI ingests its JSON.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "libpkg/base/integers.hpp"
+#include "libpkg/check/check.hpp"
+#include "libpkg/config/build.hpp"
+#include "libpkg/config/cuda_table.hpp"
+
+namespace libpkg::driver {
+
+struct CommonOptions {
+  config::BuildConfig config;
+  // Where the artifacts go (created if missing). Every artifact is written
+  // to a temporary file there and renamed, so a failed job leaves nothing.
+  std::filesystem::path out_dir = "dist";
+  // Compute and describe the plan; write nothing, check nothing.
+  bool dry_run = false;
+  unsigned threads = 0;  // 0: one per core
+  // Deflate level of zip outputs (wheels, libtorch zips).
+  int zip_level = 6;
+  // Member timestamps / conda index timestamp (SOURCE_DATE_EPOCH); unset:
+  // the inputs' own times.
+  std::optional<i64> timestamp;
+  // Per-CUDA tables (nullptr = config::CudaTables::builtin()).
+  const config::CudaTables* cuda_tables = nullptr;
+  // Run check_binary on every artifact written.
+  bool run_checks = true;
+  // Base options of those checks. The driver fills `expect` from the
+  // configuration (check_expectation) and leaves the rest as given, so the
+  // caller chooses runtime checks, the python for the import check, the
+  // client program, census libraries, allowed externals...
+  check::CheckOptions check;
+  // Progress lines ("bundling 14 libraries", "packing 2.1 GB"), optional.
+  std::function<void(const std::string&)> log;
+  // Byte progress of long steps (zip writing), optional.
+  std::function<void(u64 done, u64 total)> progress;
+};
+
+// The tables in effect: options.cuda_tables or the built-in ones.
+const config::CudaTables& cuda_tables(const CommonOptions& options);
+
+// What check_binary should expect of this configuration's artifacts:
+// the package type, the accelerator, the C++ ABI (Linux only) and, when
+// `bundles_cuda_table` (the job bundled the per-CUDA table's libraries:
+// not pypi-CUDA mode, not a without-deps variant), the table's libraries.
+check::Expectation check_expectation(const config::BuildConfig& config,
+                                     bool bundles_cuda_table);
+
+struct Artifact {
+  // Stable identifiers as in config::artifact_names: "wheel", "conda",
+  // "conda-v2", "libtorch", "libtorch-latest", "debug-libtorch"...
+  std::string role;
+  std::filesystem::path path;
+  u64 size = 0;
+  // Whether check_binary runs on it (copies like -latest are not checked
+  // twice; debug zips hold no loadable libraries).
+  bool check = true;
+};
+
+struct Summary {
+  std::string driver;  // "manywheel", "libtorch", "conda"
+  config::BuildConfig config;
+  bool dry_run = false;
+  // What the job does / did, one line each (inputs, bundled libraries,
+  // renames, RPATH rules, tags, outputs). The dry run prints only this.
+  std::vector<std::string> plan;
+  // Driver-specific structured plan (e.g. the libpkg-repair-plan/1
+  // document), embedded as-is in to_json; empty when there is none.
+  std::string plan_json;
+  std::vector<Artifact> artifacts;    // written (empty on a dry run)
+  std::vector<check::Report> checks;  // one per checked artifact
+  std::vector<std::string> notes;     // warnings worth showing
+  double seconds = 0;                 // wall time of the whole job
+
+  // True when no check failed (and vacuously when none ran).
+  bool passed() const;
+  std::string to_text(bool verbose = false) const;
+  // Schema "libpkg-driver/1" (docs/drivers.md).
+  std::string to_json(int indent = 2) const;
+};
+
+// Runs check::run on every artifact of `summary` marked `check`, with
+// options.check and `expect`, appending the reports; the log gets one line
+// per artifact. Does nothing when !options.run_checks or on a dry run.
+// Bad input found by the checks (Errc::usage / format) propagates.
+void check_artifacts(Summary& summary, const CommonOptions& options,
+                     const check::Expectation& expect);
+
+// Adds an artifact written at `path` (its size taken from the file).
+void add_artifact(Summary& summary, std::string role,
+                  const std::filesystem::path& path, bool check = true);
+
+// A stopwatch for Summary::seconds.
+class Stopwatch {
+ public:
+  Stopwatch() : start_(std::chrono::steady_clock::now()) {}
+  double seconds() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                         start_)
+        .count();
+  }
+
+ private:
+  std::chrono::steady_clock::time_point start_;
+};
+
+}  // namespace libpkg::driver
