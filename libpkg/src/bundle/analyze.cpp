@@ -256,6 +256,11 @@ class Analyzer {
       if (excluded_.count(node.soname) || is_libpython(node.soname)) continue;
       if (package_index(node)) continue;
       if (node.via == deps::FoundVia::not_found || !node.path) {
+        // Provided elsewhere (e.g. by another wheel): not missing either.
+        if (matches_any(options_.exclude, node.soname)) {
+          excluded_.insert(node.soname);
+          continue;
+        }
         a_.missing[node.soname].insert(requester(node.needed_by));
         if (facts_external) (*facts_external)[node.soname] = "";
         continue;
@@ -307,10 +312,36 @@ class Analyzer {
       root.via = deps::FoundVia::path;
       for (std::string_view n : lib.needed()) root.needed.emplace_back(n);
       ExternalLibrary& ext = external_slot(root);
+      if (!ext.included) {
+        // Asked for by path: that copy is bundled, even when a binary's
+        // NEEDED found another one on the search path.
+        ext.path = *root.path;
+        ext.realpath = *root.realpath;
+        ext.needed = root.needed;
+      }
       ext.included = true;
       ext.needed_by.insert("--include");
       deps::LddTree tree = resolver_.tree(path, prune_fn);
       absorb_tree(tree, root.soname, nullptr);
+    }
+    satisfy_missing_with_included();
+  }
+
+  // A NEEDED that the search path doesn't find but an included library
+  // provides is not missing: the bundled copy will be found in the graft
+  // directory (e.g. a CUDA library given by path, outside the search path).
+  void satisfy_missing_with_included() {
+    for (auto& ext : a_.externals) {
+      if (!ext.included) continue;
+      auto it = a_.missing.find(ext.soname);
+      if (it == a_.missing.end()) continue;
+      for (const auto& by : it->second) ext.needed_by.insert(by);
+      a_.missing.erase(it);
+      for (auto& b : a_.binaries) {
+        auto f = b.facts.external.find(ext.soname);
+        if (f != b.facts.external.end() && f->second.empty())
+          f->second = ext.path.string();
+      }
     }
   }
 

@@ -62,6 +62,7 @@ class Planner {
   Planner(const WheelAnalysis& a, const RepairOptions& o) : a_(a), o_(o) {}
 
   RepairPlan run() {
+    check_rpath_first();
     plan_.wheel = a_.wheel;
     plan_.strip = o_.strip;
     plan_.excluded = a_.excluded;
@@ -139,6 +140,31 @@ class Planner {
     plan_.platform_tags = tags;
   }
 
+  // Relative rpath_first entries must name directories of the install
+  // root: no way out of it, no $ORIGIN (they are made relative here).
+  void check_rpath_first() const {
+    for (const auto& dir : o_.rpath_first) {
+      if (dir.starts_with("/")) continue;
+      const std::string norm =
+          fs::path(dir).lexically_normal().generic_string();
+      if (dir.empty() || dir.find('$') != std::string::npos ||
+          norm.starts_with("..") || norm == ".")
+        throw Error(Errc::usage, dir.empty() ? "''" : dir,
+                    "a first search-path entry must be an absolute path or a "
+                    "directory of the install root (e.g. nvidia/cublas/lib)");
+    }
+  }
+
+  const RepairOptions::IncludeRule* include_rule(
+      const ExternalLibrary& ext) const {
+    for (const auto& r : o_.include_rules)
+      if (glob_match(r.match, ext.soname) ||
+          glob_match(r.match, ext.path.string()) ||
+          glob_match(r.match, ext.realpath.string()))
+        return &r;
+    return nullptr;
+  }
+
   void check_missing() {
     if (a_.missing.empty()) return;
     if (o_.ignore_missing) {
@@ -198,10 +224,15 @@ class Planner {
       g.soname = ext.soname;
       g.source = ext.path;
       g.sha256 = sha[i];
-      g.keep_name = ext.included || matches_any(o_.keep_names, ext.soname);
+      const RepairOptions::IncludeRule* rule =
+          ext.included ? include_rule(ext) : nullptr;
+      g.keep_name = (ext.included && !(rule && rule->rename)) ||
+                    matches_any(o_.keep_names, ext.soname);
       g.new_soname = g.keep_name ? ext.soname : hashed_name(ext.soname, sha[i]);
       g.member = plan_.graft_dir + "/" + g.new_soname;
-      if (ext.included)
+      if (rule && !rule->reason.empty())
+        g.reason = rule->reason;
+      else if (ext.included)
         g.reason = "--include (loaded with dlopen; keeps its name)";
       else
         g.reason = fmt::format("not allowed by {}", target_->name);
@@ -222,12 +253,28 @@ class Planner {
     return false;
   }
 
-  // Existing entries that resolve inside the wheel, then the graft dir.
-  std::string new_rpath(const PackageBinary& b) const {
+  // Whether the output wheel has the graft directory.
+  bool graft_dir_present() const {
+    if (!plan_.grafts.empty()) return true;
+    const std::string prefix = plan_.graft_dir + "/";
+    for (const auto& e : a_.zip->entries())
+      if (e.name.starts_with(prefix)) return true;
+    return false;
+  }
+
+  // rpath_first, then existing entries that resolve inside the wheel, then
+  // the graft dir (when `graft_dir`).
+  std::string new_rpath(const PackageBinary& b, bool graft_dir) const {
     const std::string old = b.runpath ? *b.runpath : b.rpath.value_or("");
     const fs::path& root = a_.tree;
     const std::string origin = b.file.parent_path().string();
     std::vector<std::string> kept;
+    for (const auto& dir : o_.rpath_first) {
+      std::string entry =
+          dir.starts_with("/") ? dir : origin_relative(b.member, dir);
+      if (std::find(kept.begin(), kept.end(), entry) == kept.end())
+        kept.push_back(entry);
+    }
     for (const auto& entry : deps::split_path_list(old)) {
       if (entry.empty()) continue;
       fs::path dir =
@@ -238,13 +285,15 @@ class Planner {
         kept.push_back(entry);
     }
     std::string graft = origin_relative(b.member, plan_.graft_dir);
-    if (std::find(kept.begin(), kept.end(), graft) == kept.end())
+    if (graft_dir && std::find(kept.begin(), kept.end(), graft) == kept.end())
       kept.push_back(graft);
     return fmt::format("{}", fmt::join(kept, ":"));
   }
 
   void plan_binary_edits() {
     const bool dlopen_grafts = any_included();
+    const bool everywhere = o_.rpath_all || !o_.rpath_first.empty();
+    const bool graft_dir = graft_dir_present();
     for (const auto& b : a_.binaries) {
       FileEdit e;
       e.member = b.member;
@@ -266,16 +315,24 @@ class Planner {
         needs_graft_dir = true;
         e.why.push_back("imports dlopen and --include grafted libraries");
       }
-      if (needs_graft_dir) {
-        std::string rp = new_rpath(b);
+      if (needs_graft_dir || everywhere) {
+        std::string rp = new_rpath(b, needs_graft_dir || graft_dir);
         const auto& current =
             o_.rpath_tag == elf::RpathTag::runpath ? b.runpath : b.rpath;
         const bool other_tag = o_.rpath_tag == elf::RpathTag::runpath
                                    ? b.rpath.has_value()
                                    : b.runpath.has_value();
-        if (current != rp || other_tag) {
+        const bool unchanged =
+            rp.empty() ? !b.rpath && !b.runpath : current == rp && !other_tag;
+        if (!unchanged) {
           e.rpath = rp;
-          e.why.push_back("search path to the graft directory");
+          e.why.push_back(!o_.rpath_first.empty()
+                              ? "search path: the first entries, then the "
+                                "graft directory"
+                          : needs_graft_dir
+                              ? "search path to the graft directory"
+                              : "search path of every file: entries inside "
+                                "the wheel and the graft directory");
         }
       }
       if (!e.replace_needed.empty())

@@ -56,6 +56,29 @@ struct RepairOptions {
   // Run binutils' `strip -s` on every ELF file of the output before
   // patching (auditwheel's --strip).
   bool strip = false;
+
+  // How libraries asked for with AnalyzeOptions::include are grafted.
+  // Without a matching rule an included library keeps its name (it is
+  // loaded with dlopen by name); a rule with `rename` lets keep_names
+  // decide, as for any graft: the per-CUDA tables list libraries that
+  // are linked normally (libcudart) next to ones loaded by name (cuDNN).
+  struct IncludeRule {
+    std::string match;   // glob on the soname or the source path
+    std::string reason;  // shown in the plan ("CUDA 12.4 table"); "" = default
+    bool rename = false;
+  };
+  std::vector<IncludeRule> include_rules;
+  // Give every ELF member of the wheel a search path, not only the ones
+  // that need the graft directory: its entries inside the wheel, then the
+  // graft directory (when the output has one). build_common.sh set the
+  // path of every library of the package, so no build-tree entry survives.
+  bool rpath_all = false;
+  // Entries put first in the search path of every ELF member of the wheel
+  // (implies rpath_all): a relative entry is a directory of the install
+  // root (site-packages, e.g. "nvidia/cublas/lib" of an nvidia-* wheel),
+  // written relative to each member's $ORIGIN; an absolute one is used as
+  // written.
+  std::vector<std::string> rpath_first;
 };
 
 struct Graft {

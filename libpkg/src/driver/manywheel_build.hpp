@@ -1,0 +1,22 @@
+// The manywheel driver's build step (private to libpkg): run the build
+// command that writes a wheel and find the wheel it wrote.
+#pragma once
+
+#include <filesystem>
+
+#include "libpkg/driver/manywheel.hpp"
+
+namespace libpkg::driver::detail {
+
+// Where the build command writes its wheel: options.dist_dir (relative to
+// the source directory), else <source_dir>/dist.
+std::filesystem::path dist_dir(const ManywheelOptions& options);
+
+// Runs `sh -c options.build_command` in options.source_dir with its output
+// on our stderr (stdout is the driver's summary), then returns the one
+// wheel it created or rewrote under dist_dir(options). Errc::not_found for
+// a missing source directory or no new wheel, Errc::io for a failing
+// command, Errc::usage for several new wheels.
+std::filesystem::path build_wheel(const ManywheelOptions& options);
+
+}  // namespace libpkg::driver::detail

@@ -1,0 +1,625 @@
+#!/usr/bin/python3
+"""Integration tests of the `manywheel` driver (one ctest per case,
+MANYWHEEL_CASE selects it).
+
+Fixtures are compiled at test time in a private temp directory: extension
+modules for /usr/bin/python3, a private library found through a leaked
+build-tree RUNPATH, libgomp via -fopenmp, and fake "CUDA" libraries (a
+stub libcudart and friends) listed in a test-time --cuda-table file, so no
+CUDA installation is needed. Wheels are packed with `pkgtool wheel pack`.
+
+Results are checked independently of libpkg: readelf (NEEDED, SONAME,
+RPATH/RUNPATH, symbol versions), hashlib/zipfile (grafted names, RECORD,
+WHEEL tags), pip install into a fresh venv and an import with the original
+libraries deleted, and the driver's JSON parsed here.
+
+Exit status: 0 pass, 1 a check failed, 77 skipped (a tool is missing).
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import hashlib
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import zipfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+PYTHON = "/usr/bin/python3"
+CUDA_VERSION = "11.9"  # never released: no real library can interfere
+PYPI_PACKAGES = ["cublas", "cuda_cupti", "cuda_nvrtc", "cuda_runtime", "cudnn", "cufft",
+                 "curand", "cusolver", "cusparse", "nccl", "nvtx"]
+TABLE_RPATH = [f"$ORIGIN/../../nvidia/{p}/lib" for p in PYPI_PACKAGES]
+
+FAILS: list[str] = []
+CHECKS = 0
+
+
+def skip(msg: str) -> None:
+    print(f"SKIP: {msg}")
+    sys.exit(77)
+
+
+def check(cond: bool, what: str) -> bool:
+    global CHECKS
+    CHECKS += 1
+    if not cond:
+        FAILS.append(what)
+        print(f"FAIL: {what}", file=sys.stderr)
+    return cond
+
+
+def run(argv, cwd=None, env=None, ok=True) -> subprocess.CompletedProcess:
+    p = subprocess.run([str(a) for a in argv], capture_output=True, text=True, cwd=cwd, env=env)
+    if ok and p.returncode != 0:
+        raise SystemExit(f"error: {' '.join(map(str, argv))} failed ({p.returncode}):\n"
+                         f"{p.stderr}{p.stdout}")
+    return p
+
+
+# ------------------------------------------------------------ readelf facts
+
+
+def dynamic(path: Path) -> dict:
+    facts: dict = {"NEEDED": [], "SONAME": None, "RPATH": None, "RUNPATH": None}
+    for line in run(["readelf", "-dW", path]).stdout.splitlines():
+        m = re.search(r"\((NEEDED|SONAME|RPATH|RUNPATH)\)\s+\S.*?\[(.*)\]\s*$", line)
+        if m:
+            if m.group(1) == "NEEDED":
+                facts["NEEDED"].append(m.group(2))
+            else:
+                facts[m.group(1)] = m.group(2)
+    return facts
+
+
+def glibc_needs(path: Path) -> list[tuple[int, ...]]:
+    out = []
+    for m in re.finditer(r"Name: GLIBC_(\d+(?:\.\d+)*)\b", run(["readelf", "-V", "-W", path]).stdout):
+        out.append(tuple(int(x) for x in m.group(1).split(".")))
+    return out
+
+
+def sha8(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:8]
+
+
+def hashed(soname: str, source: Path) -> str:
+    stem, dot, rest = soname.partition(".")
+    return f"{stem}-{sha8(source)}{dot}{rest}"
+
+
+def ldd_path(binary: Path, soname: str) -> Path:
+    for line in run(["ldd", binary], ok=False).stdout.splitlines():
+        m = re.match(rf"\s*{re.escape(soname)} => (\S+) \(0x", line)
+        if m:
+            return Path(m.group(1)).resolve()
+    raise SystemExit(f"error: ldd {binary} does not resolve {soname}")
+
+
+# ------------------------------------------------------------ fixtures
+
+EXT_C = """\
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+{decls}
+static PyObject* value(PyObject* self, PyObject* args) {{
+  (void)self; (void)args;
+  return PyLong_FromLong((long)({expr}));
+}}
+static PyMethodDef methods[] = {{{{"value", value, METH_NOARGS, "value"}}, {{NULL, NULL, 0, NULL}}}};
+static struct PyModuleDef module = {{PyModuleDef_HEAD_INIT, "{name}", NULL, -1, methods}};
+PyMODINIT_FUNC PyInit_{name}(void) {{ return PyModule_Create(&module); }}
+"""
+
+CUDART_C = """\
+/* Stand-in for the CUDA runtime: the entry points check_binary's gpu probe
+   calls, each answering 100 (cudaErrorNoDevice). */
+#include <stddef.h>
+int cudaGetDeviceCount(int* count) { *count = 0; return 100; }
+const char* cudaGetErrorString(int e) { return e == 100 ? "no CUDA-capable device is detected" : "?"; }
+int cudaRuntimeGetVersion(int* v) { *v = 11090; return 0; }
+int cudaMalloc(void** p, size_t n) { (void)n; *p = NULL; return 100; }
+int cudaMemset(void* p, int v, size_t n) { (void)p; (void)v; (void)n; return 100; }
+int cudaMemcpy(void* d, const void* s, size_t n, int k) { (void)d; (void)s; (void)n; (void)k; return 100; }
+int cudaFree(void* p) { (void)p; return 100; }
+int cudaDeviceSynchronize(void) { return 100; }
+"""
+
+
+class Fixtures:
+    def __init__(self, root: Path):
+        self.root = root
+        self.pkgtool = os.environ.get("PKGTOOL", "")
+        if not Path(self.pkgtool).is_file():
+            raise SystemExit("error: PKGTOOL must point at pkgtool (run through ctest)")
+        for tool in ("gcc", "readelf", "ldd"):
+            if shutil.which(tool) is None:
+                skip(f"{tool} not installed")
+        info = json.loads(run([PYTHON, "-c", "import sys, sysconfig, json; print(json.dumps({"
+                               "'inc': sysconfig.get_paths()['include'], "
+                               "'ext': sysconfig.get_config_var('EXT_SUFFIX'), "
+                               "'tag': 'cp%d%d' % sys.version_info[:2], "
+                               "'ver': '%d.%d' % sys.version_info[:2]}))"]).stdout)
+        if not (Path(info["inc"]) / "Python.h").is_file():
+            skip(f"Python.h not in {info['inc']} (python3-dev)")
+        self.py = info
+        self.env = {k: v for k, v in os.environ.items() if k not in ("LD_LIBRARY_PATH", "LD_PRELOAD")}
+        self.env["SOURCE_DATE_EPOCH"] = "1700000000"
+
+    def cc(self, *argv) -> None:
+        run(["gcc", "-O1", "-fPIC", "-Wall", *argv])
+
+    def lib(self, out: Path, soname: str, source: str, *flags) -> Path:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        src = out.with_name(out.name.replace(".so", "") + ".c")
+        src.write_text(source)
+        self.cc("-shared", f"-Wl,-soname,{soname}", "-o", out, src, *flags)
+        src.unlink()
+        return out
+
+    def extension(self, out: Path, name: str, decls: str, expr: str, *flags) -> Path:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        src = out.parent / f"{name}.c"
+        src.write_text(EXT_C.format(decls=decls, expr=expr, name=name))
+        self.cc("-shared", f"-I{self.py['inc']}", "-o", out, src, *flags)
+        src.unlink()
+        return out
+
+    def tree(self, dist: str, version: str) -> Path:
+        t = self.root / "trees" / dist
+        di = t / f"{dist}-{version}.dist-info"
+        di.mkdir(parents=True)
+        (di / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n")
+        tag = self.py["tag"]
+        (di / "WHEEL").write_text("Wheel-Version: 1.0\nGenerator: manywheel-test\n"
+                                  f"Root-Is-Purelib: false\nTag: {tag}-{tag}-linux_x86_64\n")
+        return t
+
+    def pack(self, tree: Path) -> Path:
+        out = self.root / "wheels" / tree.name
+        out.mkdir(parents=True)
+        run([self.pkgtool, "wheel", "pack", tree, "-d", out], env=self.env)
+        (wheel,) = out.glob("*.whl")
+        return wheel
+
+    def cpu_wheel(self) -> tuple[Path, dict]:
+        """mwpkg: _ext (→ libmwcore in mwpkg/lib, libprivate from the build
+        tree, libgomp), mwpkg/lib/libmwcore.so.1 (→ libgomp) and
+        mwpkg/lib/libmwutil.so.1 (no dependency), each with a leaked
+        build-tree RUNPATH."""
+        build = self.root / "build"
+        private = self.lib(build / "libprivate.so.1", "libprivate.so.1",
+                           "int private_value(void) { return 40; }\n")
+        t = self.tree("mwpkg", "1.0")
+        core = self.lib(t / "mwpkg/lib/libmwcore.so.1", "libmwcore.so.1",
+                        "#include <omp.h>\nint core_value(void) { return omp_get_max_threads() > 0; }\n",
+                        "-fopenmp", f"-Wl,--enable-new-dtags,-rpath,$ORIGIN:{build}")
+        # Needs nothing to bundle, but its build-tree entry must go too.
+        self.lib(t / "mwpkg/lib/libmwutil.so.1", "libmwutil.so.1", "int util_value(void) { return 1; }\n",
+                 f"-Wl,--enable-new-dtags,-rpath,$ORIGIN:{build}")
+        ext = self.extension(t / f"mwpkg/_ext{self.py['ext']}", "_ext",
+                             "int private_value(void); int core_value(void);\n#include <omp.h>\n",
+                             "private_value() + core_value() + (omp_get_max_threads() > 0)",
+                             "-fopenmp", f"-L{build}", "-l:libprivate.so.1", f"-L{core.parent}", "-l:libmwcore.so.1",
+                             f"-Wl,--enable-new-dtags,-rpath,$ORIGIN/lib:{build}")
+        (t / "mwpkg/__init__.py").write_text("from ._ext import value\n")
+        facts = {"private": private, "gomp": ldd_path(ext, "libgomp.so.1"), "build": build}
+        return self.pack(t), facts
+
+    def cuda_libs(self) -> dict:
+        d = self.root / "cuda"
+        libs = {
+            "cudart": self.lib(d / f"libcudart.so.{CUDA_VERSION}", f"libcudart.so.{CUDA_VERSION}", CUDART_C),
+            "cublas": self.lib(d / "libcublas.so.11", "libcublas.so.11", "int cublasCreate_v2(void** h) { *h = 0; return 0; }\n"),
+            "builtins": self.lib(d / f"libnvrtc-builtins.so.{CUDA_VERSION}", f"libnvrtc-builtins.so.{CUDA_VERSION}",
+                                 "int builtins_value(void) { return 1; }\n"),
+            "cusparselt": self.lib(d / "libcusparseLt.so.0", "libcusparseLt.so.0", "int cusparseLtInit(void* h) { (void)h; return 0; }\n"),
+        }
+        return libs
+
+    def cuda_table(self, libs: dict, missing: Path | None = None) -> Path:
+        paths = [str(libs["cudart"]), str(libs["cublas"]), str(libs["builtins"])]
+        if missing:
+            paths.append(str(missing))
+        doc = {"optional_libraries": [{"path": str(libs["cusparselt"]), "condition": "cusparselt"}],
+               "versions": [{"cuda": CUDA_VERSION, "libraries": paths, "source": "test table"}]}
+        p = self.root / ("table-missing.json" if missing else "table.json")
+        p.write_text(json.dumps(doc, indent=1))
+        return p
+
+    def cuda_wheel(self, libs: dict) -> Path:
+        """mwcuda: _C (→ libcudart, libcublas, libgomp; RUNPATH $ORIGIN/lib)
+        and mwcuda/lib/libmwcuda.so.1 (→ libcudart; RUNPATH $ORIGIN). The
+        fake CUDA directory is on no search path: only the table finds it."""
+        cuda = libs["cudart"].parent
+        t = self.tree("mwcuda", "2.0")
+        core = self.lib(t / "mwcuda/lib/libmwcuda.so.1", "libmwcuda.so.1",
+                        "int cudaGetDeviceCount(int*);\nint devices(void) { int n = 7; cudaGetDeviceCount(&n); return n; }\n",
+                        f"-L{cuda}", f"-l:libcudart.so.{CUDA_VERSION}", "-Wl,--enable-new-dtags,-rpath,$ORIGIN")
+        self.cuda_ext = self.extension(t / f"mwcuda/_C{self.py['ext']}", "_C",
+                       "#include <omp.h>\nint devices(void); int cublasCreate_v2(void**);\n"
+                       "int cudaRuntimeGetVersion(int*);\n"
+                       "static int rt(void) { int v = 0; cudaRuntimeGetVersion(&v); return v; }\n"
+                       "static int blas(void) { void* h; return cublasCreate_v2(&h); }\n",
+                       "devices() + blas() + rt() + (omp_get_max_threads() > 0)",
+                       "-fopenmp", f"-L{cuda}", f"-l:libcudart.so.{CUDA_VERSION}", "-l:libcublas.so.11",
+                       f"-L{core.parent}", "-l:libmwcuda.so.1", "-Wl,--enable-new-dtags,-rpath,$ORIGIN/lib")
+        (t / "mwcuda/__init__.py").write_text("from ._C import value\n")
+        (t / "mwcuda/version.py").write_text(f'__version__ = "2.0"\ncuda = "{CUDA_VERSION}"\n')
+        return self.pack(t)
+
+
+# ------------------------------------------------------------ the driver
+
+
+def driver(*args, cwd=None) -> subprocess.CompletedProcess:
+    exe = os.environ.get("MANYWHEEL", "")
+    if not Path(exe).is_file():
+        raise SystemExit("error: MANYWHEEL must point at the driver (run through ctest)")
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("LD_LIBRARY_PATH", "BUILD_ENVIRONMENT", "PYTORCH_EXTRA_INSTALL_REQUIREMENTS",
+                        "USE_CUSPARSELT", "FORCE_RPATH")}
+    return subprocess.run([exe, "--no-env", "--check-python", PYTHON, *map(str, args)],
+                          capture_output=True, text=True, cwd=cwd, env=env)
+
+
+def driver_json(*args) -> dict | None:
+    p = driver(*args, "--json")
+    if not check(p.returncode == 0, f"manywheel {' '.join(map(str, args))}: exit {p.returncode}\n"
+                                    f"{p.stderr}{p.stdout[-3000:]}"):
+        return None
+    doc = json.loads(p.stdout)
+    check(doc.get("schema") == "libpkg-driver/1", f"schema {doc.get('schema')}")
+    return doc
+
+
+def one_wheel(d: Path) -> Path | None:
+    w = sorted(d.glob("*.whl"))
+    check(len(w) == 1, f"one wheel in {d}: {w}")
+    return w[0] if len(w) == 1 else None
+
+
+def unpack(wheel: Path, dest: Path) -> Path:
+    with zipfile.ZipFile(wheel) as z:
+        z.extractall(dest)
+    return dest
+
+
+def check_record_and_tags(wheel: Path) -> None:
+    """RECORD lists every member with its sha256 and size; WHEEL's tags are
+    the file name's; the tag's glibc covers every ELF member's needs."""
+    with zipfile.ZipFile(wheel) as z:
+        names = [i.filename for i in z.infolist() if not i.is_dir()]
+        record_name = next(n for n in names if n.endswith(".dist-info/RECORD"))
+        rows = list(csv.reader(io.StringIO(z.read(record_name).decode())))
+        listed = {r[0]: r for r in rows if r}
+        check(sorted(listed) == sorted(names), f"RECORD lists exactly the members: {sorted(set(names) ^ set(listed))}")
+        for n in names:
+            if n == record_name or n not in listed:
+                continue
+            data = z.read(n)
+            digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+            check(listed[n][1:] == [f"sha256={digest}", str(len(data))], f"RECORD entry of {n}: {listed[n]}")
+        wheel_file = z.read(record_name.replace("RECORD", "WHEEL")).decode()
+    tags = {line.split(":", 1)[1].strip() for line in wheel_file.splitlines() if line.startswith("Tag:")}
+    parts = wheel.name[:-4].split("-")
+    py, abi, plats = parts[-3], parts[-2], parts[-1].split(".")
+    check(tags == {f"{py}-{abi}-{p}" for p in plats}, f"WHEEL tags {tags} vs file name {wheel.name}")
+    legacy = {"manylinux1": (2, 5), "manylinux2010": (2, 12), "manylinux2014": (2, 17)}
+    glibc = []
+    for p in plats:
+        m = re.fullmatch(r"manylinux_(\d+)_(\d+)_x86_64", p)
+        if m:
+            glibc.append((int(m.group(1)), int(m.group(2))))
+        elif p.removesuffix("_x86_64") in legacy:
+            glibc.append(legacy[p.removesuffix("_x86_64")])
+    if not check(glibc and len(glibc) == len(plats), f"retagged to manylinux: {plats}"):
+        return
+    ceiling = max(glibc)
+    with tempfile.TemporaryDirectory() as d:
+        for f in Path(unpack(wheel, Path(d))).rglob("*"):
+            if f.is_file() and f.read_bytes()[:4] == b"\x7fELF":
+                worst = max(glibc_needs(f), default=())
+                check(worst[:2] <= ceiling, f"{f.name} needs GLIBC_{worst} above the tag's {ceiling}")
+
+
+def check_report(doc: dict, want_pass: dict[str, str]) -> None:
+    """The embedded check_binary report: passed, and the given checks with
+    the given status."""
+    check(doc["passed"] is True and len(doc["checks"]) == 1, f"driver reports checks passed: {doc['checks']}")
+    if not doc["checks"]:
+        return
+    by_id = {c["id"]: c for c in doc["checks"][0]["checks"]}
+    for cid, status in want_pass.items():
+        c = by_id.get(cid, {})
+        check(c.get("status") == status, f"check {cid}: {c.get('status')} (want {status}): {c}")
+
+
+def venv_import(venv: Path, wheel: Path, module: str, extra=None) -> subprocess.CompletedProcess:
+    """Fresh venv, pip install WHEEL, call module.value(); `extra(site)` may
+    add files to site-packages before the import."""
+    if not venv.exists():
+        run([PYTHON, "-m", "venv", "--without-pip", venv])
+        run([PYTHON, "-m", "pip", "--python", venv / "bin/python", "install", "--no-index", "--no-deps",
+             "--disable-pip-version-check", "-q", wheel])
+    site = next((venv / "lib").glob("python3*/site-packages"))
+    if extra:
+        extra(site)
+    env = {k: v for k, v in os.environ.items() if k not in ("LD_LIBRARY_PATH", "LD_PRELOAD")}
+    return subprocess.run([venv / "bin/python", "-c", f"import {module}; print({module}.value())"],
+                          capture_output=True, text=True, env=env, cwd=venv)
+
+
+# ------------------------------------------------------------ cases
+
+
+def case_cpu(fx: Fixtures, tmp: Path) -> None:
+    """CPU wheel: private library and libgomp bundled hash-renamed into
+    mwpkg/lib, NEEDED rewritten, RUNPATH $ORIGIN/lib at the top and $ORIGIN
+    in lib/ (build-tree entries dropped), RECORD, tags, import."""
+    wheel, f = fx.cpu_wheel()
+    out = tmp / "out"
+    doc = driver_json("--wheel", wheel, "-o", out)
+    if doc is None:
+        return
+    check(doc["config"]["python"] == fx.py["ver"], f"python from the wheel's tag: {doc['config']}")
+    check(doc["config"]["accelerator"] == "cpu", f"accelerator {doc['config']['accelerator']}")
+    w = one_wheel(out)
+    if w is None:
+        return
+    check([a["path"] for a in doc["artifacts"]] == [str(w)], f"artifacts {doc['artifacts']}")
+    check_report(doc, {"import": "pass", "dependencies": "pass", "rpath": "pass", "accelerator": "pass"})
+    x = unpack(w, tmp / "x")
+    priv = hashed("libprivate.so.1", f["private"])
+    gomp = hashed("libgomp.so.1", f["gomp"])
+    for name in (priv, gomp):
+        p = x / "mwpkg/lib" / name
+        if check(p.is_file(), f"bundled mwpkg/lib/{name}"):
+            check(dynamic(p)["SONAME"] == name, f"SONAME of {name}: {dynamic(p)['SONAME']}")
+    ext = next((x / "mwpkg").glob("_ext*.so"))
+    e = dynamic(ext)
+    check(priv in e["NEEDED"] and gomp in e["NEEDED"] and "libgomp.so.1" not in e["NEEDED"]
+          and "libprivate.so.1" not in e["NEEDED"], f"_ext NEEDED rewritten: {e['NEEDED']}")
+    check(e["RUNPATH"] == "$ORIGIN/lib" and e["RPATH"] is None, f"_ext RUNPATH: {e}")
+    core = dynamic(x / "mwpkg/lib/libmwcore.so.1")
+    check(gomp in core["NEEDED"], f"libmwcore NEEDED: {core['NEEDED']}")
+    check(core["RUNPATH"] == "$ORIGIN" and core["RPATH"] is None, f"libmwcore RUNPATH: {core}")
+    util = dynamic(x / "mwpkg/lib/libmwutil.so.1")
+    check(util["RUNPATH"] == "$ORIGIN" and util["RPATH"] is None, f"libmwutil RUNPATH: {util}")
+    check_record_and_tags(w)
+    # The build tree is gone: the import works from the bundled copies only.
+    shutil.rmtree(f["build"])
+    r = venv_import(tmp / "venv", w, "mwpkg")
+    check(r.returncode == 0 and r.stdout.strip() == "42", f"import without the build tree: {r.stdout}{r.stderr}")
+    r = venv_import(tmp / "venv-in", wheel, "mwpkg")
+    check(r.returncode != 0 and "libprivate.so.1" in r.stderr, f"control: the input wheel fails: {r.stdout}{r.stderr}")
+
+
+def case_cuda(fx: Fixtures, tmp: Path) -> None:
+    """CUDA table (test-time fake libraries): libcudart bundled hash-renamed,
+    libcublas and libnvrtc-builtins (dlopened, needed by nobody) keep their
+    names, conditional cusparseLt only with --enable; check passes with the
+    table expectation."""
+    libs = fx.cuda_libs()
+    table = fx.cuda_table(libs)
+    wheel = fx.cuda_wheel(libs)
+    out = tmp / "out"
+    doc = driver_json("--wheel", wheel, "--cuda", CUDA_VERSION, "--cuda-table", table, "-o", out)
+    if doc is None:
+        return
+    w = one_wheel(out)
+    if w is None:
+        return
+    check_report(doc, {"accelerator": "pass", "import": "pass", "dependencies": "pass"})
+    x = unpack(w, tmp / "x")
+    lib = x / "mwcuda/lib"
+    cudart = hashed(f"libcudart.so.{CUDA_VERSION}", libs["cudart"])
+    present = sorted(p.name for p in lib.iterdir())
+    gomp = hashed("libgomp.so.1", ldd_path(fx.cuda_ext, "libgomp.so.1"))
+    check(present == sorted([cudart, "libcublas.so.11", f"libnvrtc-builtins.so.{CUDA_VERSION}",
+                             "libmwcuda.so.1", gomp]), f"mwcuda/lib holds {present}")
+    check(not any(n.startswith("libcusparseLt") for n in present), "cusparseLt not bundled without --enable")
+    c = dynamic(next((x / "mwcuda").glob("_C*.so")))
+    check(cudart in c["NEEDED"] and "libcublas.so.11" in c["NEEDED"], f"_C NEEDED: {c['NEEDED']}")
+    m = dynamic(lib / "libmwcuda.so.1")
+    check(cudart in m["NEEDED"] and m["RUNPATH"] == "$ORIGIN", f"libmwcuda NEEDED/RUNPATH: {m}")
+    reasons = {g["soname"]: g["reason"] for g in doc["plan_detail"]["grafts"]}
+    check(reasons.get(f"libcudart.so.{CUDA_VERSION}") == f"CUDA {CUDA_VERSION} table", f"graft reasons {reasons}")
+    check_record_and_tags(w)
+    # Without the fake CUDA directory the bundled wheel still imports.
+    r = venv_import(tmp / "venv", w, "mwcuda")
+    check(r.returncode == 0 and r.stdout.strip() == "11091", f"import: {r.stdout}{r.stderr}")
+
+    # --enable cusparselt bundles the conditional library; --keep-name keeps
+    # its name (dry run: the plan only).
+    p = driver("--wheel", wheel, "--cuda", CUDA_VERSION, "--cuda-table", table, "-o", tmp / "o2",
+               "--enable", "cusparselt", "--keep-name", "libcusparse*", "--dry-run", "--json")
+    if check(p.returncode == 0, f"--enable cusparselt dry run: {p.stderr}"):
+        grafts = {g["soname"]: g for g in json.loads(p.stdout)["plan_detail"]["grafts"]}
+        g = grafts.get("libcusparseLt.so.0", {})
+        check(g.get("member") == "mwcuda/lib/libcusparseLt.so.0" and g.get("keep_name") is True,
+              f"cusparseLt bundled under its name: {g}")
+        check(not (tmp / "o2").exists(), "dry run wrote nothing")
+
+    # A table whose library is not on disk: exit 2 naming the path.
+    missing = libs["cudart"].parent / "libcufft.so.11"
+    p = driver("--wheel", wheel, "--cuda", CUDA_VERSION, "--cuda-table", fx.cuda_table(libs, missing), "-o", tmp / "o3")
+    check(p.returncode == 2 and str(missing) in p.stderr and len(p.stderr.splitlines()) == 1,
+          f"missing table library: exit {p.returncode}: {p.stderr}")
+
+
+def case_pypi(fx: Fixtures, tmp: Path) -> None:
+    """pypi-CUDA: no table library bundled (libgomp still is), DT_RPATH =
+    the table's nvidia directories + $ORIGIN in lib/ (rebased for the
+    package top), NEEDED of the table libraries untouched; the wheel imports
+    once nvidia/<pkg>/lib holds the libraries, and not before."""
+    libs = fx.cuda_libs()
+    table = fx.cuda_table(libs)
+    wheel = fx.cuda_wheel(libs)
+    out = tmp / "out"
+    doc = driver_json("--wheel", wheel, "--cuda", CUDA_VERSION, "--cuda-table", table, "-o", out,
+                      "--pypi-cuda", "--no-runtime")
+    if doc is None:
+        return
+    w = one_wheel(out)
+    if w is None:
+        return
+    check_report(doc, {"accelerator": "pass", "dependencies": "pass", "rpath": "pass"})
+    x = unpack(w, tmp / "x")
+    present = sorted(p.name for p in (x / "mwcuda/lib").iterdir())
+    check(len(present) == 2 and "libmwcuda.so.1" in present and any(n.startswith("libgomp-") for n in present),
+          f"only libgomp bundled: {present}")
+    core = dynamic(x / "mwcuda/lib/libmwcuda.so.1")
+    check(core["RPATH"] == ":".join(TABLE_RPATH + ["$ORIGIN"]) and core["RUNPATH"] is None,
+          f"lib/ DT_RPATH = table list + $ORIGIN: {core}")
+    check(f"libcudart.so.{CUDA_VERSION}" in core["NEEDED"], f"libcudart NEEDED kept: {core['NEEDED']}")
+    top = dynamic(next((x / "mwcuda").glob("_C*.so")))
+    rebased = [e.replace("$ORIGIN/../../", "$ORIGIN/../") for e in TABLE_RPATH]
+    check(top["RPATH"] == ":".join(rebased + ["$ORIGIN/lib"]) and top["RUNPATH"] is None,
+          f"top DT_RPATH = rebased list + $ORIGIN/lib: {top}")
+    check_record_and_tags(w)
+    venv = tmp / "venv"
+    r = venv_import(venv, w, "mwcuda")
+    check(r.returncode != 0 and "libcudart" in r.stderr + r.stdout, f"control: no nvidia libs, no import: {r.stdout}{r.stderr}")
+
+    def nvidia(site: Path) -> None:
+        for pkg, key in (("cuda_runtime", "cudart"), ("cublas", "cublas")):
+            d = site / "nvidia" / pkg / "lib"
+            d.mkdir(parents=True, exist_ok=True)
+            shutil.copy(libs[key], d / libs[key].name)
+    r = venv_import(venv, w, "mwcuda", nvidia)
+    check(r.returncode == 0 and r.stdout.strip() == "11091", f"import with nvidia/*/lib: {r.stdout}{r.stderr}")
+
+
+def case_dry_run(fx: Fixtures, tmp: Path) -> None:
+    """--dry-run prints the plan and writes nothing; with --json the plan is
+    the libpkg-repair-plan/1 document inside libpkg-driver/1."""
+    wheel, f = fx.cpu_wheel()
+    out = tmp / "out"
+    p = driver("--wheel", wheel, "-o", out, "--dry-run")
+    check(p.returncode == 0, f"dry run: exit {p.returncode}: {p.stderr}")
+    priv = hashed("libprivate.so.1", f["private"])
+    check("dry run" in p.stdout and f"mwpkg/lib/{priv}" in p.stdout, f"plan printed: {p.stdout}")
+    check(not out.exists(), f"dry run created {out}")
+    doc = driver_json("--wheel", wheel, "-o", out, "--dry-run")
+    if doc is None:
+        return
+    check(doc["dry_run"] is True and doc["artifacts"] == [] and doc["checks"] == [], f"dry-run JSON: {doc}")
+    d = doc["plan_detail"]
+    check(d["schema"] == "libpkg-repair-plan/1" and d["graft_dir"] == "mwpkg/lib", f"plan_detail {d.get('schema')}")
+    check(any(g["member"] == f"mwpkg/lib/{priv}" for g in d["grafts"]), f"grafts {d['grafts']}")
+    check(any(line.startswith("input: ") for line in doc["plan"]), f"plan lines {doc['plan']}")
+    check(not out.exists(), f"dry run --json created {out}")
+    # A build command is not run on a dry run.
+    marker = tmp / "ran"
+    p = driver("--build-command", f"touch {marker}", "--source", tmp, "--python", fx.py["ver"], "-o", out, "--dry-run")
+    check(p.returncode == 0 and not marker.exists() and "touch" in p.stdout,
+          f"dry run does not build: exit {p.returncode} {p.stdout}{p.stderr}")
+
+
+def case_build_command(fx: Fixtures, tmp: Path) -> None:
+    """--build-command runs in --source and the one wheel it writes under
+    the dist directory is repaired (an older wheel there is ignored)."""
+    wheel, _ = fx.cpu_wheel()
+    src = tmp / "src"
+    (src / "dist").mkdir(parents=True)
+    stale = src / "dist" / "stale-0.1-py3-none-any.whl"
+    stale.write_bytes(b"not a wheel")
+    out = tmp / "out"
+    doc = driver_json("--build-command", f"cp {wheel} dist/ && echo built", "--source", src,
+                      "--python", fx.py["ver"], "-o", out, "--no-runtime")
+    if doc is None:
+        return
+    check(any(line.startswith("input: ") and line.endswith("(built)") for line in doc["plan"]), f"plan {doc['plan']}")
+    check(one_wheel(out) is not None, "repaired wheel written")
+    p = driver("--build-command", "true", "--source", src, "--python", fx.py["ver"], "-o", tmp / "o2")
+    check(p.returncode == 2 and "wrote no wheel" in p.stderr, f"no new wheel: {p.returncode} {p.stderr}")
+    p = driver("--build-command", "exit 3", "--source", src, "--python", fx.py["ver"], "-o", tmp / "o2")
+    check(p.returncode == 2 and "status 3" in p.stderr, f"failing build: {p.returncode} {p.stderr}")
+
+
+def case_bad_input(fx: Fixtures, tmp: Path) -> None:
+    """Exit 2 with one line naming the value; nothing written."""
+    wheel, _ = fx.cpu_wheel()
+    out = tmp / "out"
+    cases = [
+        (["--wheel", tmp / "missing-1.0-cp311-cp311-linux_x86_64.whl"], "missing-1.0-cp311"),
+        (["--wheel", wheel, "--python", "3.x"], "3.x"),
+        (["--wheel", wheel, "--cuda", "cu1x"], "cu1x"),
+        (["--wheel", wheel, "--python", "3.9"], "3.9"),
+        (["--wheel", wheel, "--cuda", "13.0"], "13.0"),
+        (["--wheel", wheel, "--cuda", "12.4", "--enable", "nosuchcond"], "nosuchcond"),
+        (["--python", fx.py["ver"]], "--wheel"),
+        (["--wheel", wheel, "--build-command", "true", "--source", tmp], "--wheel"),
+    ]
+    for args, needle in cases:
+        p = driver(*args, "-o", out)
+        lines = p.stderr.strip().splitlines()
+        check(p.returncode == 2 and len(lines) == 1 and needle in lines[0] and lines[0].startswith("error: "),
+              f"{args}: exit {p.returncode}, stderr {p.stderr!r} (want one line naming {needle})")
+    p = driver("--wheel", wheel, "--python", "3.9", "-o", out)
+    check(fx.py["tag"] in p.stderr and "3.9" in p.stderr, f"mismatch names both: {p.stderr}")
+    p = driver("--wheel", wheel, "--cuda", "13.0", "-o", out)
+    check("--cuda-table" in p.stderr, f"no list points at --cuda-table: {p.stderr}")
+    check(not out.exists() or not any(out.iterdir()), f"bad input wrote {list(out.iterdir()) if out.exists() else ''}")
+
+
+def case_real_cuda(fx: Fixtures, tmp: Path) -> None:
+    """The machine's libcudart.so.13 bundled from a 13.0 table file."""
+    real = Path("/usr/local/cuda/lib64/libcudart.so.13")
+    if not real.exists():
+        skip(f"{real} not installed")
+    t = fx.tree("mwreal", "1.0")
+    fx.extension(t / f"mwreal/_C{fx.py['ext']}", "_C", "int cudaRuntimeGetVersion(int*);\n",
+                 "cudaRuntimeGetVersion(&(int){0}) * 0 + 13", f"-L{real.parent}", "-l:libcudart.so.13")
+    (t / "mwreal/__init__.py").write_text("from ._C import value\n")
+    wheel = fx.pack(t)
+    out = tmp / "out"
+    doc = driver_json("--wheel", wheel, "--cuda", "13.0", "--cuda-table", HERE / "cuda13-cudart.json", "-o", out)
+    if doc is None:
+        return
+    w = one_wheel(out)
+    if w is None:
+        return
+    check_report(doc, {"accelerator": "pass", "import": "pass"})
+    name = hashed("libcudart.so.13", real.resolve())
+    with zipfile.ZipFile(w) as z:
+        check(f"mwreal/lib/{name}" in z.namelist(), f"bundled mwreal/lib/{name}: {z.namelist()}")
+    check_record_and_tags(w)
+
+
+CASES = {"cpu": case_cpu, "cuda": case_cuda, "pypi": case_pypi, "dry_run": case_dry_run,
+         "build_command": case_build_command, "bad_input": case_bad_input, "real_cuda": case_real_cuda}
+
+
+def main() -> int:
+    name = os.environ.get("MANYWHEEL_CASE") or (sys.argv[1] if len(sys.argv) > 1 else "")
+    if name not in CASES:
+        print(f"usage: MANYWHEEL_CASE={{{','.join(CASES)}}} {sys.argv[0]}", file=sys.stderr)
+        return 2
+    tmp = Path(tempfile.mkdtemp(prefix=f"libpkg-manywheel-{name}-"))
+    try:
+        CASES[name](Fixtures(tmp / "fx"), tmp)
+    finally:
+        if os.environ.get("TEST_KEEP") == "1":
+            print(f"kept {tmp}")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+    if FAILS:
+        print(f"{len(FAILS)} check(s) FAILED, {CHECKS - len(FAILS)} passed")
+        return 1
+    print(f"PASS: {CHECKS} checks")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
