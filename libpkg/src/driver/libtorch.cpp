@@ -1,0 +1,232 @@
+// run_libtorch: see driver/libtorch.hpp. The input side (tree or wheel,
+// build hash) is in libtorch_input.cpp.
+#include "libpkg/driver/libtorch.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "base/glob.hpp"
+#include "driver/libtorch_input.hpp"
+#include "libpkg/base/error.hpp"
+#include "libpkg/base/scratch_dir.hpp"
+#include "libpkg/bundle/tree.hpp"
+#include "libpkg/config/names.hpp"
+#include "libpkg/cppdist/debug_split.hpp"
+#include "libpkg/cppdist/libtorch.hpp"
+
+namespace fs = std::filesystem;
+
+namespace libpkg::driver {
+namespace {
+
+cppdist::LibtorchVariant variant_of(const config::BuildConfig& c) {
+  if (c.type != config::PackageType::libtorch)
+    throw Error(
+        Errc::usage, "configuration",
+        fmt::format("the libtorch driver needs a libtorch "
+                    "configuration, not {} ('{}')",
+                    config::package_type_name(c.type), c.build_environment()));
+  if (c.os != "linux")
+    throw Error(Errc::usage, "configuration",
+                fmt::format("the libtorch driver builds Linux zips; {} "
+                            "libtorch is not supported",
+                            c.os));
+  return c.variant.value_or(cppdist::LibtorchVariant{});
+}
+
+// What travels with a with-deps variant besides what the policy decides:
+// the per-CUDA table's libraries (unconditional ones: libtorch builds set
+// USE_CUSPARSELT=0) and OpenMP, always bundled by the old scripts.
+bundle::TreeBundleOptions bundle_options(const LibtorchDriverOptions& o,
+                                         const cppdist::LibtorchVariant& v,
+                                         const std::vector<std::string>& skip,
+                                         std::vector<std::string>& plan) {
+  bundle::TreeBundleOptions b;
+  b.skip_entries = skip;
+  b.bundle_external = v.with_deps;
+  // A without-deps zip takes its dependencies from the user's machine:
+  // one this machine lacks is not the package's problem.
+  b.ignore_missing = !v.with_deps;
+  b.hash_names = !o.keep_names;
+  if (v.with_deps) {
+    const config::Accelerator& accel = o.config.accelerator;
+    if (accel.kind == config::AcceleratorKind::cuda) {
+      const config::CudaTable& table = cuda_tables(o).find(accel);
+      for (const config::CudaLibrary& lib : table.bundled()) {
+        if (!lib.condition.empty()) continue;
+        b.include.push_back(
+            {lib.path, fmt::format("CUDA {} table", table.version),
+             lib.keep_name ||
+                 table.keeps_name(fs::path(lib.path).filename().string()),
+             false});
+      }
+      b.keep_names.insert(b.keep_names.end(), table.keep_name_patterns.begin(),
+                          table.keep_name_patterns.end());
+      plan.push_back(fmt::format("CUDA {} table: {} libraries to bundle",
+                                 table.version, b.include.size()));
+    }
+    b.include.push_back({"libgomp.so.1", "OpenMP", false, true});
+  }
+  for (const auto& spec : o.include)
+    b.include.push_back({spec, "--include", false, false});
+  return b;
+}
+
+// The regular files under lib/ the debug split will take (checked before
+// anything is written, so a glob that matches nothing fails the dry run).
+std::vector<std::string> debug_split_targets(
+    const fs::path& lib, const std::vector<std::string>& globs) {
+  std::vector<std::string> names;
+  bool first = false;
+  for (const auto& e : fs::recursive_directory_iterator(lib)) {
+    if (!e.is_regular_file() || e.is_symlink()) continue;
+    const std::string name = e.path().filename().string();
+    for (std::size_t i = 0; i < globs.size(); ++i)
+      if (glob_match(globs[i], name)) {
+        names.push_back(name);
+        first = first || i == 0;
+        break;
+      }
+  }
+  if (!first)
+    throw Error(Errc::usage, lib.string(),
+                fmt::format("debug split: no library matches '{}' (its "
+                            "debuglink CRC names the debug zip)",
+                            globs.empty() ? "" : globs.front()));
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+bool has_static_archive(const fs::path& lib) {
+  for (const auto& e : fs::recursive_directory_iterator(lib))
+    if (e.path().extension() == ".a") return true;
+  return false;
+}
+
+}  // namespace
+
+Summary run_libtorch(const LibtorchDriverOptions& o) {
+  Stopwatch clock;
+  Summary s;
+  s.driver = "libtorch";
+  s.config = o.config;
+  s.dry_run = o.dry_run;
+  const cppdist::LibtorchVariant variant = variant_of(o.config);
+  auto log = [&](const std::string& line) {
+    if (o.log) o.log(line);
+  };
+
+  ScratchDir scratch = ScratchDir::in_temp("libpkg-libtorch-");
+  LibtorchInput input = resolve_libtorch_input(o, scratch.path());
+  const std::string build_hash = resolve_build_hash(o);
+  const cppdist::LibtorchName name = config::libtorch_name(o.config);
+
+  s.plan.push_back(input.description);
+  s.plan.push_back(fmt::format("variant {}, build-version {}, build-hash {}",
+                               variant.name(), name.version, build_hash));
+  for (const auto& skipped : input.skip)
+    s.plan.push_back(fmt::format("skip {} (not part of the layout)", skipped));
+
+  bundle::TreeBundleOptions bo = bundle_options(o, variant, input.skip, s.plan);
+  log(fmt::format("resolving the dependencies of {}", input.tree.string()));
+  const bundle::TreeBundlePlan bundle =
+      bundle::plan_tree_bundle(input.tree, bo);
+  for (auto& line : bundle.lines()) s.plan.push_back(std::move(line));
+  if (!variant.with_deps && !bundle.external.empty())
+    s.plan.push_back(fmt::format(
+        "without-deps: {} external librar{} left to the user's system "
+        "(accepted by the dependency check)",
+        bundle.external.size(), bundle.external.size() == 1 ? "y" : "ies"));
+  s.plan_json = bundle.to_json(-1);
+
+  if (!variant.shared && !has_static_archive(input.tree / "lib"))
+    s.notes.push_back(
+        "static variant, but lib/ holds no static archive (.a): the zip "
+        "will contain the shared libraries, as the old static zips did "
+        "(the -DTORCH_STATIC=1 flag never reached their build)");
+  if (o.debug_split)
+    s.plan.push_back(fmt::format(
+        "debug split of {} (objcopy --only-keep-debug, --strip-debug, "
+        "--add-gnu-debuglink)",
+        fmt::join(debug_split_targets(input.tree / "lib", o.debug_libraries),
+                  ", ")));
+  s.plan.push_back(
+      fmt::format("write {}", (o.out_dir / cppdist::zip_name(name)).string()));
+  if (o.write_latest)
+    for (const auto& latest : cppdist::latest_names(name))
+      s.plan.push_back(
+          fmt::format("copy to {}", (o.out_dir / latest).string()));
+  if (o.debug_split) {
+    std::string debug_name = cppdist::debug_zip_name(name, 0);
+    debug_name.replace(debug_name.size() - 12, 8, "<crc32>");  // 00000000.zip
+    s.plan.push_back(
+        fmt::format("write {}", (o.out_dir / debug_name).string()));
+  }
+  if (o.dry_run) {
+    s.seconds = clock.seconds();
+    return s;
+  }
+
+  fs::create_directories(o.out_dir);
+  ScratchDir work(o.out_dir, ".libpkg-libtorch-");
+  const fs::path staging = work.path() / "libtorch";
+  log("staging the tree (hard links)");
+  bundle::stage_tree(input.tree, staging, input.skip);
+  if (!bundle.grafts.empty() || !bundle.edits.empty())
+    log(fmt::format("bundling {} libraries, editing {} files",
+                    bundle.grafts.size(), bundle.edits.size()));
+  bundle::apply_tree_bundle(bundle, staging);
+
+  std::optional<cppdist::DebugSplitResult> split;
+  if (o.debug_split) {
+    log("splitting debug info");
+    cppdist::DebugSplitOptions dso;
+    dso.libraries = o.debug_libraries;
+    dso.objcopy = o.objcopy;
+    split =
+        cppdist::split_debug_info(staging / "lib", work.path() / "debug", dso);
+  }
+
+  cppdist::LibtorchPackOptions po;
+  po.name = name;
+  po.build_hash = build_hash;
+  po.level = o.zip_level;
+  po.threads = o.threads;
+  po.timestamp = o.timestamp;
+  po.write_latest = o.write_latest;
+  po.progress = o.progress;
+  log(fmt::format("packing {}", cppdist::zip_name(name)));
+  cppdist::LibtorchPackResult packed =
+      cppdist::pack_libtorch(staging, o.out_dir, po);
+  add_artifact(s, "libtorch", packed.zip);
+  for (const auto& latest : packed.latest)
+    add_artifact(s, "libtorch-latest", latest, /*check=*/false);
+  if (split) {
+    fs::path debug_zip =
+        o.out_dir / cppdist::debug_zip_name(name, *split->main_crc);
+    cppdist::write_debug_zip(*split, debug_zip, o.zip_level, o.threads,
+                             o.timestamp);
+    add_artifact(s, "debug-libtorch", debug_zip, /*check=*/false);
+    for (const auto& f : split->files)
+      s.plan.push_back(fmt::format("debuglink {} -> {} (crc32 {:08x})",
+                                   f.library.filename().string(),
+                                   f.debug.filename().string(), f.crc));
+  }
+
+  // What the variant leaves to the user's machine is not a packaging
+  // error: without-deps zips rely on the system's CUDA and OpenMP, and
+  // the GPU driver libraries never travel.
+  CommonOptions co = o;
+  for (const auto& [soname, path] : bundle.external)
+    co.check.allow_external.push_back(soname);
+  for (const auto& soname : bundle.excluded)
+    co.check.allow_external.push_back(soname);
+  for (const auto& [soname, needers] : bundle.missing)
+    co.check.allow_external.push_back(soname);
+  check_artifacts(s, co, check_expectation(o.config, variant.with_deps));
+  s.seconds = clock.seconds();
+  return s;
+}
+
+}  // namespace libpkg::driver
