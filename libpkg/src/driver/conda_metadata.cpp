@@ -1,0 +1,128 @@
+// The conda driver's metadata: configuration defaults, a JSON file, flags,
+// and the requirement lines conda/build_pytorch.sh injected into the recipe.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "libpkg/base/error.hpp"
+#include "libpkg/config/names.hpp"
+#include "libpkg/driver/conda.hpp"
+
+namespace libpkg::driver {
+namespace {
+
+// The package a match spec names: "pytorch-cuda >=12.4,<12.5" →
+// "pytorch-cuda", "python>=3.11" → "python".
+std::string spec_name(const std::string& spec) {
+  std::size_t end = spec.find_first_of(" <>=!~[");
+  return spec.substr(0, end);
+}
+
+bool names_package(const std::vector<std::string>& specs,
+                   const std::string& name) {
+  return std::any_of(specs.begin(), specs.end(), [&](const std::string& s) {
+    return spec_name(s) == name;
+  });
+}
+
+void append_unique(std::vector<std::string>& to,
+                   const std::vector<std::string>& from) {
+  for (const std::string& s : from)
+    if (std::find(to.begin(), to.end(), s) == to.end()) to.push_back(s);
+}
+
+// Keys present in the metadata file, so a field given as 0 or "" there is
+// told apart from one left out.
+nlohmann::json read_keys(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    return nlohmann::json::parse(text.str());
+  } catch (const nlohmann::json::exception&) {
+    return nlohmann::json::object();  // load_metadata already reported it
+  }
+}
+
+}  // namespace
+
+std::string conda_package_name(const config::BuildConfig& config) {
+  return config.package_name == "torch" ? "pytorch" : config.package_name;
+}
+
+conda::CondaMetadata resolve_conda_metadata(const CondaDriverOptions& options) {
+  const config::BuildConfig& config = options.common.config;
+  if (config.type != config::PackageType::conda)
+    throw Error(Errc::usage, "configuration",
+                fmt::format("the conda driver needs a conda configuration, "
+                            "not {}",
+                            config::package_type_name(config.type)));
+  conda::CondaMetadata meta;
+  nlohmann::json keys = nlohmann::json::object();
+  if (options.metadata_file) {
+    meta = conda::load_metadata(*options.metadata_file);
+    keys = read_keys(*options.metadata_file);
+  }
+  auto has = [&keys](const char* key) {
+    return keys.is_object() && keys.contains(key);
+  };
+  if (!has("name")) meta.name = conda_package_name(config);
+  if (!has("version")) meta.version = config.version;
+  if (!has("build_number"))
+    meta.build_number = static_cast<u64>(config.build_number);
+
+  const conda::CondaMetadata& cli = options.metadata;
+  auto override_with = [](std::string& field, const std::string& value) {
+    if (!value.empty()) field = value;
+  };
+  override_with(meta.name, cli.name);
+  override_with(meta.version, cli.version);
+  override_with(meta.build, cli.build);
+  override_with(meta.license, cli.license);
+  override_with(meta.license_family, cli.license_family);
+  override_with(meta.summary, cli.summary);
+  override_with(meta.description, cli.description);
+  override_with(meta.home, cli.home);
+  override_with(meta.doc_url, cli.doc_url);
+  override_with(meta.dev_url, cli.dev_url);
+  override_with(meta.subdir, cli.subdir);
+  override_with(meta.arch, cli.arch);
+  override_with(meta.platform, cli.platform);
+  override_with(meta.noarch, cli.noarch);
+  if (cli.build_number != 0) meta.build_number = cli.build_number;
+  append_unique(meta.depends, cli.depends);
+  append_unique(meta.constrains, cli.constrains);
+  // The build string follows the configuration unless given, ending in
+  // the package's build number; a CUDA build without a cuDNN version fails
+  // here.
+  if (meta.build.empty()) {
+    config::BuildConfig numbered = config;
+    numbered.build_number = static_cast<int>(meta.build_number);
+    meta.build = config::conda_build_string(numbered);
+  }
+
+  if (options.inject_depends && config.python) {
+    // conda-build pins `python` in run to the host's minor version.
+    const config::PythonVersion& py = *config.python;
+    std::vector<std::string> injected;
+    injected.push_back(fmt::format("python >={}.{},<{}.{}.0a0", py.major,
+                                   py.minor, py.major, py.minor + 1));
+    if (py.free_threaded)
+      injected.push_back(fmt::format("python_abi {}.{}.* *_{}t", py.major,
+                                     py.minor, py.python_tag()));
+    // The recipe's CONDA_CUDATOOLKIT_CONSTRAINT (a run requirement); the
+    // MAGMA_PACKAGE line went into host requirements (magma is linked
+    // statically), so it is not a dependency of the package.
+    std::string cuda = config::conda_cuda_constraint(config);
+    if (!cuda.empty()) injected.push_back(cuda);
+    for (const std::string& spec : injected)
+      if (!names_package(meta.depends, spec_name(spec)))
+        meta.depends.push_back(spec);
+  }
+  return meta;
+}
+
+}  // namespace libpkg::driver
