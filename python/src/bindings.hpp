@@ -1,0 +1,99 @@
+// Shared declarations of the `libpkg._libpkg` extension: one bind_* per
+// area (each in its own file) and the helpers they share.
+#pragma once
+
+#include <pybind11/functional.h>
+#include <pybind11/operators.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+#include <pybind11/stl/filesystem.h>
+
+#include <exception>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace libpkg::check {
+struct CheckOptions;
+}
+
+namespace libpkg_py {
+
+namespace py = pybind11;
+using namespace pybind11::literals;
+
+void bind_errors(py::module_& m);
+void bind_elf(py::module_& m);
+void bind_wheel(py::module_& m);
+void bind_conda(py::module_& m);
+void bind_repair(py::module_& m);
+void bind_check(py::module_& m);
+void bind_config(py::module_& m);
+void bind_cuda(py::module_& m);
+void bind_driver(py::module_& m);
+
+// json.loads(text): the to_dict() of every object that has a to_json().
+py::object json_loads(const std::string& text);
+
+// A Python callable handed to C++ code that runs with the GIL released
+// (possibly from worker threads). Each call takes the GIL; the first
+// exception the callable raises is kept, later calls are skipped, and
+// rethrow() re-raises it once the C++ call has returned, so a failing
+// callback never unwinds through library code.
+class Callback {
+ public:
+  explicit Callback(std::optional<py::function> fn) : fn_(std::move(fn)) {}
+  ~Callback() {
+    py::gil_scoped_acquire gil;
+    fn_.reset();
+    error_.reset();
+  }
+
+  bool empty() const { return !fn_; }
+
+  template <typename... Args>
+  void operator()(Args... args) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!fn_ || error_) return;
+    py::gil_scoped_acquire gil;
+    try {
+      (*fn_)(args...);
+    } catch (py::error_already_set& e) {
+      error_ = std::make_unique<py::error_already_set>(std::move(e));
+    }
+  }
+
+  // Call with the GIL held.
+  void rethrow() {
+    if (error_) {
+      py::error_already_set e = std::move(*error_);
+      error_.reset();
+      throw e;
+    }
+  }
+
+ private:
+  std::optional<py::function> fn_;
+  std::unique_ptr<py::error_already_set> error_;
+  std::mutex mutex_;
+};
+
+// A list of str from any iterable of str (a lone str is refused: it would
+// silently become a list of characters).
+std::vector<std::string> string_list(const py::object& items, const char* what);
+
+// The check options libpkg.check.run and the drivers share (everything
+// but the expectation and threads, which each caller sets its own way);
+// python None = this interpreter.
+void set_check_options(libpkg::check::CheckOptions& o,
+                       const py::object& allow_external, const py::object& only,
+                       const py::object& skip, bool runtime,
+                       const std::optional<std::string>& python,
+                       const py::object& import_modules,
+                       const py::object& lib_paths, unsigned timeout);
+
+}  // namespace libpkg_py

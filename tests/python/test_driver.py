@@ -1,0 +1,324 @@
+"""libpkg.driver: the manywheel, libtorch and conda jobs from Python. The
+fixtures are compiled here; outputs are cross-checked with zipfile,
+tarfile and readelf, never with libpkg itself."""
+
+import hashlib
+import json
+import sys
+import tarfile
+import threading
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import libpkg
+from conftest import CXX, readelf_dynamic, sh
+
+PY = f"{sys.version_info.major}.{sys.version_info.minor}"
+
+
+def manywheel_config():
+    return libpkg.config.parse(f"manywheel {PY} cpu")
+
+
+def digest(path: Path) -> dict:
+    """Every file under `path` (or `path` itself) → sha256, to show inputs
+    are left alone."""
+    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+    return {str(p): hashlib.sha256(p.read_bytes()).hexdigest() for p in files}
+
+
+# ------------------------------------------------------------- manywheel
+
+def test_manywheel_bundles_and_retags(ext_wheel, ext_build, tmp_path):
+    before = digest(ext_wheel)
+    out = tmp_path / "out"
+    lines = []
+    s = libpkg.driver.manywheel(ext_wheel, manywheel_config(), out_dir=out,
+                                lib_paths=[str(ext_build["libdir"])], runtime=False,
+                                progress=lines.append)
+    assert s.passed and s, s.to_text(verbose=True)
+    assert s.driver == "manywheel" and not s.dry_run
+    assert s.config == manywheel_config()
+    (art,) = s.artifacts
+    assert art.role == "wheel" and art.checked
+    assert isinstance(art.path, Path) and sorted(out.iterdir()) == [art.path]
+    assert art.size == art.path.stat().st_size
+    assert art.path.name.startswith("demoext-1.0+cu124-") and "-manylinux" in art.path.name
+    assert digest(ext_wheel) == before
+
+    with zipfile.ZipFile(art.path) as z:
+        assert z.testzip() is None
+        wheel_meta = z.read("demoext-1.0+cu124.dist-info/WHEEL").decode()
+        grafted = [n for n in z.namelist() if n.startswith("demoext/lib/libhelper")]
+        z.extractall(tmp_path / "x")
+    assert "Tag: cp" in wheel_meta and "manylinux" in wheel_meta
+    assert "linux_x86_64" not in wheel_meta.replace("manylinux", "")
+    assert len(grafted) == 1
+    dyn = readelf_dynamic(tmp_path / "x" / "demoext" / ext_build["ext"].name)
+    assert Path(grafted[0]).name in dyn["NEEDED"] and "libhelper.so.1" not in dyn["NEEDED"]
+    assert "$ORIGIN" in (dyn["RUNPATH"] or dyn["RPATH"] or "")
+
+    (report,) = s.checks
+    assert isinstance(report, libpkg.check.Report)
+    assert report.artifact == art.path and report.passed
+    assert report.find("dependencies").status == "pass"
+    assert report.find("import").status == "skip"
+    assert any("libhelper" in line for line in s.plan)
+    assert lines and any(art.path.name in line for line in lines)
+    d = s.to_dict()
+    assert d == json.loads(s.to_json())
+    assert d["schema"] == "libpkg-driver/1" and d["driver"] == "manywheel"
+    assert d["config"]["python"] == PY
+    assert "manywheel" in s.to_text() and art.path.name in str(s)
+    assert s.seconds >= 0
+
+
+def test_manywheel_import_check_runs(ext_wheel, ext_build, tmp_path):
+    """check_binary's import check installs the output wheel into a venv
+    and imports it (the extension then loads the grafted library). The
+    driver runs in a thread: with the GIL released this thread keeps
+    ticking while the venv is built."""
+    libdir = [str(ext_build["libdir"])]
+    results = {}
+
+    def work():
+        start = time.monotonic()
+        results["summary"] = libpkg.driver.manywheel(
+            ext_wheel, manywheel_config(), out_dir=tmp_path / "ok", lib_paths=libdir,
+            only=["import"], import_modules=["demoext"])
+        results["seconds"] = time.monotonic() - start
+
+    ticks = 0
+    t = threading.Thread(target=work)
+    t.start()
+    while t.is_alive():
+        ticks += 1
+        time.sleep(0.001)
+    t.join()
+    s = results["summary"]
+    assert s.passed, s.to_text(verbose=True)
+    assert ticks > min(20, results["seconds"] / 0.01), (ticks, results["seconds"])
+    assert s.checks[0].find("import").status == "pass"
+    s = libpkg.driver.manywheel(ext_wheel, manywheel_config(), out_dir=tmp_path / "bad",
+                                lib_paths=libdir, only=["import"],
+                                import_modules=["demoext_no_such_module"])
+    assert not s.passed and not s
+    assert s.checks[0].find("import").status == "fail"
+
+
+def test_manywheel_dry_run_writes_nothing(ext_wheel, ext_build, tmp_path):
+    out = tmp_path / "out"
+    s = libpkg.driver.manywheel(ext_wheel, manywheel_config(), out_dir=out, dry_run=True,
+                                lib_paths=[str(ext_build["libdir"])])
+    assert s.dry_run and s.artifacts == [] and s.checks == []
+    assert any("libhelper" in line for line in s.plan)
+    assert not out.exists()
+
+
+def test_manywheel_bad_input(ext_wheel, tmp_path):
+    with pytest.raises(libpkg.Error) as info:
+        libpkg.driver.manywheel(tmp_path / "missing.whl", manywheel_config(),
+                                out_dir=tmp_path / "o", runtime=False)
+    assert info.value.code == "not_found" and "missing.whl" in info.value.file
+    # libhelper.so.1 is nowhere to be found without lib_paths.
+    with pytest.raises(libpkg.Error) as info:
+        libpkg.driver.manywheel(ext_wheel, manywheel_config(), out_dir=tmp_path / "o",
+                                runtime=False)
+    assert info.value.code == "not_found" and "libhelper.so.1" in str(info.value)
+    with pytest.raises(libpkg.Error) as info:
+        libpkg.driver.manywheel(ext_wheel, libpkg.config.parse("conda 3.11 cpu"),
+                                out_dir=tmp_path / "o")
+    assert info.value.code == "usage" and "conda" in info.value.message
+    with pytest.raises(libpkg.Error) as info:
+        libpkg.driver.manywheel(ext_wheel, manywheel_config(), out_dir=tmp_path / "o",
+                                cuda_table=tmp_path / "no-table.json")
+    assert "no-table.json" in info.value.file
+    with pytest.raises(libpkg.Error) as info:
+        libpkg.driver.manywheel(ext_wheel, manywheel_config(), out_dir=tmp_path / "o",
+                                zip_level=12)
+    assert info.value.code == "usage"
+    with pytest.raises(TypeError):
+        libpkg.driver.manywheel(ext_wheel, f"manywheel {PY} cpu", out_dir=tmp_path / "o")
+    with pytest.raises(TypeError):
+        libpkg.driver.manywheel(ext_wheel, manywheel_config(), out_dir=tmp_path / "o",
+                                lib_paths="/usr/lib")
+    with pytest.raises(TypeError):
+        libpkg.driver.manywheel(ext_wheel, manywheel_config())  # out_dir is required
+    assert not (tmp_path / "o").exists() or not any((tmp_path / "o").iterdir())
+
+
+def test_progress_exception_propagates(ext_wheel, ext_build, tmp_path):
+    def boom(line):
+        raise KeyError("stop: " + line)
+
+    with pytest.raises(KeyError):
+        libpkg.driver.manywheel(ext_wheel, manywheel_config(), out_dir=tmp_path / "o",
+                                lib_paths=[str(ext_build["libdir"])], runtime=False,
+                                progress=boom)
+
+
+def test_wheel_python(ext_wheel):
+    py = libpkg.driver.wheel_python(ext_wheel)
+    assert py is not None and py.dotted == PY
+    assert libpkg.driver.wheel_python("pure-1.0-py3-none-any.whl") is None
+
+
+# -------------------------------------------------------------- libtorch
+
+# 120 functions with std::string in torch:: (the census needs 100+ cxx11
+# symbols to decide the ABI), exported from libtorch_cpu.so.
+TORCH_CPP = "#include <string>\nnamespace torch {\n" + "".join(
+    f"std::string op{i}(const std::string& s) {{ return s + \"{i}\"; }}\n" for i in range(120)
+) + "}\n"
+
+
+@pytest.fixture(scope="module")
+def libtorch_tree(tmp_path_factory) -> Path:
+    d = tmp_path_factory.mktemp("libtorch")
+    tree = d / "tree"
+    (tree / "lib").mkdir(parents=True)
+    (tree / "include" / "torch").mkdir(parents=True)
+    (tree / "include" / "torch" / "ops.h").write_text("#include <string>\nnamespace torch { std::string op0(const std::string&); }\n")
+    (d / "torch.cpp").write_text(TORCH_CPP)
+    sh(CXX, "-shared", "-fPIC", "-O1", "-D_GLIBCXX_USE_CXX11_ABI=1", "-o",
+       tree / "lib" / "libtorch_cpu.so", d / "torch.cpp", "-Wl,-soname,libtorch_cpu.so")
+    return tree
+
+
+def libtorch_config(abi="cxx11"):
+    return libpkg.config.parse("libtorch cpu").with_overrides(abi=abi, base_version="2.5.0")
+
+
+def test_libtorch_tree_to_zip(libtorch_tree, tmp_path):
+    before = digest(libtorch_tree)
+    out = tmp_path / "out"
+    s = libpkg.driver.libtorch(libtorch_tree, config=libtorch_config(), out_dir=out,
+                               build_hash="0123abcd" * 5, runtime=False)
+    assert s.passed, s.to_text(verbose=True)
+    assert s.driver == "libtorch"
+    roles = {a.role: a for a in s.artifacts}
+    assert set(roles) == {"libtorch", "libtorch-latest"}
+    main, latest = roles["libtorch"], roles["libtorch-latest"]
+    assert main.checked and not latest.checked
+    assert main.path.name == "libtorch-cxx11-abi-shared-with-deps-2.5.0.zip"
+    assert sorted(out.iterdir()) == sorted([main.path, latest.path])
+    assert main.path.read_bytes() == latest.path.read_bytes()
+    (report,) = s.checks
+    assert report.artifact == main.path and report.find("cxx-abi").status == "pass"
+    with zipfile.ZipFile(main.path) as z:
+        assert z.testzip() is None
+        assert z.read("libtorch/build-version").decode().strip() == s.config.version
+        assert z.read("libtorch/build-hash").decode().strip() == "0123abcd" * 5
+        assert "libtorch/include/torch/ops.h" in z.namelist()
+        z.extract("libtorch/lib/libtorch_cpu.so", tmp_path / "x")
+    dyn = readelf_dynamic(tmp_path / "x" / "libtorch/lib/libtorch_cpu.so")
+    assert "$ORIGIN" in (dyn["RUNPATH"] or dyn["RPATH"] or "")
+    assert digest(libtorch_tree) == before
+
+
+def test_libtorch_wrong_abi_fails_the_check(libtorch_tree, tmp_path):
+    s = libpkg.driver.libtorch(libtorch_tree, config=libtorch_config("pre-cxx11"),
+                               out_dir=tmp_path / "out", build_hash="ab" * 20,
+                               runtime=False, write_latest=False)
+    assert not s.passed
+    assert [a.role for a in s.artifacts] == ["libtorch"]
+    assert s.checks[0].find("cxx-abi").status == "fail"
+
+
+def test_libtorch_bad_input(libtorch_tree, tmp_path):
+    with pytest.raises(libpkg.Error) as info:
+        libpkg.driver.libtorch(config=libtorch_config(), out_dir=tmp_path, build_hash="ab")
+    assert info.value.code == "usage"
+    with pytest.raises(libpkg.Error) as info:
+        libpkg.driver.libtorch(tmp_path / "no-tree", config=libtorch_config(),
+                               out_dir=tmp_path / "o", build_hash="ab")
+    assert "no-tree" in info.value.file
+    with pytest.raises(libpkg.Error) as info:
+        libpkg.driver.libtorch(libtorch_tree, config=manywheel_config(),
+                               out_dir=tmp_path / "o", build_hash="ab")
+    assert info.value.code == "usage"
+    with pytest.raises(TypeError):
+        libpkg.driver.libtorch(libtorch_tree, config=libtorch_config(), out_dir=tmp_path / "o",
+                               include="libfoo.so")
+
+
+# ----------------------------------------------------------------- conda
+
+@pytest.fixture
+def conda_prefix(libtorch_tree, tmp_path) -> Path:
+    p = tmp_path / "prefix"
+    (p / "lib").mkdir(parents=True)
+    (p / "lib" / "libtorch_cpu.so").write_bytes((libtorch_tree / "lib" / "libtorch_cpu.so").read_bytes())
+    (p / "bin").mkdir()
+    (p / "bin" / "tool").write_text("#!/bin/sh\necho hi\n")
+    (p / "bin" / "tool").chmod(0o755)
+    return p
+
+
+def conda_config():
+    return libpkg.config.parse("conda 3.11 cpu").with_overrides(abi="cxx11", override_version="1.2.3")
+
+
+def test_conda_prefix_to_packages(conda_prefix, tmp_path):
+    before = digest(conda_prefix)
+    out = tmp_path / "out"
+    s = libpkg.driver.conda(conda_prefix, conda_config(), out_dir=out, runtime=False,
+                            metadata={"license": "BSD-3-Clause", "depends": ["libgcc-ng >=12"]})
+    assert s.passed, s.to_text(verbose=True)
+    assert s.driver == "conda"
+    roles = {a.role: a.path for a in s.artifacts}
+    assert roles["conda-v2"].name == "pytorch-1.2.3-py3.11_cpu_0.conda"
+    assert roles["conda"].name == "pytorch-1.2.3-py3.11_cpu_0.tar.bz2"
+    assert sorted(out.iterdir()) == sorted(roles.values())
+    assert [r.artifact for r in s.checks] == [a.path for a in s.artifacts]
+    with tarfile.open(roles["conda"]) as t:
+        index = json.load(t.extractfile("info/index.json"))
+        assert "lib/libtorch_cpu.so" in t.getnames()
+    assert (index["name"], index["version"], index["build"]) == ("pytorch", "1.2.3", "py3.11_cpu_0")
+    assert index["license"] == "BSD-3-Clause"
+    assert "libgcc-ng >=12" in index["depends"]
+    assert any(d.startswith("python >=3.11") for d in index["depends"])  # injected pin
+    with zipfile.ZipFile(roles["conda-v2"]) as z:
+        names = z.namelist()
+    assert "metadata.json" in names
+    assert any(n.startswith("info-") and n.endswith(".tar.zst") for n in names)
+    assert any(n.startswith("pkg-") and n.endswith(".tar.zst") for n in names)
+    assert digest(conda_prefix) == before
+
+
+def test_conda_metadata_file_and_one_format(conda_prefix, tmp_path):
+    meta = tmp_path / "meta.json"
+    meta.write_text(json.dumps({"name": "demo-torch", "depends": ["zlib"]}))
+    s = libpkg.driver.conda(conda_prefix, conda_config(), out_dir=tmp_path / "out",
+                            metadata=meta, formats=["tar.bz2"], inject_depends=False,
+                            run_checks=False)
+    (art,) = s.artifacts
+    assert s.checks == [] and art.path.name == "demo-torch-1.2.3-py3.11_cpu_0.tar.bz2"
+    with tarfile.open(art.path) as t:
+        index = json.load(t.extractfile("info/index.json"))
+    assert index["depends"] == ["zlib"]
+
+
+def test_conda_dry_run_and_bad_input(conda_prefix, tmp_path):
+    s = libpkg.driver.conda(conda_prefix, conda_config(), out_dir=tmp_path / "dry", dry_run=True)
+    assert s.dry_run and s.artifacts == [] and not (tmp_path / "dry").exists()
+    assert any("pytorch-1.2.3-py3.11_cpu_0.conda" in line for line in s.plan)
+    with pytest.raises(libpkg.Error):
+        libpkg.driver.conda(tmp_path / "no-prefix", conda_config(), out_dir=tmp_path / "o")
+    with pytest.raises(libpkg.Error) as info:
+        libpkg.driver.conda(conda_prefix, conda_config(), out_dir=tmp_path / "o",
+                            formats=["zip"])
+    assert info.value.code == "usage"
+    with pytest.raises(libpkg.Error) as info:
+        libpkg.driver.conda(conda_prefix, conda_config(), out_dir=tmp_path / "o",
+                            metadata={"nmae": "typo"})
+    assert info.value.code == "format"
+    with pytest.raises(TypeError):
+        libpkg.driver.conda(conda_prefix, conda_config(), out_dir=tmp_path / "o", metadata=3)
+    with pytest.raises(TypeError):
+        libpkg.driver.conda(conda_prefix, conda_config(), out_dir=tmp_path / "o",
+                            formats="conda")
+    assert not (tmp_path / "o").exists() or not any((tmp_path / "o").iterdir())
