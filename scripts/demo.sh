@@ -3,24 +3,33 @@
 # it, and run the packaging job on what it installed.
 #
 # The job: `pkgtool inspect` over the installed libraries, the test client and
-# the Python extension; then the install tree is packaged three ways and each
-# package verified: a wheel of python/ (`pkgtool wheel pack` + `verify`), a
-# libtorch-style zip of lib/ include/ share/ bin/ (`pkgtool libtorch pack` +
-# `verify`) and conda packages of the whole prefix (`pkgtool conda pack` +
-# `verify`); the wheel is repaired (`pkgtool repair`) and each shipped package
-# goes through check_binary (`pkgtool check`).
+# the Python extension; the install tree's python/ packed as the "built" wheel
+# (`pkgtool wheel pack`, what setup.py bdist_wheel leaves) and its tag
+# explained (`pkgtool show`); then the three drivers, each a library call that
+# ends with check_binary on its output:
+#   manywheel  the built wheel → manylinux wheel with libgomp (and libcudart)
+#              bundled into torchlike/lib, installed and imported in a venv
+#   libtorch   lib/ include/ share/ bin/ → shared-with-deps zip, -latest copy
+#              and debug zip; the example's C++ client links and runs
+#   conda      the whole prefix, relocated → .conda and .tar.bz2
 #
 # Environment (all optional):
 #   LIBPKG_DEMO_OUT        output root (default: <repo>/out/example). It gets
 #                          build/ (CMake build of the example), install/ (the
 #                          prefix: lib/ include/ share/ bin/ python/), logs/,
-#                          inspect.json, inspect.txt and dist/ (the packages).
+#                          inspect.json/.txt, show.json/.txt, dist/ (the
+#                          packages; dist/built/ the built wheel) and the
+#                          drivers' summaries manywheel.json, libtorch.json,
+#                          conda.json (schema libpkg-driver/1).
 #   LIBPKG_DEMO_CXX11_ABI  1 (default) or 0: _GLIBCXX_USE_CXX11_ABI of the example
 #   LIBPKG_DEMO_CUDA       AUTO (default: only if nvcc is found), ON or OFF
+#   LIBPKG_DEMO_CUDNN      cuDNN version for the CUDA conda build string
+#                          (default: the current toolkit's, `pkgtool cuda list`)
 #   LIBPKG_DEMO_JOBS       parallel build jobs (default: nproc)
-#   PKGTOOL                pkgtool binary. Without it the script builds the
-#                          `pkgtool` target in LIBPKG_BUILD_DIR (default
-#                          <repo>/build, configured first if needed) and uses that.
+#   PKGTOOL, MANYWHEEL, LIBTORCH_DRIVER, CONDA_DRIVER
+#                          the tools. Without them the script builds the
+#                          missing ones in LIBPKG_BUILD_DIR (default
+#                          <repo>/build, configured first if needed).
 #   LIBPKG_PYTHON          interpreter the extension is built for (default /usr/bin/python3)
 #
 # Exit status: 0 on success, non-zero when any step fails (the step's log tail
@@ -63,18 +72,27 @@ step() {
 
 echo "torchlike demo: building examples/torchlike (ABI=$abi, CUDA=$cuda, $jobs jobs)"
 
-# -- pkgtool
-if [[ -z ${PKGTOOL:-} ]]; then
+# -- pkgtool and the drivers
+tools=(PKGTOOL MANYWHEEL LIBTORCH_DRIVER CONDA_DRIVER)
+if [[ -z ${PKGTOOL:-} || -z ${MANYWHEEL:-} || -z ${LIBTORCH_DRIVER:-} || -z ${CONDA_DRIVER:-} ]]; then
   libpkg_build=${LIBPKG_BUILD_DIR:-$repo/build}
   if [[ ! -f $libpkg_build/CMakeCache.txt ]]; then
     step configure-libpkg cmake -S "$repo" -B "$libpkg_build" "${generator[@]}"
   fi
-  step build-pkgtool cmake --build "$libpkg_build" --target pkgtool -j "$jobs"
-  PKGTOOL=$libpkg_build/tools/pkgtool/pkgtool
+  step build-tools cmake --build "$libpkg_build" -j "$jobs" \
+    --target pkgtool manywheel libtorch_driver conda_driver
+  PKGTOOL=${PKGTOOL:-$libpkg_build/tools/pkgtool/pkgtool}
+  MANYWHEEL=${MANYWHEEL:-$libpkg_build/drivers/manywheel/manywheel}
+  LIBTORCH_DRIVER=${LIBTORCH_DRIVER:-$libpkg_build/drivers/libtorch/libtorch}
+  CONDA_DRIVER=${CONDA_DRIVER:-$libpkg_build/drivers/conda/conda}
 fi
-if [[ $PKGTOOL != */* ]]; then PKGTOOL=$(command -v "$PKGTOOL" || echo "$PKGTOOL"); fi
-[[ -x $PKGTOOL ]] || { echo "demo: pkgtool '$PKGTOOL' is not executable" >&2; exit 1; }
-PKGTOOL=$(cd "$(dirname "$PKGTOOL")" && pwd)/$(basename "$PKGTOOL")  # we cd before running it
+for tool in "${tools[@]}"; do
+  path=${!tool}
+  if [[ $path != */* ]]; then path=$(command -v "$path" || echo "$path"); fi
+  [[ -x $path ]] || { echo "demo: $tool '$path' is not executable" >&2; exit 1; }
+  # absolute: we cd before running them
+  printf -v "$tool" '%s' "$(cd "$(dirname "$path")" && pwd)/$(basename "$path")"
+done
 
 # -- the example
 step configure cmake -S "$repo/examples/torchlike" -B "$build" "${generator[@]}" \
@@ -111,57 +129,92 @@ run_inspect() {
 }
 step inspect run_inspect
 
-# -- packages (deterministic: fixed timestamps)
+# -- packages (deterministic: fixed timestamps). The install tree's python/
+# packed as a plain wheel stands in for `setup.py bdist_wheel`; the three
+# drivers then do what the old build scripts did, each ending with
+# check_binary on what it wrote (summaries in <driver>.json).
 export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-1700000000}
 dist=$out/dist
 rm -rf "$dist"
-mkdir -p "$dist"
+mkdir -p "$dist/built"
 distinfo=$(cd "$install/python" && echo torchlike-*.dist-info)
 version=${distinfo#torchlike-}
 version=${version%.dist-info}
 build_hash=$(git -C "$repo" rev-parse HEAD 2>/dev/null || echo unknown)
-abi_flag=()
-[[ $abi == 0 ]] && abi_flag=(--pre-cxx11-abi)
-step wheel-pack "$PKGTOOL" wheel pack "$install/python" -d "$dist"
-step wheel-verify "$PKGTOOL" wheel verify "$dist"/torchlike-*.whl
-# The manywheel job: which tag the wheel can have and why, then bundle what
-# it links from outside (libgomp, and libcudart in a CUDA build) into
-# torchlike/lib, retagged to the manylinux tag it actually satisfies.
+py_version=$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+step wheel-pack "$PKGTOOL" wheel pack "$install/python" -d "$dist/built"
+built_wheel=$(echo "$dist"/built/torchlike-*-linux_*.whl)
+# Which tag the built wheel can have and why (what manywheel will retag to).
 run_show() {
-  "$PKGTOOL" show "$dist"/torchlike-*-linux_*.whl >"$out/show.txt" &&
-    "$PKGTOOL" show --json "$dist"/torchlike-*-linux_*.whl >"$out/show.json"
+  "$PKGTOOL" show "$built_wheel" >"$out/show.txt" &&
+    "$PKGTOOL" show --json "$built_wheel" >"$out/show.json"
 }
 step wheel-show run_show
-step wheel-repair "$PKGTOOL" repair "$dist"/torchlike-*-linux_*.whl --lib-dir torchlike/lib -w "$dist/repaired"
-step repaired-verify "$PKGTOOL" wheel verify "$dist"/repaired/torchlike-*.whl
-step libtorch-pack "$PKGTOOL" libtorch pack "$install" --skip-other --version "$version" \
-  --build-hash "$build_hash" "${abi_flag[@]}" -o "$dist"
-step libtorch-verify "$PKGTOOL" libtorch verify "$dist/$("$PKGTOOL" libtorch name --version "$version" "${abi_flag[@]}" | head -n 1)"
-step conda-pack "$PKGTOOL" conda pack "$install" --name torchlike --version "$version" \
-  --format both -o "$dist"
-step conda-verify "$PKGTOOL" conda verify "$dist"/torchlike-*.conda "$dist"/torchlike-*.tar.bz2
 
-# -- check_binary on what ships (reports in check-*.txt). The census library
-# and config file are torchlike's; the expected accelerator is what was built.
-# The conda package gets libgomp and libcudart from its dependencies, and this
-# libtorch zip is packed from the install tree without bundling, so those two
-# are accepted from the system there.
+# The configuration the example was built for: its ABI and accelerator.
 cuda_version=$(sed -n 's/^#define TORCHLIKE_CUDA_VERSION "\(.*\)"/\1/p' "$install/include/torchlike/config.h")
 grep -q '^#define TORCHLIKE_WITH_CUDA 1' "$install/include/torchlike/config.h" || cuda_version=cpu
-check_args=(--no-env --python "$python" --cuda "$cuda_version" --abi-library 'libtorchlike.so*'
-  --abi-config TorchLikeConfig.cmake --min-symbols 100)
-run_check() { # run_check NAME ARTIFACT ARGS...: report in check-NAME.txt
-  local name=$1
+abi_name=cxx11
+[[ $abi == 0 ]] && abi_name=pre-cxx11
+common=(--no-env --cuda "$cuda_version" --abi "$abi_name" --version "$version"
+  --check-python "$python" --abi-library 'libtorchlike.so*'
+  --abi-config TorchLikeConfig.cmake --min-symbols 100 -o "$dist" --json)
+conda_cuda=()
+if [[ $cuda_version != cpu ]]; then
+  # The built-in CUDA tables list what PyTorch bundled up to CUDA 12.4; the
+  # example's CUDA part needs only the runtime, so it brings its own table.
+  printf '{"schema": 1, "note": "torchlike needs only the CUDA runtime", "versions": [{"cuda": "%s", "libraries": ["%s"]}]}\n' \
+    "$cuda_version" "$(readlink -f /usr/local/cuda)/lib64/libcudart.so.${cuda_version%%.*}" >"$out/cuda-table.json"
+  common+=(--cuda-table "$out/cuda-table.json")
+  # conda's build string names the cuDNN version (py3.11_cuda13.0_cudnn9.1_0).
+  cudnn=${LIBPKG_DEMO_CUDNN:-$("$PKGTOOL" cuda list --json | "$python" -c '
+import json, sys
+for t in json.load(sys.stdin)["toolkits"]:
+    if t.get("current") and t.get("cudnn"):
+        print(".".join(t["cudnn"].split(".")[:2]))')}
+  if [[ -z $cudnn ]]; then
+    echo "demo: CUDA $cuda_version build but no cuDNN found for its conda build string; set LIBPKG_DEMO_CUDNN" >&2
+    exit 1
+  fi
+  conda_cuda=(--cudnn "$cudnn")
+fi
+
+# run_driver NAME CMD...: the driver's JSON summary in NAME.json; when a
+# check fails, its problems go to the step's log.
+run_driver() {
+  local name=$1 rc=0
   shift
-  "$PKGTOOL" check "$@" "${check_args[@]}" >"$out/check-$name.txt"
+  "$@" >"$out/$name.json" || rc=$?
+  if [[ $rc == 1 ]]; then
+    "$python" -c '
+import json, sys
+for r in json.load(open(sys.argv[1]))["checks"]:
+    for c in r["checks"]:
+        if c["status"] == "fail":
+            print("%s: %s: %s" % (r["artifact"], c["id"], c["summary"]))
+            for p in c.get("problems", []):
+                print("  %s: %s" % (p.get("file", ""), p["message"]))' "$out/$name.json"
+  fi
+  return $rc
 }
-step check-wheel run_check wheel "$dist"/repaired/torchlike-*.whl
-step check-libtorch run_check libtorch \
-  "$dist/$("$PKGTOOL" libtorch name --version "$version" "${abi_flag[@]}" | head -n 1)" \
+# manywheel: bundle libgomp (and libcudart) into torchlike/lib, rewrite
+# NEEDED/RPATH, retag to the manylinux tag the binaries satisfy; the check
+# installs the wheel into a venv and imports it.
+step manywheel run_driver manywheel "$MANYWHEEL" --wheel "$built_wheel" \
+  --python "$py_version" "${common[@]}"
+# libtorch: the install tree (python/ left out) as a shared-with-deps zip with
+# libgomp (and libcudart) bundled and the debug info split into the debug
+# zip; the check compiles and runs the example's C++ client against it.
+step libtorch run_driver libtorch "$LIBTORCH_DRIVER" --tree "$install" --skip-other \
+  --build-hash "$build_hash" --variant shared-with-deps \
+  --debug-split --debug-library 'libtorchlike.so*' \
   --client "$repo/examples/torchlike/client/main.cpp" --link-lib torchlike --link-lib c10like \
-  --allow-external 'libcudart.so.*'
-step check-conda run_check conda "$dist"/torchlike-*.conda \
-  --allow-external 'libcudart.so.*' --allow-external 'libgomp.so.*'
+  "${common[@]}"
+# conda: the whole prefix, RPATHs made $ORIGIN-relative, as .conda and
+# .tar.bz2; there libgomp and libcudart come from conda dependencies.
+step conda run_driver conda "$CONDA_DRIVER" --prefix "$install" --python "$py_version" \
+  --package-name torchlike --format both "${conda_cuda[@]}" \
+  --allow-external 'libcudart.so.*' --allow-external 'libgomp.so.*' "${common[@]}"
 
 # -- summary
 "$python" - "$out" "$install" <<'EOF'
@@ -176,17 +229,24 @@ print()
 print("outputs (ABI=%s, CUDA %s)" % (define("TORCHLIKE_CXX11_ABI"), cuda))
 print("  install  %s   (lib/ include/ share/cmake/TorchLike/ bin/ python/)" % install)
 print("  python   PYTHONPATH=%s/python %s -c 'import torchlike'" % (install, sys.executable))
-print("  inspect  %s/inspect.json, inspect.txt" % out)
-for f in sorted(os.listdir(os.path.join(out, "dist"))):
-    print("  package  %s/dist/%s (%d bytes)" % (out, f, os.path.getsize(os.path.join(out, "dist", f))))
+print("  inspect  %s/inspect.json, inspect.txt; tag explanation show.txt" % out)
 print("  build    %s/build, logs in %s/logs" % (out, out))
-for name in ("wheel", "libtorch", "conda"):
+for driver in ("manywheel", "libtorch", "conda"):
+    summary = json.load(open(os.path.join(out, driver + ".json")))
     print()
-    print("check_binary (%s/check-%s.txt):" % (out, name))
-    for line in open(os.path.join(out, "check-%s.txt" % name)):
-        print("  " + line.rstrip())
+    print("%s (%s, %.1f s; summary %s/%s.json):" % (driver, summary["config"]["build_environment"],
+                                                     summary["seconds"], out, driver))
+    for a in summary["artifacts"]:
+        print("  %-16s %s (%d bytes)" % (a["role"], a["path"], a["size"]))
+    for report in summary["checks"]:
+        counts = {s: sum(c["status"] == s for c in report["checks"]) for s in ("pass", "fail", "skip")}
+        print("  check_binary %s: %s (%d passed, %d failed, %d skipped)" % (
+            os.path.basename(report["artifact"]), "PASS" if not counts["fail"] else "FAIL",
+            counts["pass"], counts["fail"], counts["skip"]))
+        for c in report["checks"]:
+            print("    %-5s %-15s %s" % (c["status"].upper(), c["id"], c["summary"]))
 print()
-print("dynamic linking (pkgtool inspect):")
+print("dynamic linking of the install tree (pkgtool inspect):")
 for s in json.load(open(os.path.join(out, "inspect.json"))):
     print("  " + s["file"])
     if s.get("soname"):

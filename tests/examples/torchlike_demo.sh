@@ -26,7 +26,9 @@ python=${LIBPKG_PYTHON:-/usr/bin/python3}
 here=$src/tests/examples
 
 skip() { echo "SKIP: $*"; exit 77; }
-[[ -n ${PKGTOOL:-} && -x $PKGTOOL ]] || skip "PKGTOOL not set or not executable"
+for tool in PKGTOOL MANYWHEEL LIBTORCH_DRIVER CONDA_DRIVER; do
+  [[ -n ${!tool:-} && -x ${!tool} ]] || skip "$tool not set or not executable"
+done
 for tool in cmake g++ nm readelf; do
   command -v "$tool" >/dev/null || skip "$tool not found"
 done
@@ -97,27 +99,25 @@ run_abi() {
   # The packages the demo made (each already passed its own verify there).
   local abi_prefix=cxx11-abi-
   [[ $abi == 0 ]] && abi_prefix=
-  check "demo packed the wheel" compgen -G "$out/dist/torchlike-1.0.0-cp*-linux_*.whl"
+  check "demo packed the built wheel" compgen -G "$out/dist/built/torchlike-1.0.0-cp*-linux_*.whl"
   check "demo wrote the tag explanation" json "$out/show.json" \
     'd["schema"] == "libpkg-show/1" and any(e["soname"] == "libgomp.so.1" and e["graft"] for e in d["external_libraries"])'
-  check "demo repaired the wheel to a manylinux tag" \
-    compgen -G "$out/dist/repaired/torchlike-1.0.0-cp*-manylinux_2_*.whl"
-  check "the repaired wheel needs nothing from outside" \
-    sh -c '"$0" show --json "$1"/dist/repaired/torchlike-*.whl | "$2" -c "import json,sys; d=json.load(sys.stdin); assert not [e for e in d[\"external_libraries\"] if e[\"graft\"]], d[\"external_libraries\"]"' \
+  # Each driver's JSON summary: its artifacts, and check_binary passed them.
+  check "manywheel wrote a manylinux wheel" json "$out/manywheel.json" \
+    'd["schema"] == "libpkg-driver/1" and d["passed"] and [a for a in d["artifacts"] if a["role"] == "wheel" and "-manylinux_2_" in a["path"] and __import__("os").path.isfile(a["path"])]'
+  check "the manylinux wheel needs nothing from outside" \
+    sh -c '"$0" show --json "$1"/dist/torchlike-*-manylinux_*.whl | "$2" -c "import json,sys; d=json.load(sys.stdin); assert not [e for e in d[\"external_libraries\"] if e[\"graft\"]], d[\"external_libraries\"]"' \
     "$PKGTOOL" "$out" "$python"
-  check "demo packed the libtorch zip" \
-    test -f "$out/dist/libtorch-${abi_prefix}shared-with-deps-1.0.0.zip"
-  check "demo packed the .tar.bz2" test -f "$out/dist/torchlike-1.0.0-0.tar.bz2"
-  check "demo packed the .conda" test -f "$out/dist/torchlike-1.0.0-0.conda"
-  # check_binary ran on each shipped package (the demo stops if one fails):
-  # the wheel imported in a venv, the zip linked a client with the declared
-  # ABI and failed to link with the other.
-  check "check_binary passed the wheel, import included" \
-    grep -q '^PASS  import ' "$out/check-wheel.txt"
-  check "check_binary passed the libtorch zip, both link checks included" \
-    sh -c 'grep -q "^PASS  link " "$0" && grep -q "^PASS  link-wrong-abi " "$0" && grep -q "^result: PASS" "$0"' \
-    "$out/check-libtorch.txt"
-  check "check_binary passed the conda package" grep -q '^result: PASS' "$out/check-conda.txt"
+  check "check_binary passed the wheel, import included" json "$out/manywheel.json" \
+    'len(d["checks"]) == 1 and {c["id"]: c["status"] for c in d["checks"][0]["checks"]}["import"] == "pass"'
+  check "libtorch wrote the zip, its -latest copy and the debug zip" json "$out/libtorch.json" \
+    'd["passed"] and sorted(a["role"] for a in d["artifacts"]) == ["debug-libtorch", "libtorch", "libtorch-latest"] and any(a["path"].endswith("/libtorch-'"$abi_prefix"'shared-with-deps-1.0.0.zip") for a in d["artifacts"])'
+  check "check_binary passed the libtorch zip, both link checks included" json "$out/libtorch.json" \
+    '{c["id"]: c["status"] for c in d["checks"][0]["checks"]}["link"] == "pass" and {c["id"]: c["status"] for c in d["checks"][0]["checks"]}["link-wrong-abi"] == "pass"'
+  check "conda wrote the .conda and the .tar.bz2, both checked" json "$out/conda.json" \
+    'd["passed"] and sorted(a["path"][-6:] for a in d["artifacts"]) == [".conda", "ar.bz2"] and len(d["checks"]) == 2'
+  check "the conda packages verify" sh -c '"$0" conda verify "$1"/dist/torchlike-1.0.0-*.conda "$1"/dist/torchlike-1.0.0-*.tar.bz2' \
+    "$PKGTOOL" "$out"
 
   local with_cuda
   with_cuda=$(sed -ne 's/^#define TORCHLIKE_WITH_CUDA \(.\)$/\1/p' "$inst/include/torchlike/config.h")
