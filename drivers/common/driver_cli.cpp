@@ -1,14 +1,17 @@
 #include "driver_cli.hpp"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <memory>
 
 #include "cli_parse.hpp"
 #include "config_flags.hpp"
 #include "libpkg/base/error.hpp"
+#include "libpkg/base/progress.hpp"
 
 namespace driver_cli {
 namespace {
@@ -19,6 +22,26 @@ std::optional<std::string> env(const std::string& name) {
   const char* v = std::getenv(name.c_str());
   if (!v || !*v) return std::nullopt;
   return std::string(v);
+}
+
+// A byte progress line for the drivers' long writes (libpkg::Progress draws
+// it on the terminal); a new total starts a new line.
+std::function<void(libpkg::u64, libpkg::u64)> terminal_progress() {
+  struct State {
+    std::unique_ptr<libpkg::Progress> bar;
+    libpkg::u64 total = 0, done = 0;
+  };
+  auto state = std::make_shared<State>();
+  return [state](libpkg::u64 done, libpkg::u64 total) {
+    if (!state->bar || total != state->total || done < state->done) {
+      state->bar = std::make_unique<libpkg::Progress>("writing", total);
+      state->total = total;
+      state->done = 0;
+    }
+    state->bar->advance(done - state->done);
+    state->done = done;
+    if (done >= total) state->bar.reset();
+  };
 }
 
 }  // namespace
@@ -120,13 +143,17 @@ void resolve(CommonFlags& f, cfg::PackageType type,
     check.min_cxx11_symbols = *f.min_symbols;
     check.min_pre_cxx11_symbols = *f.min_symbols;
   }
-  if (f.verbose) {
+  // Progress goes to stderr with -v, and always on a terminal; CI logs and
+  // pipes stay clean otherwise.
+  const bool tty = isatty(STDERR_FILENO) != 0;
+  if (f.verbose || tty) {
     auto line = [](const std::string& s) {
       std::fprintf(stderr, "libpkg: %s\n", s.c_str());
     };
     f.options.log = line;
     check.log = line;
   }
+  if (tty) f.options.progress = terminal_progress();
 }
 
 bool parse(CLI::App& app, const std::vector<std::string>& args,

@@ -74,7 +74,7 @@ int run(int argc, char** argv) {
   if (!debug_libraries.empty()) options.debug_libraries = debug_libraries;
   options.write_latest = !no_latest;
   driver_cli::resolve(flags, cfg::PackageType::libtorch);
-  static_cast<libpkg::driver::CommonOptions&>(options) = flags.options;
+  options.common = flags.options;
   return driver_cli::finish(libpkg::driver::run_libtorch(options), flags);
 }
 

@@ -217,7 +217,7 @@ void bind_driver(py::module_& m) {
                       "give either an install tree or a wheel, not both or "
                       "neither");
         dr::LibtorchDriverOptions o;
-        o.config = config;
+        o.common.config = config;
         o.tree = std::move(tree);
         o.wheel = std::move(wheel);
         o.build_hash = std::move(build_hash);
@@ -230,7 +230,7 @@ void bind_driver(py::module_& m) {
         o.keep_names = keep_names;
         o.objcopy = objcopy;
         o.git = git;
-        return run_job(o, LIBPKG_DRIVER_COMMON_ARGS,
+        return run_job(o.common, LIBPKG_DRIVER_COMMON_ARGS,
                        [&o] { return dr::run_libtorch(o); });
       },
       "tree"_a = py::none(), "wheel"_a = py::none(), py::kw_only(), "config"_a,

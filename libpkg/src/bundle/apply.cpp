@@ -141,6 +141,7 @@ RepairResult apply_repair(const WheelAnalysis& analysis, const RepairPlan& plan,
   ro.level = options.level;
   ro.threads = options.threads;
   ro.timestamp = options.timestamp;
+  ro.progress = options.progress;
   wheel::RewriteResult r =
       wheel::rewrite(*analysis.zip, out_dir / plan.output_name, edits, ro);
   result.path = r.path;

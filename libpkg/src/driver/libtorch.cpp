@@ -50,9 +50,9 @@ bundle::TreeBundleOptions bundle_options(const LibtorchDriverOptions& o,
   b.ignore_missing = !v.with_deps;
   b.hash_names = !o.keep_names;
   if (v.with_deps) {
-    const config::Accelerator& accel = o.config.accelerator;
+    const config::Accelerator& accel = o.common.config.accelerator;
     if (accel.kind == config::AcceleratorKind::cuda) {
-      const config::CudaTable& table = cuda_tables(o).find(accel);
+      const config::CudaTable& table = cuda_tables(o.common).find(accel);
       for (const config::CudaLibrary& lib : table.bundled()) {
         if (!lib.condition.empty()) continue;
         b.include.push_back(
@@ -110,17 +110,17 @@ Summary run_libtorch(const LibtorchDriverOptions& o) {
   Stopwatch clock;
   Summary s;
   s.driver = "libtorch";
-  s.config = o.config;
-  s.dry_run = o.dry_run;
-  const cppdist::LibtorchVariant variant = variant_of(o.config);
+  s.config = o.common.config;
+  s.dry_run = o.common.dry_run;
+  const cppdist::LibtorchVariant variant = variant_of(o.common.config);
   auto log = [&](const std::string& line) {
-    if (o.log) o.log(line);
+    if (o.common.log) o.common.log(line);
   };
 
   ScratchDir scratch = ScratchDir::in_temp("libpkg-libtorch-");
   LibtorchInput input = resolve_libtorch_input(o, scratch.path());
   const std::string build_hash = resolve_build_hash(o);
-  const cppdist::LibtorchName name = config::libtorch_name(o.config);
+  const cppdist::LibtorchName name = config::libtorch_name(o.common.config);
 
   s.plan.push_back(input.description);
   s.plan.push_back(fmt::format("variant {}, build-version {}, build-hash {}",
@@ -151,25 +151,25 @@ Summary run_libtorch(const LibtorchDriverOptions& o) {
         "--add-gnu-debuglink)",
         fmt::join(debug_split_targets(input.tree / "lib", o.debug_libraries),
                   ", ")));
-  s.plan.push_back(
-      fmt::format("write {}", (o.out_dir / cppdist::zip_name(name)).string()));
+  s.plan.push_back(fmt::format(
+      "write {}", (o.common.out_dir / cppdist::zip_name(name)).string()));
   if (o.write_latest)
     for (const auto& latest : cppdist::latest_names(name))
       s.plan.push_back(
-          fmt::format("copy to {}", (o.out_dir / latest).string()));
+          fmt::format("copy to {}", (o.common.out_dir / latest).string()));
   if (o.debug_split) {
     std::string debug_name = cppdist::debug_zip_name(name, 0);
     debug_name.replace(debug_name.size() - 12, 8, "<crc32>");  // 00000000.zip
     s.plan.push_back(
-        fmt::format("write {}", (o.out_dir / debug_name).string()));
+        fmt::format("write {}", (o.common.out_dir / debug_name).string()));
   }
-  if (o.dry_run) {
+  if (o.common.dry_run) {
     s.seconds = clock.seconds();
     return s;
   }
 
-  fs::create_directories(o.out_dir);
-  ScratchDir work(o.out_dir, ".libpkg-libtorch-");
+  fs::create_directories(o.common.out_dir);
+  ScratchDir work(o.common.out_dir, ".libpkg-libtorch-");
   const fs::path staging = work.path() / "libtorch";
   log("staging the tree (hard links)");
   bundle::stage_tree(input.tree, staging, input.skip);
@@ -191,22 +191,22 @@ Summary run_libtorch(const LibtorchDriverOptions& o) {
   cppdist::LibtorchPackOptions po;
   po.name = name;
   po.build_hash = build_hash;
-  po.level = o.zip_level;
-  po.threads = o.threads;
-  po.timestamp = o.timestamp;
+  po.level = o.common.zip_level;
+  po.threads = o.common.threads;
+  po.timestamp = o.common.timestamp;
   po.write_latest = o.write_latest;
-  po.progress = o.progress;
+  po.progress = o.common.progress;
   log(fmt::format("packing {}", cppdist::zip_name(name)));
   cppdist::LibtorchPackResult packed =
-      cppdist::pack_libtorch(staging, o.out_dir, po);
+      cppdist::pack_libtorch(staging, o.common.out_dir, po);
   add_artifact(s, "libtorch", packed.zip);
   for (const auto& latest : packed.latest)
     add_artifact(s, "libtorch-latest", latest, /*check=*/false);
   if (split) {
     fs::path debug_zip =
-        o.out_dir / cppdist::debug_zip_name(name, *split->main_crc);
-    cppdist::write_debug_zip(*split, debug_zip, o.zip_level, o.threads,
-                             o.timestamp);
+        o.common.out_dir / cppdist::debug_zip_name(name, *split->main_crc);
+    cppdist::write_debug_zip(*split, debug_zip, o.common.zip_level,
+                             o.common.threads, o.common.timestamp);
     add_artifact(s, "debug-libtorch", debug_zip, /*check=*/false);
     for (const auto& f : split->files)
       s.plan.push_back(fmt::format("debuglink {} -> {} (crc32 {:08x})",
@@ -217,14 +217,14 @@ Summary run_libtorch(const LibtorchDriverOptions& o) {
   // What the variant leaves to the user's machine is not a packaging
   // error: without-deps zips rely on the system's CUDA and OpenMP, and
   // the GPU driver libraries never travel.
-  CommonOptions co = o;
+  CommonOptions co = o.common;
   for (const auto& [soname, path] : bundle.external)
     co.check.allow_external.push_back(soname);
   for (const auto& soname : bundle.excluded)
     co.check.allow_external.push_back(soname);
   for (const auto& [soname, needers] : bundle.missing)
     co.check.allow_external.push_back(soname);
-  check_artifacts(s, co, check_expectation(o.config, variant.with_deps));
+  check_artifacts(s, co, check_expectation(o.common.config, variant.with_deps));
   s.seconds = clock.seconds();
   return s;
 }

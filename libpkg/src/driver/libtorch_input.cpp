@@ -74,10 +74,10 @@ LibtorchInput from_wheel(const LibtorchDriverOptions& o,
   archive::ZipReader zip = archive::ZipReader::open(wheel);
   const fs::path dir = scratch / "wheel";
   archive::ExtractOptions eo;
-  eo.threads = o.threads;
+  eo.threads = o.common.threads;
   archive::extract(zip, dir, eo);
   // The old scripts took torch/include and torch/share from the wheel.
-  fs::path pkg = dir / o.config.package_name;
+  fs::path pkg = dir / o.common.config.package_name;
   if (!fs::is_directory(pkg / "lib")) {
     std::vector<fs::path> candidates;
     for (const auto& e : fs::directory_iterator(dir))
@@ -90,7 +90,7 @@ LibtorchInput from_wheel(const LibtorchDriverOptions& o,
               ? fmt::format("no <package>/lib directory in the wheel "
                             "(looked for {}/lib and any top-level dir with "
                             "lib/)",
-                            o.config.package_name)
+                            o.common.config.package_name)
               : fmt::format("several package directories with lib/ ({}, "
                             "{}); name one with --package-name",
                             candidates[0].filename().string(),

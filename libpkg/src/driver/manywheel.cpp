@@ -184,6 +184,7 @@ Summary run_manywheel(const ManywheelOptions& o) {
   ap.level = o.common.zip_level;
   ap.threads = o.common.threads;
   ap.timestamp = o.common.timestamp;
+  ap.progress = o.common.progress;
   bundle::RepairResult result =
       bundle::apply_repair(analysis, plan, o.common.out_dir, ap);
   add_artifact(s, "wheel", result.path);

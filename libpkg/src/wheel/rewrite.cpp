@@ -173,6 +173,7 @@ RewriteResult rewrite(const archive::ZipReader& input, const fs::path& out,
   archive::ZipWriterOptions wopt;
   wopt.threads = options.threads;
   wopt.level = options.level;
+  wopt.progress = options.progress;
   archive::ZipWriter writer(out, wopt);
   RewriteResult result;
   result.path = out;

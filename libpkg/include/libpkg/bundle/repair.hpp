@@ -10,6 +10,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -132,6 +133,8 @@ struct ApplyOptions {
   unsigned threads = 0;
   // mtime of new members; unset: the newest member mtime of the input.
   std::optional<i64> timestamp;
+  // Bytes written so far / in all, from the writing thread.
+  std::function<void(u64 done, u64 total)> progress;
 };
 
 struct RepairResult {

@@ -31,7 +31,8 @@
 
 namespace libpkg::driver {
 
-struct LibtorchDriverOptions : CommonOptions {
+struct LibtorchDriverOptions {
+  CommonOptions common;
   // Exactly one of these: an install prefix with lib/ include/ [share/
   // bin/], or a built wheel whose <pkg>/{lib,include,share,bin} make the
   // layout (<pkg> = config.package_name if the wheel has it, else the one

@@ -153,6 +153,8 @@ struct RewriteOptions {
   // mtime of new and replaced members; unset: the newest member mtime of the
   // input (deterministic). Raw copies keep their own.
   std::optional<i64> timestamp;
+  // Bytes written so far / in all (ZipWriterOptions::progress).
+  std::function<void(u64 done, u64 total)> progress;
 };
 
 struct RewriteResult {
