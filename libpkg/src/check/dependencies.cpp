@@ -145,7 +145,8 @@ void check_dependencies(const Package& pkg, const CheckOptions& options,
   result.status = result.problems.empty() ? Status::pass : Status::fail;
 }
 
-void check_rpath(const Package& pkg, const CheckOptions&, CheckResult& result) {
+void check_rpath(const Package& pkg, const CheckOptions& options,
+                 CheckResult& result) {
   std::size_t entries = 0, files = 0;
   for (const auto& e : pkg.elfs) {
     bool any = false;
@@ -153,7 +154,6 @@ void check_rpath(const Package& pkg, const CheckOptions&, CheckResult& result) {
          {std::pair{"RPATH", &e.rpath}, std::pair{"RUNPATH", &e.runpath}}) {
       if (!*list) continue;
       any = true;
-      const std::string origin = e.file.parent_path().string();
       for (const auto& raw : deps::split_path_list(**list)) {
         ++entries;
         if (raw.empty()) {
@@ -176,8 +176,7 @@ void check_rpath(const Package& pkg, const CheckOptions&, CheckResult& result) {
                                                   "directory")});
           continue;
         }
-        fs::path dir =
-            fs::path(deps::expand_dst(raw, origin, "lib64", "x86_64"));
+        fs::path dir = fs::path(expand_entry(e, raw, options.search));
         if (!under_root(dir, pkg.root) && dir.lexically_normal() != pkg.root)
           result.problems.push_back(
               {e.member,

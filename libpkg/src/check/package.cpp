@@ -145,6 +145,9 @@ std::optional<ElfEntry> read_elf(const fs::path& root,
   entry.executable = elf.interpreter().has_value() && entry.soname.empty();
   entry.extension = exports_python_module(elf);
   entry.facts = deps::binary_facts(elf, member);
+  entry.dst_lib = elf.is_64() ? "lib64" : "lib";
+  entry.dst_platform =
+      entry.facts.arch.empty() ? elf.machine_name() : entry.facts.arch;
   return entry;
 }
 
@@ -155,13 +158,13 @@ bool under(const fs::path& path, const fs::path& root) {
 
 // A search entry of `requester` that names a directory under the package
 // root which the package doesn't have.
-std::optional<std::string> missing_sibling_dir(const Package& pkg,
-                                               const ElfEntry& requester) {
-  std::string origin = requester.file.parent_path().string();
+std::optional<std::string> missing_sibling_dir(
+    const Package& pkg, const ElfEntry& requester,
+    const deps::SearchConfig& search) {
   for (const auto* list : {&requester.rpath, &requester.runpath}) {
     if (!*list) continue;
     for (const auto& raw : deps::split_path_list(**list)) {
-      std::string dir = deps::expand_dst(raw, origin, "lib64", "x86_64");
+      std::string dir = expand_entry(requester, raw, search);
       fs::path p = fs::path(dir).lexically_normal();
       std::error_code ec;
       if (under(p, pkg.root) && !fs::exists(p, ec))
@@ -229,7 +232,7 @@ void resolve_needs(Package& pkg, const CheckOptions& options) {
   for (auto& [key, need] : best) {
     if (!need.path)
       if (const ElfEntry* req = pkg.elf(need.requester))
-        need.sibling_dir = missing_sibling_dir(pkg, *req);
+        need.sibling_dir = missing_sibling_dir(pkg, *req, options.search);
     pkg.needs.push_back(std::move(need));
   }
 }
@@ -280,6 +283,14 @@ std::vector<std::string> wheel_file_platforms(const fs::path& wheel_file) {
 }
 
 }  // namespace
+
+std::string expand_entry(const ElfEntry& e, std::string_view raw,
+                         const deps::SearchConfig& search) {
+  return deps::expand_dst(
+      raw, e.file.parent_path().string(),
+      search.lib.empty() ? e.dst_lib : search.lib,
+      search.platform.empty() ? e.dst_platform : search.platform);
+}
 
 const ElfEntry* Package::elf(std::string_view member) const {
   auto it = std::lower_bound(

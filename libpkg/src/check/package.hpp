@@ -30,7 +30,16 @@ struct ElfEntry {
   bool executable = false;  // ET_EXEC or a PIE with an interpreter
   bool extension = false;   // defines PyInit_*
   deps::BinaryFacts facts;  // deps::binary_facts (versions, arch, libc)
+  // What ld.so substitutes for $LIB and $PLATFORM in this file's search
+  // paths ("lib64"/"lib" by ELF class; the machine), unless the search
+  // configuration fixes them.
+  std::string dst_lib, dst_platform;
 };
+
+// Expands $ORIGIN, $LIB and $PLATFORM in one search-path entry of `e` the
+// way the loader does for that file.
+std::string expand_entry(const ElfEntry& e, std::string_view raw,
+                         const deps::SearchConfig& search);
 
 // One DT_NEEDED of one ELF file of the package, resolved with the loader's
 // rules (RPATH inherited from every loader chain the file appears in).
