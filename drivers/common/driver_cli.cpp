@@ -168,16 +168,4 @@ int finish(const libpkg::driver::Summary& summary, const CommonFlags& f) {
   return summary.passed() ? 0 : 1;
 }
 
-int guarded(const std::function<int()>& body) {
-  try {
-    return body();
-  } catch (const libpkg::Error& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
-    return e.exit_code();
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
-    return 2;
-  }
-}
-
 }  // namespace driver_cli

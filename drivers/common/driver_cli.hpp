@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "guarded.hpp"
 #include "libpkg/config/build.hpp"
 #include "libpkg/config/cuda_table.hpp"
 #include "libpkg/driver/common.hpp"
@@ -61,8 +62,8 @@ bool parse(CLI::App& app, const std::vector<std::string>& args,
 // check passed, 1 otherwise.
 int finish(const libpkg::driver::Summary& summary, const CommonFlags& flags);
 
-// Runs `body`, mapping libpkg::Error to "error: FILE: message" on stderr
-// and its exit code (2 for bad input and usage), other exceptions to 2.
-int guarded(const std::function<int()>& body);
+// Runs `body`, mapping exceptions to messages and exit codes exactly as
+// pkgtool and check_binary do.
+using pkgtool::guarded;
 
 }  // namespace driver_cli

@@ -5,13 +5,12 @@
 // use ours unchanged.
 #include <cstdio>
 #include <cstring>
-#include <exception>
 #include <filesystem>
 #include <string>
 #include <vector>
 
 #include "commands.hpp"
-#include "libpkg/base/error.hpp"
+#include "guarded.hpp"
 
 namespace {
 
@@ -51,46 +50,41 @@ const char* kUsage =
     "link\n"
     "  --version                  print the version\n";
 
+int dispatch(std::vector<std::string> args, const std::string& self) {
+  if (self == "patchelf") return pkgtool::run_patchelf(args);
+  if (args.empty() || args[0] == "-h" || args[0] == "--help") {
+    std::fputs(kUsage, args.empty() ? stderr : stdout);
+    return args.empty() ? 2 : 0;
+  }
+  if (args[0] == "--version") {
+    std::printf("pkgtool %s\n", LIBPKG_VERSION);
+    return 0;
+  }
+  std::string cmd = args[0];
+  args.erase(args.begin());
+  if (cmd == "inspect") return pkgtool::run_inspect(args);
+  if (cmd == "symbols") return pkgtool::run_symbols(args);
+  if (cmd == "patchelf") return pkgtool::run_patchelf(args);
+  if (cmd == "zip") return pkgtool::run_zip(args);
+  if (cmd == "wheel") return pkgtool::run_wheel(args);
+  if (cmd == "conda") return pkgtool::run_conda(args);
+  if (cmd == "libtorch") return pkgtool::run_libtorch(args);
+  if (cmd == "ldd") return pkgtool::run_ldd(args);
+  if (cmd == "show") return pkgtool::run_show(args);
+  if (cmd == "repair") return pkgtool::run_repair(args);
+  if (cmd == "census") return pkgtool::run_census(args);
+  if (cmd == "check") return pkgtool::run_check(args);
+  if (cmd == "matrix") return pkgtool::run_matrix(args);
+  if (cmd == "config") return pkgtool::run_config(args);
+  if (cmd == "cuda") return pkgtool::run_cuda(args);
+  std::fprintf(stderr, "error: unknown command '%s'\n%s", cmd.c_str(), kUsage);
+  return 2;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   std::string self = std::filesystem::path(argv[0]).filename().string();
-  try {
-    if (self == "patchelf") return pkgtool::run_patchelf(args);
-    if (args.empty() || args[0] == "-h" || args[0] == "--help") {
-      std::fputs(kUsage, args.empty() ? stderr : stdout);
-      return args.empty() ? 2 : 0;
-    }
-    if (args[0] == "--version") {
-      std::printf("pkgtool %s\n", LIBPKG_VERSION);
-      return 0;
-    }
-    std::string cmd = args[0];
-    args.erase(args.begin());
-    if (cmd == "inspect") return pkgtool::run_inspect(args);
-    if (cmd == "symbols") return pkgtool::run_symbols(args);
-    if (cmd == "patchelf") return pkgtool::run_patchelf(args);
-    if (cmd == "zip") return pkgtool::run_zip(args);
-    if (cmd == "wheel") return pkgtool::run_wheel(args);
-    if (cmd == "conda") return pkgtool::run_conda(args);
-    if (cmd == "libtorch") return pkgtool::run_libtorch(args);
-    if (cmd == "ldd") return pkgtool::run_ldd(args);
-    if (cmd == "show") return pkgtool::run_show(args);
-    if (cmd == "repair") return pkgtool::run_repair(args);
-    if (cmd == "census") return pkgtool::run_census(args);
-    if (cmd == "check") return pkgtool::run_check(args);
-    if (cmd == "matrix") return pkgtool::run_matrix(args);
-    if (cmd == "config") return pkgtool::run_config(args);
-    if (cmd == "cuda") return pkgtool::run_cuda(args);
-    std::fprintf(stderr, "error: unknown command '%s'\n%s", cmd.c_str(),
-                 kUsage);
-    return 2;
-  } catch (const libpkg::Error& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
-    return e.exit_code();
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
-    return 2;
-  }
+  return pkgtool::guarded([&] { return dispatch(std::move(args), self); });
 }
