@@ -51,6 +51,9 @@ int run(int argc, char** argv) {
   app.add_option("--build-command", o.build_command,
                  "shell command that builds the wheel (run in --source)");
   app.add_option("--source", source, "source directory of --build-command");
+  app.add_option("--build-timeout", o.build_timeout_seconds,
+                 "stop the build command and everything it started after "
+                 "SECONDS (default: no limit)");
   app.add_option("--dist-dir", dist_dir,
                  "where the build command writes its wheel (default "
                  "<source>/dist)");

@@ -49,6 +49,7 @@ def manywheel(
     build_command: str | None = None,
     source_dir: _Path | None = None,
     dist_dir: _Path | None = None,
+    build_timeout: int = 0,
     lib_dir: str | None = None,
     pypi_cuda: bool = False,
     force_rpath: bool = False,

@@ -165,11 +165,11 @@ void bind_driver(py::module_& m) {
       [](std::optional<fs::path> wheel, const cf::BuildConfig& config,
          std::optional<std::string> build_command,
          std::optional<fs::path> source_dir, std::optional<fs::path> dist_dir,
-         std::optional<std::string> lib_dir, bool pypi_cuda, bool force_rpath,
-         const py::object& include, const py::object& keep_names,
-         const py::object& exclude, const py::object& enable,
-         const std::string& plat, const py::object& ld_library_path,
-         LIBPKG_DRIVER_COMMON_PARAMS) {
+         unsigned build_timeout, std::optional<std::string> lib_dir,
+         bool pypi_cuda, bool force_rpath, const py::object& include,
+         const py::object& keep_names, const py::object& exclude,
+         const py::object& enable, const std::string& plat,
+         const py::object& ld_library_path, LIBPKG_DRIVER_COMMON_PARAMS) {
         require_type(config, cf::PackageType::manywheel);
         dr::ManywheelOptions o;
         if (wheel) o.wheel = *wheel;
@@ -177,6 +177,7 @@ void bind_driver(py::module_& m) {
         if (build_command) o.build_command = *build_command;
         if (source_dir) o.source_dir = *source_dir;
         if (dist_dir) o.dist_dir = *dist_dir;
+        o.build_timeout_seconds = build_timeout;
         o.lib_dir = std::move(lib_dir);
         o.pypi_cuda = pypi_cuda;
         o.force_rpath = force_rpath;
@@ -193,9 +194,10 @@ void bind_driver(py::module_& m) {
       },
       "wheel"_a, "config"_a, py::kw_only(), "build_command"_a = py::none(),
       "source_dir"_a = py::none(), "dist_dir"_a = py::none(),
-      "lib_dir"_a = py::none(), "pypi_cuda"_a = false, "force_rpath"_a = false,
-      "include"_a = py::tuple(), "keep_names"_a = py::tuple(),
-      "exclude"_a = py::tuple(), "enable"_a = py::tuple(), "plat"_a = "auto",
+      "build_timeout"_a = 0, "lib_dir"_a = py::none(), "pypi_cuda"_a = false,
+      "force_rpath"_a = false, "include"_a = py::tuple(),
+      "keep_names"_a = py::tuple(), "exclude"_a = py::tuple(),
+      "enable"_a = py::tuple(), "plat"_a = "auto",
       "ld_library_path"_a = py::tuple(), LIBPKG_DRIVER_COMMON_KWARGS,
       "A built wheel (or, with wheel=None, what `build_command` writes) → "
       "the distributable manylinux wheel in `out_dir`, checked. lib_paths "

@@ -3,6 +3,7 @@
 // kills the whole process group, and programs that cannot be started.
 #include "libpkg/base/subprocess.hpp"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -177,6 +178,32 @@ TEST(Subprocess, NothingOutlivesANormalExit) {
   EXPECT_LT(elapsed, std::chrono::seconds(5));
   pid_t bg = std::stoi(testing::read_file(dir / "bg"));
   EXPECT_TRUE(ends_soon(bg)) << "background process " << bg << " survived";
+}
+
+// echo_fd gets the output as it arrives (the tail is still kept), and
+// kill_leftovers = false lets what the child started in the background go on.
+TEST(Subprocess, EchoAndLeftoversKept) {
+  testing::TempDir dir;
+  int fds[2];
+  ASSERT_EQ(::pipe2(fds, O_CLOEXEC), 0);  // the children must not hold it
+  RunOptions o;
+  o.echo_fd = fds[1];
+  o.kill_leftovers = false;
+  RunResult r = sh(
+      "echo one; echo two >&2; sleep 100 & echo $! > " + (dir / "bg").string(),
+      o);
+  ::close(fds[1]);
+  std::string echoed;
+  char buf[256];
+  for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;)
+    echoed.append(buf, static_cast<std::size_t>(n));
+  ::close(fds[0]);
+  EXPECT_TRUE(r.ok());
+  EXPECT_EQ(r.output, "one\ntwo\n");
+  EXPECT_EQ(echoed, "one\ntwo\n");
+  pid_t bg = std::stoi(testing::read_file(dir / "bg"));
+  EXPECT_TRUE(is_running(bg)) << "the background process was killed";
+  ::kill(bg, SIGKILL);
 }
 
 TEST(Subprocess, NotFound) {

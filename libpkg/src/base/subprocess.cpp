@@ -150,12 +150,29 @@ bool has_exited(pid_t pid) {
   }
 }
 
-// Reads what the pipe holds right now. Returns false at EOF.
-bool read_available(int fd, std::string& out, std::size_t max) {
+// Writes all of `data` to `fd`; an echo target that fails (a closed
+// stderr) is given up silently: the echo is a courtesy, the tail is kept.
+void echo(int& fd, const char* data, std::size_t n) {
+  while (fd >= 0 && n > 0) {
+    ssize_t w = ::write(fd, data, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      fd = -1;
+      return;
+    }
+    data += w;
+    n -= static_cast<std::size_t>(w);
+  }
+}
+
+// Reads what the pipe holds right now (echoing it to `echo_fd`). Returns
+// false at EOF.
+bool read_available(int fd, std::string& out, std::size_t max, int& echo_fd) {
   char buf[65536];
   for (;;) {
     ssize_t n = ::read(fd, buf, sizeof buf);
     if (n > 0) {
+      echo(echo_fd, buf, static_cast<std::size_t>(n));
       append_tail(out, buf, static_cast<std::size_t>(n), max);
       continue;
     }
@@ -252,6 +269,7 @@ RunResult run_process(const std::vector<std::string>& argv,
   if (options.timeout_seconds > 0)
     deadline = Clock::now() + std::chrono::seconds(options.timeout_seconds);
 
+  int echo_fd = options.echo_fd;
   bool eof = false;
   for (;;) {
     int wait_ms = pidfd.get() >= 0 ? -1 : (eof ? 10 : 100);
@@ -273,18 +291,20 @@ RunResult run_process(const std::vector<std::string>& argv,
     int ready = ::poll(pfds, n, wait_ms);
     if (ready < 0 && errno != EINTR) throw_errno(program, "poll");
     if (!eof && ready > 0 && pfds[0].revents != 0)
-      eof = !read_available(read_end.get(), result.output, options.max_output);
+      eof = !read_available(read_end.get(), result.output, options.max_output,
+                            echo_fd);
     if (has_exited(pid)) {
       if (!eof)
-        read_available(read_end.get(), result.output, options.max_output);
+        read_available(read_end.get(), result.output, options.max_output,
+                       echo_fd);
       break;
     }
   }
 
   // Kill the group: on timeout the child and all it started; after a normal
-  // exit whatever it left behind. The leader is a zombie until reaped
-  // below, so the group id cannot have been reused.
-  ::kill(-pid, SIGKILL);
+  // exit whatever it left behind (unless asked not to). The leader is a
+  // zombie until reaped below, so the group id cannot have been reused.
+  if (result.timed_out || options.kill_leftovers) ::kill(-pid, SIGKILL);
   if (result.timed_out) ::kill(pid, SIGKILL);  // if it left its group
 
   int status = 0;

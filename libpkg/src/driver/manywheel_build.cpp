@@ -1,17 +1,12 @@
 #include "driver/manywheel_build.hpp"
 
 #include <fmt/format.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
 #include <map>
 
 #include "libpkg/base/error.hpp"
-
-extern char** environ;
+#include "libpkg/base/subprocess.hpp"
 
 namespace fs = std::filesystem;
 
@@ -27,28 +22,6 @@ std::map<fs::path, fs::file_time_type> wheels_in(const fs::path& dir) {
     if (e.path().extension() == ".whl" && e.is_regular_file(ec))
       out[e.path()] = e.last_write_time(ec);
   return out;
-}
-
-// sh -c COMMAND in `cwd`, stdout sent to our stderr; the exit status.
-int run_shell(const std::string& command, const fs::path& cwd) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, STDERR_FILENO, STDOUT_FILENO);
-  posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
-  std::string sh = "/bin/sh", c = "-c", cmd = command;
-  char* argv[] = {sh.data(), c.data(), cmd.data(), nullptr};
-  pid_t pid = 0;
-  int rc = ::posix_spawn(&pid, sh.c_str(), &actions, nullptr, argv, environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0)
-    throw Error(
-        Errc::io, sh,
-        fmt::format("cannot run the build command: {}", std::strerror(rc)));
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) throw_errno(sh, "wait for");
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }
 
 }  // namespace
@@ -68,10 +41,21 @@ fs::path build_wheel(const ManywheelOptions& o) {
   if (o.common.log)
     o.common.log(fmt::format("running '{}' in {}", o.build_command,
                              o.source_dir.string()));
-  if (int status = run_shell(o.build_command, o.source_dir); status != 0)
-    throw Error(Errc::io, o.source_dir.string(),
-                fmt::format("the build command '{}' failed with status {}",
-                            o.build_command, status));
+  // sh -c COMMAND in the source directory, its output shown live on our
+  // stderr (stdout stays the driver's report), in its own process group so
+  // that a timeout stops the whole build.
+  RunOptions run;
+  run.cwd = o.source_dir;
+  run.timeout_seconds = o.build_timeout_seconds;
+  run.echo_fd = STDERR_FILENO;
+  run.max_output = 0;
+  run.kill_leftovers = false;  // a compiler cache's server may stay
+  const RunResult built = run_process({"/bin/sh", "-c", o.build_command}, run);
+  if (!built.ok())
+    throw Error(
+        Errc::io, o.source_dir.string(),
+        fmt::format("the build command '{}' failed: {}", o.build_command,
+                    built.describe(o.build_timeout_seconds)));
   std::vector<fs::path> fresh;
   for (const auto& [path, mtime] : wheels_in(dist)) {
     auto it = before.find(path);

@@ -30,6 +30,7 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import time
 import zipfile
 from pathlib import Path
 
@@ -545,6 +546,22 @@ def case_build_command(fx: Fixtures, tmp: Path) -> None:
     check(p.returncode == 2 and "wrote no wheel" in p.stderr, f"no new wheel: {p.returncode} {p.stderr}")
     p = driver("--build-command", "exit 3", "--source", src, "--python", fx.py["ver"], "-o", tmp / "o2")
     check(p.returncode == 2 and "status 3" in p.stderr, f"failing build: {p.returncode} {p.stderr}")
+    # The build's output is shown live on stderr; stdout stays the report.
+    p = driver("--build-command", "echo build-log-line; exit 4", "--source", src, "--python", fx.py["ver"],
+               "-o", tmp / "o2")
+    check(p.returncode == 2 and "build-log-line" in p.stderr and "build-log-line" not in p.stdout,
+          f"build output on stderr: {p.stdout!r} {p.stderr!r}")
+    # --build-timeout stops the build and what it started (a background
+    # sleep here, marked by a file it would create afterwards).
+    marker = tmp / "survived"
+    t0 = time.monotonic()
+    p = driver("--build-command", f"(sleep 3; touch {marker}) & sleep 60", "--source", src,
+               "--build-timeout", "1", "--python", fx.py["ver"], "-o", tmp / "o3")
+    took = time.monotonic() - t0
+    check(p.returncode == 2 and "timed out after 1 s" in p.stderr, f"timeout: {p.returncode} {p.stderr}")
+    check(took < 30, f"the timed-out build took {took:.1f} s")
+    time.sleep(3.5)
+    check(not marker.exists(), "a process the timed-out build started kept running")
 
 
 def case_bad_input(fx: Fixtures, tmp: Path) -> None:

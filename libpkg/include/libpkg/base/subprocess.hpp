@@ -17,6 +17,14 @@ struct RunOptions {
   unsigned timeout_seconds = 0;        // 0 = none
   // Output kept (stdout and stderr interleaved): the last max_output bytes.
   std::size_t max_output = 64 * 1024;
+  // Also copy the output to this descriptor as it arrives (2: show a
+  // build's log live); -1: only keep the tail.
+  int echo_fd = -1;
+  // After a normal exit, kill whatever the child left running in its
+  // process group (a helper's stray daemon). Off for build commands, whose
+  // compiler-cache servers (sccache) are meant to outlive them. A timeout
+  // always kills the whole group.
+  bool kill_leftovers = true;
 };
 
 struct RunResult {

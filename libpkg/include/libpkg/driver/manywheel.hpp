@@ -39,6 +39,9 @@ struct ManywheelOptions {
   // `dist_dir` (empty: <source_dir>/dist; relative: to source_dir).
   std::filesystem::path wheel;
   std::string build_command;
+  // Stops the build command (and everything it started) after this many
+  // seconds; 0: no limit.
+  unsigned build_timeout_seconds = 0;
   std::filesystem::path source_dir;
   std::filesystem::path dist_dir;
   // Graft directory inside the wheel; unset: <package>/lib, the package
