@@ -1,6 +1,6 @@
 from os import PathLike
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 _Path = str | PathLike[str]
 
@@ -21,6 +21,7 @@ def pack(
     threads: int = 0,
     timestamp_ms: int = 0,
     placeholder: str = "",
+    progress: Callable[[int, int], object] | None = None,
 ) -> list[Path]: ...
 def extract(package: _Path, dest: _Path) -> Path: ...
 def verify(package: _Path) -> list[Finding]: ...

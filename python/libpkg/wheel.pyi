@@ -1,6 +1,7 @@
 from os import PathLike
 from pathlib import Path
 from types import TracebackType
+from typing import Callable
 
 _Path = str | PathLike[str]
 
@@ -151,6 +152,7 @@ def pack(
     timestamp: int | None = None,
     build_tag: str | None = None,
     reuse: _Path | None = None,
+    progress: Callable[[int, int], object] | None = None,
 ) -> PackResult: ...
 def unpack(wheel: _Path, dest: _Path, *, verify: bool = True, threads: int = 0) -> Path: ...
 def retag(

@@ -59,7 +59,8 @@ void bind_conda(py::module_& m) {
       [](const std::filesystem::path& prefix, const py::object& metadata,
          const std::filesystem::path& out_dir, const py::object& formats,
          int zstd_level, int bzip2_level, unsigned threads,
-         libpkg::i64 timestamp_ms, const std::string& placeholder) {
+         libpkg::i64 timestamp_ms, const std::string& placeholder,
+         std::optional<py::function> progress) {
         cd::PackOptions o;
         o.formats.clear();
         for (const auto& f : string_list(formats, "formats"))
@@ -73,15 +74,27 @@ void bind_conda(py::module_& m) {
         o.placeholder = placeholder;
         o.out_dir = out_dir;
         cd::CondaMetadata meta = metadata_from(metadata);
-        py::gil_scoped_release release;
-        return cd::pack(prefix, cd::complete_metadata(meta), o).outputs;
+        Callback report(std::move(progress));
+        if (!report.empty())
+          o.progress = [&report](libpkg::u64 done, libpkg::u64 total) {
+            report(done, total);
+          };
+        std::vector<std::filesystem::path> outputs;
+        {
+          py::gil_scoped_release release;
+          outputs = cd::pack(prefix, cd::complete_metadata(meta), o).outputs;
+        }
+        report.rethrow();
+        return outputs;
       },
       "prefix"_a, "metadata"_a, "out_dir"_a = ".", py::kw_only(),
       "formats"_a = std::vector<std::string>{"conda"}, "zstd_level"_a = 19,
       "bzip2_level"_a = 9, "threads"_a = 0, "timestamp_ms"_a = 0,
-      "placeholder"_a = "",
+      "placeholder"_a = "", "progress"_a = py::none(),
       "Packs the staged tree at `prefix`; returns the written paths in "
-      "`formats` order ('conda', 'tar.bz2').");
+      "`formats` order ('conda', 'tar.bz2'). `progress(done, total)` is "
+      "called with the tar bytes of the .conda's pkg part compressed so far; "
+      "an exception it raises is re-raised after packing.");
   m.def(
       "extract",
       [](const std::filesystem::path& package,

@@ -132,12 +132,7 @@ std::filesystem::path retag(
   o.remove_original = remove_original;
   o.threads = threads;
   py::gil_scoped_release release;
-  if (out_dir) {
-    // Created like pack()'s out_dir, so scripts need not mkdir first.
-    std::error_code ec;
-    std::filesystem::create_directories(*out_dir, ec);
-    o.out_dir = *out_dir;
-  }
+  if (out_dir) o.out_dir = *out_dir;  // created by retag(), as by pack()
   return wh::retag(wheel, o).path;
 }
 
@@ -316,20 +311,33 @@ void bind_wheel(py::module_& m) {
       [](const std::filesystem::path& dir, const std::filesystem::path& out_dir,
          int level, unsigned threads, std::optional<libpkg::i64> timestamp,
          std::optional<std::string> build_tag,
-         std::optional<std::filesystem::path> reuse) {
+         std::optional<std::filesystem::path> reuse,
+         std::optional<py::function> progress) {
         wh::PackOptions o;
         o.level = level;
         o.threads = threads;
         o.timestamp = timestamp;
         o.build_tag = std::move(build_tag);
         o.reuse = std::move(reuse);
-        py::gil_scoped_release release;
-        return wh::pack(dir, out_dir, o);
+        Callback report(std::move(progress));
+        if (!report.empty())
+          o.progress = [&report](libpkg::u64 done, libpkg::u64 total) {
+            report(done, total);
+          };
+        std::optional<wh::PackResult> result;
+        {
+          py::gil_scoped_release release;
+          result = wh::pack(dir, out_dir, o);
+        }
+        report.rethrow();
+        return *result;
       },
       "dir"_a, "out_dir"_a, py::kw_only(), "level"_a = 6, "threads"_a = 0,
       "timestamp"_a = py::none(), "build_tag"_a = py::none(),
-      "reuse"_a = py::none(),
-      "Packs an unpacked wheel tree like `wheel pack`.");
+      "reuse"_a = py::none(), "progress"_a = py::none(),
+      "Packs an unpacked wheel tree like `wheel pack`. `progress(done, "
+      "total)` is called with the content bytes written so far; an "
+      "exception it raises is re-raised after packing.");
   m.def(
       "unpack",
       [](const std::filesystem::path& wheel, const std::filesystem::path& dest,

@@ -382,6 +382,75 @@ TEST(ZipWriter, FlushReturnsResultsInOrder) {
   EXPECT_THROW(w.add_bytes("d", "x"), Error);  // committed
 }
 
+// A streamed member lands between the members added before and after it,
+// stored, with the CRC of what was written, in pieces of any size.
+TEST(ZipWriter, StreamedMemberBetweenQueuedOnes) {
+  TempDir dir;
+  const std::vector<u8> big = random_bytes(3 * kChunk + 17, 7);
+  const std::vector<u8> after = text_bytes(5000);
+  for (bool zip64 : {false, true}) {
+    SCOPED_TRACE(zip64);
+    ZipWriterOptions o;
+    o.chunk_size = kChunk;
+    o.force_zip64 = zip64;
+    ZipWriter w(dir / "s.zip", o);
+    w.add_bytes("before.txt", "first\n");
+    w.add_stream("stream.bin", big.size(),
+                 [&](const ZipWriter::StreamSink& sink) {
+                   std::span<const u8> all(big);
+                   // Uneven pieces, including an empty one.
+                   sink(all.subspan(0, 1));
+                   sink(all.subspan(1, 0));
+                   sink(all.subspan(1, kChunk));
+                   sink(all.subspan(kChunk + 1));
+                 });
+    w.add("after.txt", bytes_source(after, "after.txt"));
+    const auto& results = w.commit();
+    ASSERT_EQ(results.size(), 3u);
+    EXPECT_EQ(results[1].name, "stream.bin");
+    EXPECT_EQ(results[1].method, 0);
+    EXPECT_EQ(results[1].size, big.size());
+    EXPECT_EQ(results[1].compressed_size, big.size());
+    EXPECT_EQ(results[1].crc32, zlib_crc32(big));
+    EXPECT_FALSE(results[1].sha256.has_value());
+    check_archive(dir / "s.zip",
+                  {{"before.txt", {'f', 'i', 'r', 's', 't', '\n'}},
+                   {"stream.bin", big},
+                   {"after.txt", text_bytes(5000)}});
+  }
+}
+
+// Writing more than announced, or failing inside the producer, abandons the
+// archive: no target appears and the writer refuses further use.
+TEST(ZipWriter, StreamedMemberOverrunOrFailureLeavesNoTarget) {
+  TempDir dir;
+  {
+    ZipWriter w(dir / "over.zip");
+    w.add_bytes("a", "1");
+    EXPECT_THROW(w.add_stream("s", 4,
+                              [](const ZipWriter::StreamSink& sink) {
+                                const u8 five[5] = {1, 2, 3, 4, 5};
+                                sink(five);
+                              }),
+                 Error);
+    EXPECT_THROW(w.commit(), Error);
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir / "over.zip"));
+  {
+    ZipWriter w(dir / "fail.zip");
+    EXPECT_THROW(w.add_stream("s", 100,
+                              [](const ZipWriter::StreamSink&) {
+                                throw Error(Errc::io, "producer", "broken");
+                              }),
+                 Error);
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir / "fail.zip"));
+  ZipWriter w(dir / "dup.zip");
+  w.add_bytes("s", "1");
+  EXPECT_THROW(w.add_stream("s", 1, [](const ZipWriter::StreamSink&) {}),
+               Error);
+}
+
 TEST(ZipWriter, BadLevelAndNullSource) {
   TempDir dir;
   ZipWriterOptions o;

@@ -136,6 +136,59 @@ TEST(TarZst, IdenticalForAnyWorkerCountAndHasContentSize) {
   EXPECT_EQ(m.size, u64{24} << 20);
 }
 
+// The streaming form writes what the file form writes; a smaller overlap
+// changes the bytes but not the content, and stays independent of the
+// worker count; the output stays within zstd_bound().
+TEST(TarZst, StreamedOverlapLogIdenticalForAnyWorkerCount) {
+  TempDir dir;
+  std::vector<TarEntry> entries = {file("data", pseudo_random_text(24 << 20)),
+                                   file("tail", "end\n")};
+  auto streamed = [&](ZstdOptions z) {
+    std::string out;
+    u64 size = write_tar_zst(
+        entries, {7}, z,
+        [&](std::span<const u8> b) {
+          out.append(reinterpret_cast<const char*>(b.data()), b.size());
+        },
+        "mem.tar.zst");
+    EXPECT_EQ(size, tar_size(entries, {7}));
+    EXPECT_LE(out.size(), zstd_bound(size));
+    return out;
+  };
+  const fs::path file_out = dir / "f.tar.zst";
+  write_tar_zst(file_out, entries, {7}, {3, 2, true});
+  EXPECT_EQ(streamed({3, 2, true}), read_text(file_out));
+
+  const std::string one = streamed({3, 1, true, 3});
+  EXPECT_EQ(streamed({3, 2, true, 3}), one);
+  EXPECT_NE(one, read_text(file_out));
+  std::vector<u8> tar(tar_size(entries, {7}));
+  ASSERT_EQ(ZSTD_decompress(tar.data(), tar.size(), one.data(), one.size()),
+            tar.size());
+  std::vector<u8> expected;
+  write_tar(entries, {7}, [&](std::span<const u8> b) {
+    expected.insert(expected.end(), b.begin(), b.end());
+  });
+  EXPECT_TRUE(tar == expected);
+
+  // Progress: every 4 MiB of tar, then once at the end with the total.
+  std::vector<std::pair<u64, u64>> calls;
+  ZstdOptions reporting{3, 2, true, 3};
+  reporting.progress = [&](u64 done, u64 total) {
+    calls.emplace_back(done, total);
+  };
+  EXPECT_EQ(streamed(reporting), one);
+  ASSERT_GE(calls.size(), 6u);
+  for (std::size_t i = 1; i < calls.size(); ++i) {
+    EXPECT_GE(calls[i].first, calls[i - 1].first);
+    EXPECT_EQ(calls[i].second, tar.size());
+  }
+  EXPECT_EQ(calls.back().first, tar.size());
+
+  EXPECT_THROW(streamed({3, 1, true, 10}), Error);
+  EXPECT_THROW(streamed({3, 1, true, -1}), Error);
+}
+
 TEST(TarBz2, ReadsBack) {
   TempDir dir;
   write_tar_bz2(dir / "x.tar.bz2", {file("f", "content")}, {0}, 9);
@@ -149,6 +202,19 @@ TEST(TarBz2, ReadsBack) {
   EXPECT_EQ(text, "content");
   EXPECT_FALSE(reader.next(m));
   EXPECT_THROW(write_tar_bz2(dir / "y.tar.bz2", {}, {0}, 10), Error);
+}
+
+TEST(TarRead, MissingFileIsAnIoError) {
+  TempDir dir;
+  try {
+    TarReader::open_file(dir / "absent.tar.bz2");
+    FAIL() << "opened a missing file";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::io);
+    EXPECT_NE(std::string(e.what()).find("absent.tar.bz2: cannot open"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(TarRead, CorruptAndLimits) {

@@ -50,6 +50,26 @@ def test_pack_both_formats_verify_and_extract(prefix, tmp_path):
     assert libpkg.conda.stem(outputs[0]) == "demo-pkg-1.2.3-4"
 
 
+def test_pack_reports_progress_and_reraises(prefix, tmp_path):
+    import os
+    (prefix / "lib" / "blob.bin").write_bytes(os.urandom(9 << 20))  # > 2 steps
+    calls = []
+    (pkg,) = libpkg.conda.pack(prefix, META, tmp_path / "out", zstd_level=1,
+                               progress=lambda done, total: calls.append((done, total)))
+    assert libpkg.conda.verify(pkg) == []
+    assert len(calls) >= 3
+    total = calls[-1][1]
+    assert total > 9 << 20 and all(t == total for _, t in calls)
+    assert [d for d, _ in calls] == sorted(d for d, _ in calls)
+    assert calls[-1][0] == total
+
+    def boom(done, total):
+        raise RuntimeError("stop here")
+
+    with pytest.raises(RuntimeError, match="stop here"):
+        libpkg.conda.pack(prefix, META, tmp_path / "out2", zstd_level=1, progress=boom)
+
+
 def test_transmute(prefix, tmp_path):
     (pkg,) = libpkg.conda.pack(prefix, META, tmp_path / "out")
     other = libpkg.conda.transmute(pkg, tmp_path / "t", "tar.bz2")

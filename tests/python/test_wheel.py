@@ -31,6 +31,14 @@ def test_pack_matches_zipfile_and_record(pure_tree, tmp_path):
         assert z.read("purepkg/__init__.py") == (pure_tree / "purepkg/__init__.py").read_bytes()
 
 
+def test_pack_reports_progress(pure_tree, tmp_path):
+    calls = []
+    result = libpkg.wheel.pack(pure_tree, tmp_path / "out",
+                               progress=lambda done, total: calls.append((done, total)))
+    assert calls and calls[-1][0] == calls[-1][1] >= result.bytes
+    assert [d for d, _ in calls] == sorted(d for d, _ in calls)
+
+
 def test_open_reports_name_tags_members(pure_wheel):
     with libpkg.wheel.open(pure_wheel) as w:
         assert w.name == "purepkg"

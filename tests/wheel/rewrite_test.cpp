@@ -144,6 +144,23 @@ TEST(WheelRetag, NameComputation) {
   EXPECT_THROW(retagged_name(n, remove_all), Error);
 }
 
+// The output directory is created like pack() creates its own; a missing
+// input creates nothing.
+TEST(WheelRetag, CreatesTheOutputDirectory) {
+  TempDir tmp;
+  auto wheel = make_wheel(tmp);
+  RetagOptions o;
+  o.platform_tags = "manylinux_2_17_x86_64";
+  o.out_dir = tmp / "new" / "dir";
+  auto result = retag(wheel, o);
+  EXPECT_EQ(result.path,
+            tmp / "new" / "dir" / "pkg-1.0-py3-none-manylinux_2_17_x86_64.whl");
+  EXPECT_TRUE(verify(result.path).ok());
+  o.out_dir = tmp / "never";
+  EXPECT_THROW(retag(tmp / "absent-1.0-py3-none-any.whl", o), Error);
+  EXPECT_FALSE(fs::exists(tmp / "never"));
+}
+
 TEST(WheelVerify, FindsTagMismatchAndMissingRecordRow) {
   TempDir tmp;
   auto wheel = make_wheel(tmp);

@@ -1,6 +1,8 @@
 // TarReader: libarchive read side with limits enforced per member.
 #include <archive.h>
 #include <archive_entry.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <string>
 #include <vector>
@@ -82,6 +84,11 @@ TarReader::~TarReader() = default;
 
 TarReader TarReader::open_file(const std::filesystem::path& path,
                                const TarLimits& limits) {
+  // A file that cannot be opened is an I/O problem (missing, no permission),
+  // not a corrupt tar: say so before libarchive reports it as a read error.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw_errno(path.string(), "cannot open");
+  ::close(fd);
   auto impl = Impl::create(path.string(), limits);
   if (archive_read_open_filename(impl->a.get(), path.c_str(), 1 << 20) !=
       ARCHIVE_OK) {

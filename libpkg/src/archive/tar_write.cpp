@@ -216,14 +216,22 @@ void write_tar_bz2(const std::filesystem::path& target,
   out.commit();
 }
 
-u64 write_tar_zst(const std::filesystem::path& target,
-                  const std::vector<TarEntry>& entries,
-                  const TarWriteOptions& options, const ZstdOptions& zstd) {
-  const std::string name = target.string();
+u64 zstd_bound(u64 bytes) {
+  return static_cast<u64>(ZSTD_compressBound(static_cast<std::size_t>(bytes)));
+}
+
+u64 write_tar_zst(const std::vector<TarEntry>& entries,
+                  const TarWriteOptions& options, const ZstdOptions& zstd,
+                  const TarSink& out, const std::string& name) {
   if (zstd.level < 1 || zstd.level > ZSTD_maxCLevel()) {
     throw Error(Errc::usage, name,
                 "zstd level must be 1.." + std::to_string(ZSTD_maxCLevel()) +
                     ", got " + std::to_string(zstd.level));
+  }
+  if (zstd.overlap_log < 0 || zstd.overlap_log > 9) {
+    throw Error(Errc::usage, name,
+                "zstd overlap log must be 0..9, got " +
+                    std::to_string(zstd.overlap_log));
   }
   const u64 total = tar_size(entries, options);
 
@@ -242,9 +250,10 @@ u64 write_tar_zst(const std::filesystem::path& target,
   int workers = static_cast<int>(std::max(1u, zstd.threads));
   check_zstd(ZSTD_CCtx_setParameter(c, ZSTD_c_nbWorkers, workers), name,
              "workers");
+  check_zstd(ZSTD_CCtx_setParameter(c, ZSTD_c_overlapLog, zstd.overlap_log),
+             name, "overlap log");
   check_zstd(ZSTD_CCtx_setPledgedSrcSize(c, total), name, "pledged size");
 
-  AtomicFile out = AtomicFile::create(target);
   std::vector<u8> buffer(ZSTD_CStreamOutSize());
   u64 consumed = 0;
   auto pump = [&](std::span<const u8> bytes, ZSTD_EndDirective mode) {
@@ -253,14 +262,20 @@ u64 write_tar_zst(const std::filesystem::path& target,
       ZSTD_outBuffer o{buffer.data(), buffer.size(), 0};
       std::size_t remaining = ZSTD_compressStream2(c, &o, &in, mode);
       check_zstd(remaining, name, "compression");
-      if (o.pos > 0) out.write({buffer.data(), o.pos});
+      if (o.pos > 0) out({buffer.data(), o.pos});
       bool done = mode == ZSTD_e_end ? remaining == 0 : in.pos == in.size;
       if (done) break;
     }
   };
+  constexpr u64 kProgressStep = u64{4} << 20;
+  u64 reported = 0;
   TarSink sink = [&](std::span<const u8> bytes) {
     consumed += bytes.size();
     pump(bytes, ZSTD_e_continue);
+    if (zstd.progress && consumed - reported >= kProgressStep) {
+      reported = consumed;
+      zstd.progress(consumed, total);
+    }
   };
   write_tar(entries, options, sink, name);
   if (consumed != total) {
@@ -270,6 +285,17 @@ u64 write_tar_zst(const std::filesystem::path& target,
                     std::to_string(consumed));
   }
   pump({}, ZSTD_e_end);
+  if (zstd.progress) zstd.progress(consumed, total);
+  return total;
+}
+
+u64 write_tar_zst(const std::filesystem::path& target,
+                  const std::vector<TarEntry>& entries,
+                  const TarWriteOptions& options, const ZstdOptions& zstd) {
+  AtomicFile out = AtomicFile::create(target);
+  TarSink sink = [&out](std::span<const u8> bytes) { out.write(bytes); };
+  const u64 total =
+      write_tar_zst(entries, options, zstd, sink, target.string());
   out.commit();
   return total;
 }

@@ -350,6 +350,41 @@ struct ZipWriter::Impl {
     finish_member(rec, header_at, true, m.sha256);
   }
 
+  // The member goes to the file as `produce` writes it; see add_stream().
+  void write_stream_member(
+      MemberRecord rec, u64 max_size,
+      const std::function<void(const ZipWriter::StreamSink&)>& produce) {
+    flush();
+    try {
+      rec.local_header_offset = pos;
+      rec.method = kMethodStored;
+      rec.zip64_sizes = options.force_zip64 || max_size >= kMax32;
+      const u64 header_at = pos;
+      pos += encode_local_header(rec).size();  // rewritten by finish_member
+      u32 crc = 0;
+      u64 size = 0;
+      ZipWriter::StreamSink sink = [&](std::span<const u8> bytes) {
+        if (bytes.size() > max_size - size)
+          throw Error(Errc::usage, rec.name,
+                      fmt::format("streamed member exceeds its announced "
+                                  "maximum of {} bytes",
+                                  max_size));
+        write_at(pos, bytes);
+        pos += bytes.size();
+        size += bytes.size();
+        crc = libdeflate_crc32(crc, bytes.data(), bytes.size());
+      };
+      produce(sink);
+      rec.crc32 = crc;
+      rec.compressed_size = size;
+      rec.uncompressed_size = size;
+      finish_member(rec, header_at, false, std::nullopt);
+    } catch (...) {
+      failed = true;
+      throw;
+    }
+  }
+
   void flush() {
     check_usable();
     try {
@@ -463,6 +498,21 @@ void ZipWriter::add_raw(std::string name, const ZipReader& source,
   m.raw_entry = entry;
   m.sha256 = sha256;
   impl_->queue(std::move(m), directory);
+}
+
+void ZipWriter::add_stream(
+    std::string name, u64 max_size,
+    const std::function<void(const StreamSink&)>& produce,
+    ZipMemberAttrs attrs) {
+  Impl& w = *impl_;
+  w.check_usable();
+  w.names.add(name, false);
+  MemberRecord rec;
+  if (needs_utf8_flag(name)) rec.flags |= zipfmt::kFlagUtf8;
+  rec.name = std::move(name);
+  rec.time = zipfmt::to_dos_time(w.options.timestamp.value_or(attrs.mtime));
+  rec.external_attr = (S_IFREG | (attrs.mode & 07777)) << 16;
+  w.write_stream_member(std::move(rec), max_size, produce);
 }
 
 const std::vector<ZipMemberResult>& ZipWriter::flush() {

@@ -13,6 +13,14 @@
 
 namespace libpkg {
 
+void create_output_directory(const std::filesystem::path& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec)
+    throw Error(Errc::io, dir.string(),
+                "cannot create the output directory: " + ec.message());
+}
+
 // The bytes go to an unnamed O_TMPFILE inode in the target's directory where
 // the filesystem supports it: if the process is killed, the kernel frees it
 // and nothing is left behind. Elsewhere a named `.NAME.libpkg-XXXXXX` file is

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "libpkg/archive/source.hpp"
+#include "libpkg/base/atomic_file.hpp"
 #include "libpkg/base/error.hpp"
 #include "libpkg/base/thread_pool.hpp"
 #include "libpkg/bundle/repair.hpp"
@@ -136,7 +137,7 @@ RepairResult apply_repair(const WheelAnalysis& analysis, const RepairPlan& plan,
       retagged_wheel_file(*analysis.zip, wheel_member, plan.platform_tags),
       wheel_member);
 
-  fs::create_directories(out_dir);
+  create_output_directory(out_dir);
   wheel::RewriteOptions ro;
   ro.level = options.level;
   ro.threads = options.threads;

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "libpkg/archive/zip_reader.hpp"
+#include "libpkg/base/atomic_file.hpp"
 #include "libpkg/base/error.hpp"
 #include "libpkg/conda/package.hpp"
 #include "tree.hpp"
@@ -91,12 +92,7 @@ fs::path transmute(const fs::path& package, const fs::path& out_dir,
     throw Error(Errc::usage, package.string(),
                 std::string("already a ") + package_extension(to) + " package");
   }
-  std::error_code ec;
-  fs::create_directories(out_dir, ec);
-  if (ec) {
-    throw Error(Errc::io, out_dir.string(),
-                "cannot create output directory: " + ec.message());
-  }
+  create_output_directory(out_dir);
   detail::ScratchDir scratch(out_dir);
   fs::path tree = scratch.path() / "tree";
   extract(package, tree);

@@ -162,6 +162,7 @@ PackResult pack(const fs::path& prefix, const CondaMetadata& input,
   settings.zstd_level = options.zstd_level;
   settings.bzip2_level = options.bzip2_level;
   settings.threads = options.threads;
+  settings.progress = options.progress;
   // Floor division, so timestamps before 1970 stay consistent.
   settings.mtime = options.timestamp_ms >= 0
                        ? options.timestamp_ms / 1000

@@ -139,7 +139,7 @@ LibtorchPackResult pack_libtorch(const fs::path& tree, const fs::path& out_dir,
   std::string version = one_line("build-version", options.name.version);
   std::string hash = one_line("build-hash", options.build_hash);
   LibtorchPackResult result;
-  fs::create_directories(out_dir);
+  create_output_directory(out_dir);
   std::map<std::string, TreeEntry> entries =
       collect(tree, options.skip_other_entries, result.skipped);
   std::sort(result.skipped.begin(), result.skipped.end());

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
+#include "libpkg/base/atomic_file.hpp"
 #include "libpkg/base/error.hpp"
 #include "libpkg/base/scratch_dir.hpp"
 #include "libpkg/config/names.hpp"
@@ -187,11 +188,7 @@ Summary run_conda(const CondaDriverOptions& options) {
   if (common.dry_run) {
     rplan = conda::plan_relocation(options.prefix, ropts);
   } else {
-    std::error_code ec;
-    fs::create_directories(common.out_dir, ec);
-    if (ec)
-      throw Error(Errc::io, common.out_dir.string(),
-                  "cannot create the output directory: " + ec.message());
+    create_output_directory(common.out_dir);
     // Staged next to the outputs: hard links work when the output is on
     // the prefix's filesystem, copies otherwise.
     scratch.emplace(common.out_dir, ".libpkg-conda-");
@@ -228,6 +225,7 @@ Summary run_conda(const CondaDriverOptions& options) {
   pack.timestamp_ms = timestamp_ms(common);
   pack.placeholder = placeholder;
   pack.out_dir = common.out_dir;
+  pack.progress = common.progress;
   if (common.log) common.log(fmt::format("packing {} files", rplan.files));
   conda::PackResult packed = conda::pack(packed_from, meta, pack);
   scratch.reset();  // the staged tree is no longer needed

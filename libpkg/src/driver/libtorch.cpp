@@ -8,6 +8,7 @@
 
 #include "base/glob.hpp"
 #include "driver/libtorch_input.hpp"
+#include "libpkg/base/atomic_file.hpp"
 #include "libpkg/base/error.hpp"
 #include "libpkg/base/scratch_dir.hpp"
 #include "libpkg/bundle/tree.hpp"
@@ -168,7 +169,7 @@ Summary run_libtorch(const LibtorchDriverOptions& o) {
     return s;
   }
 
-  fs::create_directories(o.common.out_dir);
+  create_output_directory(o.common.out_dir);
   ScratchDir work(o.common.out_dir, ".libpkg-libtorch-");
   const fs::path staging = work.path() / "libtorch";
   log("staging the tree (hard links)");

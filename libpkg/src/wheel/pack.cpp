@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "libpkg/archive/zip_writer.hpp"
+#include "libpkg/base/atomic_file.hpp"
 #include "libpkg/base/error.hpp"
 #include "libpkg/base/mapped_file.hpp"
 #include "libpkg/base/sha256.hpp"
@@ -222,11 +223,8 @@ PackResult pack(const fs::path& dir, const fs::path& out_dir,
   wopt.threads = options.threads;
   wopt.level = options.level;
   wopt.timestamp = options.timestamp;
-  std::error_code mkdir_error;
-  fs::create_directories(out_dir, mkdir_error);
-  if (mkdir_error)
-    throw Error(Errc::io, out_dir.string(),
-                "cannot create the output directory: " + mkdir_error.message());
+  wopt.progress = options.progress;
+  create_output_directory(out_dir);
   fs::path out = out_dir / file_name;
   archive::ZipWriter writer(out, wopt);
   PackResult result;

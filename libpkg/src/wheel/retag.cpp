@@ -2,6 +2,7 @@
 // stripping, written as a raw-copy rewrite (see wheel.hpp).
 #include <algorithm>
 
+#include "libpkg/base/atomic_file.hpp"
 #include "libpkg/base/error.hpp"
 #include "libpkg/wheel/metadata.hpp"
 #include "libpkg/wheel/wheel.hpp"
@@ -83,6 +84,7 @@ RewriteResult retag(const fs::path& wheel, const RetagOptions& options) {
 
   auto zip = archive::ZipReader::open(wheel);
   const std::string dist_info = find_dist_info(zip, name);
+  create_output_directory(out_dir);
   WheelEdits edits;
 
   const std::string wheel_member = dist_info + "/WHEEL";

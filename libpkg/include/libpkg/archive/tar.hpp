@@ -55,6 +55,17 @@ struct ZstdOptions {
   int level = 19;        // 1..22 (levels above 19 use a large window)
   unsigned threads = 1;  // compression workers; 0 is treated as 1
   bool checksum = true;  // XXH64 content checksum in the frame
+  // How much of the previous job's input each multithreaded job indexes
+  // before compressing its own: zstd's ZSTD_c_overlapLog, 1 (none) .. 9 (a
+  // whole window); 0 leaves zstd's default for the level (1/4 window at
+  // levels 13-15, up to a whole window at 20+). Re-indexing that overlap
+  // costs CPU every job (8 % of the total at level 15 on GB-sized CUDA
+  // libraries, bench/RESULTS.md) for matches that reach back across a job
+  // boundary, which gain little on large inputs.
+  int overlap_log = 0;
+  // Called on the compressing thread with the tar bytes handed to zstd so
+  // far and the tar's total size: every 4 MiB and once at the end.
+  std::function<void(u64 done, u64 total)> progress;
 };
 
 using TarSink = std::function<void(std::span<const u8>)>;
@@ -79,6 +90,15 @@ void write_tar_bz2(const std::filesystem::path& target,
 u64 write_tar_zst(const std::filesystem::path& target,
                   const std::vector<TarEntry>& entries,
                   const TarWriteOptions& options, const ZstdOptions& zstd);
+
+// The same, streamed into `sink` (at most zstd_bound(tar_size(entries))
+// bytes); `name` is used in messages. Returns the uncompressed tar size.
+u64 write_tar_zst(const std::vector<TarEntry>& entries,
+                  const TarWriteOptions& options, const ZstdOptions& zstd,
+                  const TarSink& sink, const std::string& name);
+
+// Upper bound of a zstd frame holding `bytes` of input (ZSTD_compressBound).
+u64 zstd_bound(u64 bytes);
 
 // Bounds applied while reading untrusted tars.
 struct TarLimits {

@@ -38,6 +38,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -101,6 +102,17 @@ class ZipWriter {
   void add_raw(std::string name, const ZipReader& source, const ZipEntry& entry,
                ZipMemberAttrs attrs,
                std::optional<std::array<u8, 32>> sha256 = std::nullopt);
+  // A STORED member whose bytes `produce` writes through the sink it is
+  // given, straight into the archive: no temporary file, no second pass
+  // (a .conda's pkg-*.tar.zst is compressed directly into its place). Writes
+  // every member added before, then the member, on the calling thread.
+  // `max_size` bounds what `produce` writes; it decides ZIP64 for the member
+  // (the local header precedes the data) and writing more is an error. CRC-32
+  // is computed on the way; the result carries no SHA-256.
+  using StreamSink = std::function<void(std::span<const u8>)>;
+  void add_stream(std::string name, u64 max_size,
+                  const std::function<void(const StreamSink&)>& produce,
+                  ZipMemberAttrs attrs = {});
 
   // Waits until every member added so far is written; results in add order.
   const std::vector<ZipMemberResult>& flush();

@@ -17,6 +17,10 @@
 
 namespace libpkg {
 
+// Creates the directory outputs go to, with its parents, if missing; a
+// failure is Errc::io naming `dir` (not a std::filesystem_error).
+void create_output_directory(const std::filesystem::path& dir);
+
 class AtomicFile {
  public:
   // Creates the temporary next to `target`. `mode` is applied on commit.

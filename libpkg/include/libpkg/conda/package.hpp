@@ -12,6 +12,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -40,6 +41,9 @@ struct PackOptions {
   // empty disables the search.
   std::string placeholder;
   std::filesystem::path out_dir = ".";
+  // Byte progress of the .conda's pkg stream (tar bytes compressed / all),
+  // on the calling thread; see archive::ZstdOptions::progress.
+  std::function<void(u64 done, u64 total)> progress;
 };
 
 struct PackResult {

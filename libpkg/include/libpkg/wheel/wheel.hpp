@@ -37,6 +37,9 @@ struct PackOptions {
   // A previous build of the same wheel: members whose content is identical
   // (same size, CRC-32 and RECORD SHA-256) are copied from it raw.
   std::optional<std::filesystem::path> reuse;
+  // Content bytes written so far / in all, on the calling thread
+  // (ZipWriterOptions::progress).
+  std::function<void(u64 done, u64 total)> progress;
 };
 
 struct PackResult {
