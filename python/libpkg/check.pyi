@@ -57,5 +57,10 @@ def run(
     lib_paths: Sequence[str] = (),
     timeout: int = 600,
     threads: int = 0,
+    abi_libraries: Sequence[str] | None = None,
+    min_symbols: int | None = None,
+    cxx: str | None = None,
+    client: _Path | None = None,
+    link_libraries: Sequence[str] = (),
     progress: Callable[[str], object] | None = None,
 ) -> Report: ...

@@ -74,6 +74,11 @@ def manywheel(
     import_modules: Sequence[str] = (),
     lib_paths: Sequence[str] = (),
     timeout: int = 600,
+    abi_libraries: Sequence[str] | None = None,
+    min_symbols: int | None = None,
+    cxx: str | None = None,
+    client: _Path | None = None,
+    link_libraries: Sequence[str] = (),
     progress: Callable[[str], object] | None = None,
 ) -> Summary: ...
 def libtorch(
@@ -106,6 +111,11 @@ def libtorch(
     import_modules: Sequence[str] = (),
     lib_paths: Sequence[str] = (),
     timeout: int = 600,
+    abi_libraries: Sequence[str] | None = None,
+    min_symbols: int | None = None,
+    cxx: str | None = None,
+    client: _Path | None = None,
+    link_libraries: Sequence[str] = (),
     progress: Callable[[str], object] | None = None,
 ) -> Summary: ...
 def conda(
@@ -133,5 +143,10 @@ def conda(
     import_modules: Sequence[str] = (),
     lib_paths: Sequence[str] = (),
     timeout: int = 600,
+    abi_libraries: Sequence[str] | None = None,
+    min_symbols: int | None = None,
+    cxx: str | None = None,
+    client: _Path | None = None,
+    link_libraries: Sequence[str] = (),
     progress: Callable[[str], object] | None = None,
 ) -> Summary: ...

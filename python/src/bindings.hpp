@@ -96,4 +96,16 @@ void set_check_options(libpkg::check::CheckOptions& o,
                        const py::object& import_modules,
                        const py::object& lib_paths, unsigned timeout);
 
+// The census and link-check knobs, also shared (check_binary's
+// --abi-library, --min-symbols, CXX, --client, --link-library): None keeps
+// the library's defaults.
+struct CheckToolArgs {
+  py::object abi_libraries;  // None: libtorch_cpu.so*, libtorch.so*
+  std::optional<std::size_t> min_symbols;
+  std::optional<std::string> cxx;
+  std::optional<std::filesystem::path> client;
+  py::object link_libraries;
+};
+void set_check_tools(libpkg::check::CheckOptions& o, const CheckToolArgs& a);
+
 }  // namespace libpkg_py

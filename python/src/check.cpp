@@ -31,6 +31,18 @@ void set_check_options(ck::CheckOptions& o, const py::object& allow_external,
   o.timeout_seconds = timeout;
 }
 
+void set_check_tools(ck::CheckOptions& o, const CheckToolArgs& a) {
+  if (!a.abi_libraries.is_none())
+    o.abi_libraries = string_list(a.abi_libraries, "abi_libraries");
+  if (a.min_symbols) {
+    o.min_cxx11_symbols = *a.min_symbols;
+    o.min_pre_cxx11_symbols = *a.min_symbols;
+  }
+  if (a.cxx) o.cxx = *a.cxx;
+  o.client = a.client;
+  o.link_libraries = string_list(a.link_libraries, "link_libraries");
+}
+
 void bind_check(py::module_& m) {
   py::class_<ck::Problem>(m, "Problem")
       .def_readonly("file", &ck::Problem::file)
@@ -99,6 +111,10 @@ void bind_check(py::module_& m) {
          const py::object& only, const py::object& skip, bool runtime,
          std::optional<std::string> python, const py::object& import_modules,
          const py::object& lib_paths, unsigned timeout, unsigned threads,
+         const py::object& abi_libraries,
+         std::optional<std::size_t> min_symbols, std::optional<std::string> cxx,
+         std::optional<std::filesystem::path> client,
+         const py::object& link_libraries,
          std::optional<py::function> progress) {
         ck::CheckOptions o;
         o.expect.package_type = std::move(package_type);
@@ -111,6 +127,8 @@ void bind_check(py::module_& m) {
         o.expect.table_libraries = table_libraries;
         set_check_options(o, allow_external, only, skip, runtime, python,
                           import_modules, lib_paths, timeout);
+        set_check_tools(
+            o, {abi_libraries, min_symbols, cxx, client, link_libraries});
         o.threads = threads;
         Callback log(std::move(progress));
         if (!log.empty())
@@ -130,7 +148,9 @@ void bind_check(py::module_& m) {
       "only"_a = py::tuple(), "skip"_a = py::tuple(), "runtime"_a = true,
       "python"_a = py::none(), "import_modules"_a = py::tuple(),
       "lib_paths"_a = py::tuple(), "timeout"_a = 600, "threads"_a = 0,
-      "progress"_a = py::none(),
+      "abi_libraries"_a = py::none(), "min_symbols"_a = py::none(),
+      "cxx"_a = py::none(), "client"_a = py::none(),
+      "link_libraries"_a = py::tuple(), "progress"_a = py::none(),
       "Runs check_binary's checks on a wheel, conda package, libtorch zip or "
       "installed tree. `progress(line)` receives progress lines; python "
       "None = this interpreter (for the import check).");

@@ -37,6 +37,7 @@ struct CommonArgs {
   std::optional<std::string> python;
   py::object import_modules, lib_paths;
   unsigned timeout;
+  CheckToolArgs tools;
   std::optional<py::function> progress;
 };
 
@@ -67,6 +68,7 @@ dr::Summary run_job(dr::CommonOptions& common, const CommonArgs& a, Job job) {
   common.run_checks = a.run_checks;
   set_check_options(common.check, a.allow_external, a.only, a.skip, a.runtime,
                     a.python, a.import_modules, a.lib_paths, a.timeout);
+  set_check_tools(common.check, a.tools);
   common.check.threads = a.threads;
   Callback log(a.progress);
   if (!log.empty()) {
@@ -99,7 +101,10 @@ dr::Summary run_job(dr::CommonOptions& common, const CommonArgs& a, Job job) {
                "only"_a = py::tuple(), "skip"_a = py::tuple(),                \
                "runtime"_a = true, "python"_a = py::none(),                   \
                "import_modules"_a = py::tuple(), "lib_paths"_a = py::tuple(), \
-               "timeout"_a = 600, "progress"_a = py::none()
+               "timeout"_a = 600, "abi_libraries"_a = py::none(),             \
+               "min_symbols"_a = py::none(), "cxx"_a = py::none(),            \
+               "client"_a = py::none(), "link_libraries"_a = py::tuple(),     \
+               "progress"_a = py::none()
 
 #define LIBPKG_DRIVER_COMMON_PARAMS                                            \
   const fs::path &out_dir, bool dry_run, unsigned threads, int zip_level,      \
@@ -108,13 +113,17 @@ dr::Summary run_job(dr::CommonOptions& common, const CommonArgs& a, Job job) {
       const py::object &allow_external, const py::object &only,                \
       const py::object &skip, bool runtime, std::optional<std::string> python, \
       const py::object &import_modules, const py::object &lib_paths,           \
-      unsigned timeout, std::optional<py::function> progress
+      unsigned timeout, const py::object &abi_libraries,                       \
+      std::optional<std::size_t> min_symbols, std::optional<std::string> cxx,  \
+      std::optional<fs::path> client, const py::object &link_libraries,        \
+      std::optional<py::function> progress
 
 #define LIBPKG_DRIVER_COMMON_ARGS                                            \
   CommonArgs {                                                               \
     out_dir, dry_run, threads, zip_level, timestamp, cuda_table, run_checks, \
         allow_external, only, skip, runtime, python, import_modules,         \
-        lib_paths, timeout, progress                                         \
+        lib_paths, timeout,                                                  \
+        {abi_libraries, min_symbols, cxx, client, link_libraries}, progress  \
   }
 
 }  // namespace

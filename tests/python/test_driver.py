@@ -4,6 +4,7 @@ tarfile and readelf, never with libpkg itself."""
 
 import hashlib
 import json
+import subprocess
 import sys
 import tarfile
 import threading
@@ -183,7 +184,7 @@ def libtorch_tree(tmp_path_factory) -> Path:
     (tree / "include" / "torch").mkdir(parents=True)
     (tree / "include" / "torch" / "ops.h").write_text("#include <string>\nnamespace torch { std::string op0(const std::string&); }\n")
     (d / "torch.cpp").write_text(TORCH_CPP)
-    sh(CXX, "-shared", "-fPIC", "-O1", "-D_GLIBCXX_USE_CXX11_ABI=1", "-o",
+    sh(CXX, "-shared", "-fPIC", "-O1", "-g", "-D_GLIBCXX_USE_CXX11_ABI=1", "-o",
        tree / "lib" / "libtorch_cpu.so", d / "torch.cpp", "-Wl,-soname,libtorch_cpu.so")
     return tree
 
@@ -226,6 +227,102 @@ def test_libtorch_wrong_abi_fails_the_check(libtorch_tree, tmp_path):
     assert not s.passed
     assert [a.role for a in s.artifacts] == ["libtorch"]
     assert s.checks[0].find("cxx-abi").status == "fail"
+
+
+def test_libtorch_debug_split_and_hash_from_git(libtorch_tree, tmp_path):
+    """debug_split writes debug-libtorch-...-<crc32>.zip with the .dbg file
+    the stripped library's .gnu_debuglink names; the build hash comes from
+    `git rev-parse HEAD` in `source`."""
+    import re
+    import zlib
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "README").write_text("fixture\n")
+    git = ["git", "-C", src, "-c", "user.name=t", "-c", "user.email=t@example.org"]
+    sh(*git, "init", "-q")
+    sh(*git, "add", "README")
+    sh(*git, "commit", "-q", "-m", "fixture")
+    head = sh("git", "-C", src, "rev-parse", "HEAD").strip()
+
+    out = tmp_path / "out"
+    s = libpkg.driver.libtorch(libtorch_tree, config=libtorch_config(), out_dir=out, source=src,
+                               debug_split=True, write_latest=False, runtime=False)
+    assert s.passed, s.to_text(verbose=True)
+    roles = {a.role: a for a in s.artifacts}
+    assert set(roles) == {"libtorch", "debug-libtorch"}
+    assert roles["libtorch"].checked and not roles["debug-libtorch"].checked
+    m = re.fullmatch(r"debug-libtorch-cxx11-abi-shared-with-deps-2\.5\.0-([0-9a-f]{8})\.zip",
+                     roles["debug-libtorch"].path.name)
+    assert m, roles["debug-libtorch"].path.name
+    with zipfile.ZipFile(roles["debug-libtorch"].path) as z:
+        dbg = z.read("debug/libtorch_cpu.so.dbg")
+    assert int(m.group(1), 16) == zlib.crc32(dbg)
+    with zipfile.ZipFile(roles["libtorch"].path) as z:
+        assert z.read("libtorch/build-hash").decode().strip() == head
+        z.extract("libtorch/lib/libtorch_cpu.so", tmp_path / "x")
+    lib = tmp_path / "x" / "libtorch/lib/libtorch_cpu.so"
+    # Bytes: the dump shows the CRC after the name as raw bytes.
+    dump = subprocess.run(["readelf", "--string-dump=.gnu_debuglink", str(lib)],
+                          capture_output=True, check=True).stdout
+    assert b"libtorch_cpu.so.dbg" in dump
+    assert ".debug_info" not in sh("readelf", "-SW", lib)
+    assert ".debug_info" in sh("readelf", "-SW", libtorch_tree / "lib" / "libtorch_cpu.so")
+
+
+def test_libtorch_from_wheel(libtorch_tree, tmp_path):
+    """A built torch wheel as the input: its torch/lib and torch/include
+    become the zip's lib/ and include/."""
+    from conftest import write_tree
+
+    files = {"torch/__init__.py": b"",
+             "torch/lib/libtorch_cpu.so": (libtorch_tree / "lib" / "libtorch_cpu.so").read_bytes(),
+             "torch/include/torch/ops.h": (libtorch_tree / "include" / "torch" / "ops.h").read_bytes()}
+    tree = write_tree(tmp_path / "wt", "torch", "2.5.0", "cp311-cp311-linux_x86_64", files)
+    wheel = libpkg.wheel.pack(tree, tmp_path / "dist").path
+    before = digest(wheel)
+    out = tmp_path / "out"
+    s = libpkg.driver.libtorch(wheel=wheel, config=libtorch_config(), out_dir=out,
+                               build_hash="cd" * 20, write_latest=False, runtime=False)
+    assert s.passed, s.to_text(verbose=True)
+    assert any(line.startswith("input: wheel") for line in s.plan), s.plan
+    (art,) = s.artifacts
+    with zipfile.ZipFile(art.path) as z:
+        names = set(z.namelist())
+    assert {"libtorch/lib/libtorch_cpu.so", "libtorch/include/torch/ops.h"} <= names
+    assert not any(n.startswith("libtorch/torch") or n.endswith("__init__.py") for n in names)
+    assert digest(wheel) == before
+
+
+CLIENT = ('#include <string>\nnamespace torch { std::string op0(const std::string&); }\n'
+          'int main() { return torch::op0("x") == "%s" ? 0 : 1; }\n')
+
+
+def test_libtorch_client_and_census_options(libtorch_tree, tmp_path):
+    """client/link_libraries reach the link check (a client that fails at
+    run time fails it); min_symbols and abi_libraries reach the census."""
+    good, bad = tmp_path / "good.cpp", tmp_path / "bad.cpp"
+    good.write_text(CLIENT % "x0")
+    bad.write_text(CLIENT % "nope")
+    s = libpkg.driver.libtorch(libtorch_tree, config=libtorch_config(), out_dir=tmp_path / "out",
+                               build_hash="ab" * 20, write_latest=False, client=good,
+                               link_libraries=["torch_cpu"], only=["cxx-abi", "link"])
+    assert s.passed, s.to_text(verbose=True)
+    assert s.checks[0].find("link").status == "pass"
+    zip_path = s.artifacts[0].path
+
+    r = libpkg.check.run(zip_path, package_type="libtorch", client=bad,
+                         link_libraries=["torch_cpu"], only=["link"])
+    assert r.find("link").status == "fail", r.to_text(verbose=True)
+    # 120 cxx11 symbols: enough by default (100), not when 1000 are asked for.
+    r = libpkg.check.run(zip_path, package_type="libtorch", cxx_abi="cxx11", runtime=False,
+                         only=["cxx-abi"], min_symbols=1000)
+    assert r.find("cxx-abi").status != "pass", r.to_text(verbose=True)
+    r = libpkg.check.run(zip_path, package_type="libtorch", cxx_abi="cxx11", runtime=False,
+                         only=["cxx-abi"], abi_libraries=["libnothing.so*"])
+    assert r.find("cxx-abi").status != "pass", r.to_text(verbose=True)
+    with pytest.raises(TypeError):
+        libpkg.check.run(zip_path, link_libraries="torch_cpu")
 
 
 def test_libtorch_bad_input(libtorch_tree, tmp_path):
