@@ -46,6 +46,30 @@ TEST(AtomicFile, CommitRenamesWithMode) {
   EXPECT_EQ(list_dir(dir.path()), std::vector<std::string>{"out.so"});
 }
 
+// The copy has the source's bytes and permission bits plus add_mode, also
+// through a symlink; a missing source is an io error naming it, and no
+// target appears.
+TEST(AtomicFile, CopyFileAtomically) {
+  TempDir dir;
+  std::string big(3 << 20, 'x');
+  big[12345] = 'y';
+  write_file(dir / "src.so", big, 0555);
+  std::filesystem::create_symlink("src.so", dir.path() / "link.so");
+  copy_file_atomically(dir / "link.so", dir / "plain.so");
+  EXPECT_EQ(read_file(dir / "plain.so"), big);
+  EXPECT_EQ(stat_of(dir / "plain.so").st_mode & 07777, 0555u);
+  copy_file_atomically(dir / "src.so", dir / "editable.so", 0644);
+  EXPECT_EQ(stat_of(dir / "editable.so").st_mode & 07777, 0755u);
+  try {
+    copy_file_atomically(dir / "absent.so", dir / "never.so");
+    FAIL() << "copied a missing file";
+  } catch (const libpkg::Error& e) {
+    EXPECT_EQ(e.code(), libpkg::Errc::io);
+    EXPECT_NE(std::string(e.what()).find("absent.so"), std::string::npos);
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir / "never.so"));
+}
+
 TEST(AtomicFile, ModeIsNotFilteredByUmask) {
   TempDir dir;
   mode_t old = ::umask(077);

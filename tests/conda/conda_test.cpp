@@ -130,6 +130,30 @@ TEST(CondaMeta, ParseDefaultsAndChecks) {
   EXPECT_EQ(index["timestamp"], 1000);
 }
 
+// Non-empty text fields of the overlay win; empty ones, build_number and
+// the lists stay the base's.
+TEST(CondaMeta, OverlayTextFields) {
+  CondaMetadata base = parse_metadata_json(
+      R"({"name":"a","version":"1","license":"MIT","summary":"s",)"
+      R"("build_number":3,"depends":["x"],"noarch":"python"})",
+      "base");
+  CondaMetadata over;
+  over.version = "2";
+  over.home = "https://example.org";
+  over.noarch = "generic";
+  over.build_number = 9;
+  over.depends = {"y"};
+  overlay_text_fields(base, over);
+  EXPECT_EQ(base.name, "a");
+  EXPECT_EQ(base.version, "2");
+  EXPECT_EQ(base.license, "MIT");
+  EXPECT_EQ(base.summary, "s");
+  EXPECT_EQ(base.home, "https://example.org");
+  EXPECT_EQ(base.noarch, "generic");
+  EXPECT_EQ(base.build_number, 3u);
+  EXPECT_EQ(base.depends, std::vector<std::string>{"x"});
+}
+
 TEST(CondaPathsJson, RoundTripAndHasPrefix) {
   std::vector<PathRecord> records(3);
   records[0].path = "bin/x";

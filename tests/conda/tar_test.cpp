@@ -143,24 +143,24 @@ TEST(TarZst, StreamedOverlapLogIdenticalForAnyWorkerCount) {
   TempDir dir;
   std::vector<TarEntry> entries = {file("data", pseudo_random_text(24 << 20)),
                                    file("tail", "end\n")};
-  auto streamed = [&](ZstdOptions z) {
+  const u64 size = tar_size(entries, {7});
+  auto streamed = [&](ZstdOptions z, u64 announced) {
     std::string out;
-    u64 size = write_tar_zst(
-        entries, {7}, z,
+    write_tar_zst(
+        entries, {7}, z, announced,
         [&](std::span<const u8> b) {
           out.append(reinterpret_cast<const char*>(b.data()), b.size());
         },
         "mem.tar.zst");
-    EXPECT_EQ(size, tar_size(entries, {7}));
     EXPECT_LE(out.size(), zstd_bound(size));
     return out;
   };
   const fs::path file_out = dir / "f.tar.zst";
   write_tar_zst(file_out, entries, {7}, {3, 2, true});
-  EXPECT_EQ(streamed({3, 2, true}), read_text(file_out));
+  EXPECT_EQ(streamed({3, 2, true}, size), read_text(file_out));
 
-  const std::string one = streamed({3, 1, true, 3});
-  EXPECT_EQ(streamed({3, 2, true, 3}), one);
+  const std::string one = streamed({3, 1, true, 3}, size);
+  EXPECT_EQ(streamed({3, 2, true, 3}, size), one);
   EXPECT_NE(one, read_text(file_out));
   std::vector<u8> tar(tar_size(entries, {7}));
   ASSERT_EQ(ZSTD_decompress(tar.data(), tar.size(), one.data(), one.size()),
@@ -177,7 +177,7 @@ TEST(TarZst, StreamedOverlapLogIdenticalForAnyWorkerCount) {
   reporting.progress = [&](u64 done, u64 total) {
     calls.emplace_back(done, total);
   };
-  EXPECT_EQ(streamed(reporting), one);
+  EXPECT_EQ(streamed(reporting, size), one);
   ASSERT_GE(calls.size(), 6u);
   for (std::size_t i = 1; i < calls.size(); ++i) {
     EXPECT_GE(calls[i].first, calls[i - 1].first);
@@ -185,8 +185,10 @@ TEST(TarZst, StreamedOverlapLogIdenticalForAnyWorkerCount) {
   }
   EXPECT_EQ(calls.back().first, tar.size());
 
-  EXPECT_THROW(streamed({3, 1, true, 10}), Error);
-  EXPECT_THROW(streamed({3, 1, true, -1}), Error);
+  EXPECT_THROW(streamed({3, 1, true, 10}, size), Error);
+  EXPECT_THROW(streamed({3, 1, true, -1}, size), Error);
+  // A tar size that is not the entries' is refused, not silently pledged.
+  EXPECT_THROW(streamed({3, 1, true}, size + 512), Error);
 }
 
 TEST(TarBz2, ReadsBack) {

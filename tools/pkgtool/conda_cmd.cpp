@@ -144,16 +144,7 @@ int run_pack(const std::vector<std::string>& args) {
   if (!prefix) usage("conda pack needs a PREFIX_DIR");
   // The JSON file gives the base; command-line flags override it.
   CondaMetadata meta = meta_file ? load_metadata(*meta_file) : CondaMetadata{};
-  auto override_with = [](std::string& field, const std::string& value) {
-    if (!value.empty()) field = value;
-  };
-  override_with(meta.name, cli.name);
-  override_with(meta.version, cli.version);
-  override_with(meta.build, cli.build);
-  override_with(meta.license, cli.license);
-  override_with(meta.summary, cli.summary);
-  override_with(meta.home, cli.home);
-  override_with(meta.subdir, cli.subdir);
+  overlay_text_fields(meta, cli);
   if (build_number) meta.build_number = *build_number;
   if (!depends.empty()) meta.depends = depends;
   if (!constrains.empty()) meta.constrains = constrains;

@@ -220,9 +220,9 @@ u64 zstd_bound(u64 bytes) {
   return static_cast<u64>(ZSTD_compressBound(static_cast<std::size_t>(bytes)));
 }
 
-u64 write_tar_zst(const std::vector<TarEntry>& entries,
-                  const TarWriteOptions& options, const ZstdOptions& zstd,
-                  const TarSink& out, const std::string& name) {
+void write_tar_zst(const std::vector<TarEntry>& entries,
+                   const TarWriteOptions& options, const ZstdOptions& zstd,
+                   u64 tar_bytes, const TarSink& out, const std::string& name) {
   if (zstd.level < 1 || zstd.level > ZSTD_maxCLevel()) {
     throw Error(Errc::usage, name,
                 "zstd level must be 1.." + std::to_string(ZSTD_maxCLevel()) +
@@ -233,7 +233,7 @@ u64 write_tar_zst(const std::vector<TarEntry>& entries,
                 "zstd overlap log must be 0..9, got " +
                     std::to_string(zstd.overlap_log));
   }
-  const u64 total = tar_size(entries, options);
+  const u64 total = tar_bytes;
 
   std::unique_ptr<ZSTD_CCtx, ZstdFree> cctx(ZSTD_createCCtx());
   if (!cctx) throw Error(Errc::io, name, "zstd: out of memory");
@@ -286,7 +286,6 @@ u64 write_tar_zst(const std::vector<TarEntry>& entries,
   }
   pump({}, ZSTD_e_end);
   if (zstd.progress) zstd.progress(consumed, total);
-  return total;
 }
 
 u64 write_tar_zst(const std::filesystem::path& target,
@@ -294,8 +293,8 @@ u64 write_tar_zst(const std::filesystem::path& target,
                   const TarWriteOptions& options, const ZstdOptions& zstd) {
   AtomicFile out = AtomicFile::create(target);
   TarSink sink = [&out](std::span<const u8> bytes) { out.write(bytes); };
-  const u64 total =
-      write_tar_zst(entries, options, zstd, sink, target.string());
+  const u64 total = tar_size(entries, options);
+  write_tar_zst(entries, options, zstd, total, sink, target.string());
   out.commit();
   return total;
 }

@@ -21,6 +21,23 @@ void create_output_directory(const std::filesystem::path& dir) {
                 "cannot create the output directory: " + ec.message());
 }
 
+void copy_file_atomically(const std::filesystem::path& from,
+                          const std::filesystem::path& to, unsigned add_mode) {
+  int fd = ::open(from.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw_errno(from.string(), "open");
+  try {
+    struct stat st;
+    if (::fstat(fd, &st) != 0) throw_errno(from.string(), "stat");
+    AtomicFile out = AtomicFile::create(to, (st.st_mode & 0777) | add_mode);
+    out.copy_from(fd, 0, static_cast<u64>(st.st_size), 0);
+    out.commit();
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  ::close(fd);
+}
+
 // The bytes go to an unnamed O_TMPFILE inode in the target's directory where
 // the filesystem supports it: if the process is killed, the kernel frees it
 // and nothing is left behind. Elsewhere a named `.NAME.libpkg-XXXXXX` file is

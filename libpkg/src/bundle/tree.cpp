@@ -368,22 +368,6 @@ class TreePlanner {
   std::map<std::string, std::string> renamed_;
 };
 
-void copy_file_atomic(const fs::path& from, const fs::path& to) {
-  struct stat st;
-  if (::stat(from.c_str(), &st) != 0) throw_errno(from.string(), "stat");
-  int fd = ::open(from.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw_errno(from.string(), "open");
-  try {
-    AtomicFile out = AtomicFile::create(to, (st.st_mode & 0777) | 0644);
-    out.copy_from(fd, 0, static_cast<u64>(st.st_size), 0);
-    out.commit();
-  } catch (...) {
-    ::close(fd);
-    throw;
-  }
-  ::close(fd);
-}
-
 const char* tag_name(elf::RpathTag tag) {
   switch (tag) {
     case elf::RpathTag::rpath:
@@ -406,7 +390,7 @@ TreeBundlePlan plan_tree_bundle(const fs::path& tree,
 void apply_tree_bundle(const TreeBundlePlan& plan, const fs::path& tree) {
   const fs::path lib = tree / plan.lib_dir;
   for (const TreeGraft& g : plan.grafts)
-    copy_file_atomic(g.source, lib / g.file_name);
+    copy_file_atomically(g.source, lib / g.file_name, 0644);
   for (const TreeEdit& e : plan.edits) {
     elf::EditOptions eo;
     for (const auto& [from, to] : e.replace_needed)
@@ -530,7 +514,7 @@ void stage_tree(const fs::path& input, const fs::path& staging,
         // does the same job at the cost of the bytes.
         if (errno != EXDEV && errno != EPERM && errno != EMLINK)
           throw_errno(dst.string(), "link");
-        copy_file_atomic(it->path(), dst);
+        copy_file_atomically(it->path(), dst, 0644);
       }
     } else {
       throw Error(Errc::usage, it->path().string(),

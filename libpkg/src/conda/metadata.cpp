@@ -100,6 +100,17 @@ CondaMetadata parse_metadata_json(std::string_view text,
   return m;
 }
 
+void overlay_text_fields(CondaMetadata& base, const CondaMetadata& over) {
+  for (auto field :
+       {&CondaMetadata::name, &CondaMetadata::version, &CondaMetadata::build,
+        &CondaMetadata::license, &CondaMetadata::license_family,
+        &CondaMetadata::summary, &CondaMetadata::description,
+        &CondaMetadata::home, &CondaMetadata::doc_url, &CondaMetadata::dev_url,
+        &CondaMetadata::subdir, &CondaMetadata::arch, &CondaMetadata::platform,
+        &CondaMetadata::noarch})
+    if (!(over.*field).empty()) base.*field = over.*field;
+}
+
 CondaMetadata load_metadata(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw_errno(path.string(), "open");

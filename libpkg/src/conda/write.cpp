@@ -42,13 +42,15 @@ void write_conda(const fs::path& target, const std::string& stem,
     writer.add_bytes("metadata.json", R"({"conda_pkg_format_version": 2})");
     // pkg is compressed straight into its place in the zip: a GB-sized
     // package is written once, not to a scratch file and copied.
-    const u64 bound = archive::zstd_bound(archive::tar_size(pkg, tar));
+    const u64 tar_bytes = archive::tar_size(pkg, tar);
     const std::string pkg_label = target.string() + ": " + pkg_name;
     archive::ZstdOptions zstd{s.zstd_level, threads, true, kPkgOverlapLog};
     zstd.progress = s.progress;
-    writer.add_stream(pkg_name, bound, [&](const archive::TarSink& sink) {
-      archive::write_tar_zst(pkg, tar, zstd, sink, pkg_label);
-    });
+    writer.add_stream(pkg_name, archive::zstd_bound(tar_bytes),
+                      [&](const archive::TarSink& sink) {
+                        archive::write_tar_zst(pkg, tar, zstd, tar_bytes, sink,
+                                               pkg_label);
+                      });
     info_done.get();
     writer.add_file(info_name, info_tmp);
     writer.commit();

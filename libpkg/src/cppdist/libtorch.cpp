@@ -109,21 +109,6 @@ std::map<std::string, TreeEntry> collect(const fs::path& tree, bool skip_other,
   return out;
 }
 
-void copy_whole_file(const fs::path& from, const fs::path& to) {
-  struct stat st = lstat_or_throw(from);
-  int fd = ::open(from.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw_errno(from.string(), "open");
-  try {
-    AtomicFile out = AtomicFile::create(to, st.st_mode & 0777);
-    out.copy_from(fd, 0, static_cast<u64>(st.st_size), 0);
-    out.commit();
-  } catch (...) {
-    ::close(fd);
-    throw;
-  }
-  ::close(fd);
-}
-
 std::string one_line(std::string_view what, std::string value) {
   if (value.empty() || value.find('\n') != std::string::npos) {
     throw Error(Errc::usage, std::string(what),
@@ -187,7 +172,7 @@ LibtorchPackResult pack_libtorch(const fs::path& tree, const fs::path& out_dir,
   if (options.write_latest) {
     for (const std::string& latest : latest_names(options.name)) {
       result.latest.push_back(out_dir / latest);
-      copy_whole_file(result.zip, result.latest.back());
+      copy_file_atomically(result.zip, result.latest.back());
     }
   }
   return result;

@@ -75,23 +75,7 @@ conda::CondaMetadata resolve_conda_metadata(const CondaDriverOptions& options) {
     meta.build_number = static_cast<u64>(config.build_number);
 
   const conda::CondaMetadata& cli = options.metadata;
-  auto override_with = [](std::string& field, const std::string& value) {
-    if (!value.empty()) field = value;
-  };
-  override_with(meta.name, cli.name);
-  override_with(meta.version, cli.version);
-  override_with(meta.build, cli.build);
-  override_with(meta.license, cli.license);
-  override_with(meta.license_family, cli.license_family);
-  override_with(meta.summary, cli.summary);
-  override_with(meta.description, cli.description);
-  override_with(meta.home, cli.home);
-  override_with(meta.doc_url, cli.doc_url);
-  override_with(meta.dev_url, cli.dev_url);
-  override_with(meta.subdir, cli.subdir);
-  override_with(meta.arch, cli.arch);
-  override_with(meta.platform, cli.platform);
-  override_with(meta.noarch, cli.noarch);
+  conda::overlay_text_fields(meta, cli);
   if (cli.build_number != 0) meta.build_number = cli.build_number;
   append_unique(meta.depends, cli.depends);
   append_unique(meta.constrains, cli.constrains);

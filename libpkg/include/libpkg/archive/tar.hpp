@@ -91,11 +91,13 @@ u64 write_tar_zst(const std::filesystem::path& target,
                   const std::vector<TarEntry>& entries,
                   const TarWriteOptions& options, const ZstdOptions& zstd);
 
-// The same, streamed into `sink` (at most zstd_bound(tar_size(entries))
-// bytes); `name` is used in messages. Returns the uncompressed tar size.
-u64 write_tar_zst(const std::vector<TarEntry>& entries,
-                  const TarWriteOptions& options, const ZstdOptions& zstd,
-                  const TarSink& sink, const std::string& name);
+// The same, streamed into `sink`: at most zstd_bound(tar_bytes) bytes.
+// `tar_bytes` must be tar_size(entries, options), which a caller bounding
+// the output has computed already (a mismatch is an error); `name` is used
+// in messages.
+void write_tar_zst(const std::vector<TarEntry>& entries,
+                   const TarWriteOptions& options, const ZstdOptions& zstd,
+                   u64 tar_bytes, const TarSink& sink, const std::string& name);
 
 // Upper bound of a zstd frame holding `bytes` of input (ZSTD_compressBound).
 u64 zstd_bound(u64 bytes);

@@ -21,6 +21,14 @@ namespace libpkg {
 // failure is Errc::io naming `dir` (not a std::filesystem_error).
 void create_output_directory(const std::filesystem::path& dir);
 
+// Copies the file `from` (symlinks followed) to `to` through an AtomicFile,
+// in the kernel where possible (AtomicFile::copy_from). The copy gets the
+// source's permission bits plus `add_mode` (e.g. 0644 so a read-only
+// system library becomes editable).
+void copy_file_atomically(const std::filesystem::path& from,
+                          const std::filesystem::path& to,
+                          unsigned add_mode = 0);
+
 class AtomicFile {
  public:
   // Creates the temporary next to `target`. `mode` is applied on commit.

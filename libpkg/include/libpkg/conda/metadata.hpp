@@ -41,6 +41,12 @@ CondaMetadata parse_metadata_json(std::string_view text,
                                   const std::string& file);
 CondaMetadata load_metadata(const std::filesystem::path& path);
 
+// Every non-empty text field of `over` (name, version, build, license,
+// summary, ..., noarch) replaces the one in `base`: command-line values
+// over a metadata file. build_number and the lists are left to the caller,
+// whose rules differ (replace or append).
+void overlay_text_fields(CondaMetadata& base, const CondaMetadata& over);
+
 // Fills defaults (build string, subdir/arch/platform) and checks names:
 // conda names are lowercase [a-z0-9_.-], version and build contain no '-'
 // or whitespace. Throws Errc::usage.
