@@ -19,3 +19,13 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/libpkgConfigVersion.cmake
 install(FILES ${PROJECT_BINARY_DIR}/libpkgConfig.cmake
   ${PROJECT_BINARY_DIR}/libpkgConfigVersion.cmake
   DESTINATION ${LIBPKG_CMAKE_DIR})
+
+# pkg-config, for builds that don't use CMake. libpkg is a static library until
+# 1.0 (docs/architecture.md), so its dependencies are public Requires: a plain
+# `pkg-config --libs libpkg` lists every library the final link needs.
+# The prefix is found relative to the .pc file itself, so the file stays right
+# for `cmake --install --prefix DIR` and for a moved install tree.
+file(RELATIVE_PATH LIBPKG_PC_TO_PREFIX /p/${CMAKE_INSTALL_LIBDIR}/pkgconfig /p)
+configure_file(${PROJECT_SOURCE_DIR}/cmake/libpkg.pc.in ${PROJECT_BINARY_DIR}/libpkg.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/libpkg.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+install(FILES ${PROJECT_SOURCE_DIR}/LICENSE DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/libpkg)

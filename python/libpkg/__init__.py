@@ -7,13 +7,19 @@ drivers, over the same library the command line tools use.
     whl.retag(platform="manylinux_2_28_x86_64", strip_local_version=True)
 
 Every library error is a `libpkg.Error` (with .code, .file, .offset,
-.message); long calls release the GIL. See docs/python.md.
+.message), raised as the subclass for its code, which also derives from the
+matching built-in (`IoError` is an `OSError`, `MissingFileError` a
+`FileNotFoundError`, `AccessError` a `PermissionError`, `FormatError`,
+`UnsupportedError` and `UsageError` are `ValueError`s, `NotFoundError` a
+`LookupError`); long calls release the GIL. See docs/python.md.
 """
 
 import sys as _sys
 
 from . import _libpkg
-from ._libpkg import Error, __version__, check, conda, config, cuda, driver, elf, repair, wheel
+from ._libpkg import (AccessError, Error, FormatError, IoError, MissingFileError, NotFoundError,
+                      UnsupportedError, UsageError, __version__, check, conda, config, cuda, driver,
+                      elf, repair, wheel)
 from ._libpkg.repair import show
 
 # The areas are submodules of the extension; registering them makes
@@ -33,5 +39,6 @@ for _name in ("elf", "wheel", "conda", "repair", "check", "config", "cuda", "dri
 Error.__module__ = __name__
 del _name, _module, _attr
 
-__all__ = ["Error", "__version__", "check", "conda", "config", "cuda", "driver", "elf", "repair", "show",
+__all__ = ["AccessError", "Error", "FormatError", "IoError", "MissingFileError", "NotFoundError",
+           "UnsupportedError", "UsageError", "__version__", "check", "conda", "config", "cuda", "driver", "elf", "repair", "show",
            "wheel"]

@@ -19,4 +19,25 @@ class Error(Exception):
     offset: int | None
     message: str
 
+class IoError(Error, OSError):
+    """Reading or writing a file failed (code 'io'); errno/strerror/filename set when known."""
+
+class MissingFileError(IoError, FileNotFoundError):
+    """A file or directory does not exist (code 'io', errno ENOENT)."""
+
+class AccessError(IoError, PermissionError):
+    """The operating system refused access (code 'io', errno EACCES, EPERM or EROFS)."""
+
+class FormatError(Error, ValueError):
+    """Truncated or corrupt input (code 'format')."""
+
+class UnsupportedError(Error, ValueError):
+    """Well-formed input outside what libpkg handles (code 'unsupported')."""
+
+class UsageError(Error, ValueError):
+    """An impossible or inconsistent request (code 'usage')."""
+
+class NotFoundError(Error, LookupError):
+    """A requested thing does not exist (code 'not_found')."""
+
 __all__: list[str]

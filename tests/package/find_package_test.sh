@@ -43,6 +43,25 @@ out=$("$tmp/build/app" /bin/ls) || fail "app /bin/ls exited $?"
 echo "$out"
 grep -q "^/bin/ls: libc.so.6$" <<<"$out" || fail "libc.so.6 not among the needed libraries"
 
+# The same program built without CMake, through the installed libpkg.pc.
+pc_dir=$(dirname "$(find "$prefix" -name libpkg.pc -print -quit)")
+[[ -f $pc_dir/libpkg.pc ]] || fail "no libpkg.pc under $prefix"
+pkg_flags=$(PKG_CONFIG_PATH=$pc_dir pkg-config --cflags --libs libpkg) ||
+  fail "pkg-config libpkg"
+# The .pc finds its prefix relative to itself (${pcfiledir}), so the -I
+# directory is the temporary prefix's include directory.
+inc=$(PKG_CONFIG_PATH=$pc_dir pkg-config --variable=includedir libpkg)
+[[ $(realpath "$inc") == "$(realpath "$prefix/include")" ]] ||
+  fail "pkg-config includedir $inc is not $prefix/include"
+# shellcheck disable=SC2086  # the flags are words
+c++ -std=c++20 -o "$tmp/app-pc" "$LIBPKG_SOURCE_DIR/tests/package/consumer/main.cpp" $pkg_flags \
+  2>"$tmp/pc-build.log" || { cat "$tmp/pc-build.log"; fail "linking through pkg-config"; }
+out_pc=$("$tmp/app-pc" /bin/ls) || fail "app-pc /bin/ls exited $?"
+[[ $out_pc == "$out" ]] || fail "the pkg-config build prints something else: $out_pc"
+
+# The license is installed with the library.
+[[ -f $prefix/share/doc/libpkg/LICENSE ]] || fail "LICENSE not installed"
+
 # Errors come back as libpkg::Error with the documented exit status.
 set +e
 "$tmp/build/app" "$tmp/build/CMakeCache.txt" 2>"$tmp/err.txt"

@@ -1,5 +1,6 @@
-// pkgtool check: the check_binary command (checks/check_binary/cli.hpp).
-#include "cli.hpp"
+// pkgtool check: the check_binary command
+// (frontends/common/check_binary_cli.hpp).
+#include "check_binary_cli.hpp"
 #include "commands.hpp"
 
 namespace pkgtool {

@@ -1,5 +1,5 @@
 // The data files compiled into the library (cmake/embed_data.cmake,
-// ARCHITECTURE decision 5), declared once: each is its bytes followed by a
+// docs/architecture.md decision 6), declared once: each is its bytes followed by a
 // NUL, and its size without the NUL.
 #pragma once
 

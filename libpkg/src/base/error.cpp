@@ -45,8 +45,8 @@ void throw_format(const std::string& file, std::uint64_t offset,
 
 void throw_errno(const std::string& file, const std::string& action) {
   int err = errno;
-  throw Error(Errc::io, file,
-              fmt::format("{}: {}", action, std::strerror(err)));
+  throw Error(Errc::io, file, fmt::format("{}: {}", action, std::strerror(err)))
+      .with_errno(err);
 }
 
 }  // namespace libpkg

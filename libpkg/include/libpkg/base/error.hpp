@@ -32,6 +32,13 @@ class Error : public std::runtime_error {
   const std::string& file() const { return file_; }
   const std::string& message() const { return message_; }
   std::optional<std::uint64_t> offset() const { return offset_; }
+  /// errno of the failed system call behind an io error, 0 when none (so
+  /// bindings can tell "no such file" from "permission denied").
+  int sys_errno() const { return sys_errno_; }
+  Error& with_errno(int err) {
+    sys_errno_ = err;
+    return *this;
+  }
 
   // Exit status a frontend should use for this error: 2 for bad input/usage.
   int exit_code() const { return 2; }
@@ -44,6 +51,7 @@ class Error : public std::runtime_error {
   std::string file_;
   std::string message_;
   std::optional<std::uint64_t> offset_;
+  int sys_errno_ = 0;
 };
 
 // Throws a format error "FILE: WHAT at offset 0x..".

@@ -1,4 +1,4 @@
-#include "cli.hpp"
+#include "check_binary_cli.hpp"
 
 #include <unistd.h>
 

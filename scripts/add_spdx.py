@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+"""Adds the SPDX license line to every tracked source file that lacks it, or
+with --check lists the ones that lack it (exit 1). The license is LICENSE's
+(BSD-3-Clause); one line at the top, after a shebang if there is one."""
+import subprocess
+import sys
+from pathlib import Path
+
+TAG = "SPDX-License-Identifier: BSD-3-Clause"
+COMMENT = {".cpp": "//", ".hpp": "//", ".h": "//", ".cc": "//", ".py": "#", ".pyi": "#",
+           ".sh": "#", ".cmake": "#"}
+NAMES = {"CMakeLists.txt": "#"}
+# Crafted inputs and generated data are not source.
+SKIP_PARTS = {"fixtures", "corpus", "seeds"}
+
+
+def files(root: Path):
+    out = subprocess.run(["git", "-C", str(root), "ls-files", "-z"], capture_output=True,
+                         check=True).stdout.decode().split("\0")
+    for rel in out:
+        if not rel:
+            continue
+        p = root / rel
+        if SKIP_PARTS & set(p.parts) or not p.is_file() or p.is_symlink():
+            continue
+        prefix = NAMES.get(p.name) or COMMENT.get(p.suffix)
+        if prefix:
+            yield p, prefix
+
+
+def main() -> int:
+    check = "--check" in sys.argv
+    args = [a for a in sys.argv[1:] if a != "--check"]
+    root = Path(args[0] if args else ".").resolve()
+    missing = []
+    for path, prefix in files(root):
+        text = path.read_text(encoding="utf-8")
+        if TAG in "\n".join(text.splitlines()[:3]):
+            continue
+        missing.append(path.relative_to(root))
+        if check:
+            continue
+        line = f"{prefix} {TAG}\n"
+        if text.startswith("#!"):
+            first, _, rest = text.partition("\n")
+            text = first + "\n" + line + rest
+        else:
+            text = line + text
+        path.write_text(text, encoding="utf-8")
+    if check:
+        for m in missing:
+            print(f"{m}: no '{TAG}' line at the top")
+        print(f"spdx: {len(missing)} file(s) without the license line")
+        return 1 if missing else 0
+    print(f"spdx: added the license line to {len(missing)} file(s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
