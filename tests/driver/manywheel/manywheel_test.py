@@ -35,6 +35,8 @@ import zipfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "common"))
+import cuda_standin  # noqa: E402
 PYTHON = "/usr/bin/python3"
 CUDA_VERSION = "11.9"  # never released: no real library can interfere
 PYPI_PACKAGES = ["cublas", "cuda_cupti", "cuda_nvrtc", "cuda_runtime", "cudnn", "cufft",
@@ -175,14 +177,14 @@ class Fixtures:
         src.unlink()
         return out
 
-    def tree(self, dist: str, version: str) -> Path:
+    def tree(self, dist: str, version: str, arch: str = "x86_64") -> Path:
         t = self.root / "trees" / dist
         di = t / f"{dist}-{version}.dist-info"
         di.mkdir(parents=True)
         (di / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n")
         tag = self.py["tag"]
         (di / "WHEEL").write_text("Wheel-Version: 1.0\nGenerator: manywheel-test\n"
-                                  f"Root-Is-Purelib: false\nTag: {tag}-{tag}-linux_x86_64\n")
+                                  f"Root-Is-Purelib: false\nTag: {tag}-{tag}-linux_{arch}\n")
         return t
 
     def pack(self, tree: Path) -> Path:
@@ -614,8 +616,230 @@ def case_real_cuda(fx: Fixtures, tmp: Path) -> None:
     check_record_and_tags(w)
 
 
+def table_versions() -> list[str]:
+    """Every version of the built-in table with a bundle list."""
+    src = Path(os.environ.get("LIBPKG_SOURCE_DIR", HERE.parents[2]))
+    doc = json.loads((src / "data/cuda/cuda.json").read_text())
+    return [v["cuda"] for v in doc["versions"] if "libraries" in v]
+
+
+def member_sonames(wheel: Path, tmp: Path) -> dict:
+    """{member: DT_SONAME} of every ELF member, read with readelf."""
+    x = unpack(wheel, tmp)
+    out = {}
+    for f in sorted(x.rglob("*")):
+        if f.is_file() and not f.is_symlink() and f.read_bytes()[:4] == b"\x7fELF":
+            out[str(f.relative_to(x))] = dynamic(f)["SONAME"]
+    return out
+
+
+def pkgtool_check(wheel: Path, version: str, *extra) -> subprocess.CompletedProcess:
+    return run([os.environ["PKGTOOL"], "check", wheel, "--cuda", version, "--expect-table",
+                "--no-runtime", *extra], ok=False)
+
+
+def torchlike_wheel(fx: Fixtures, name: str, cudart: Path, version: str) -> Path:
+    """name: _C → the stand-in root's libcudart (no search path leads
+    there: only the table finds the libraries)."""
+    t = fx.tree(name, "1.0")
+    fx.extension(t / f"{name}/_C{fx.py['ext']}", "_C", "int cudaRuntimeGetVersion(int*);\n",
+                 "cudaRuntimeGetVersion(&(int){0}) * 0 + 7", f"-L{cudart.parent}", f"-l:{cudart.name}")
+    (t / f"{name}/__init__.py").write_text("from ._C import value\n")
+    (t / f"{name}/version.py").write_text(f'__version__ = "1.0"\ncuda = "{version}"\n')
+    return fx.pack(t)
+
+
+def case_table_versions(fx: Fixtures, tmp: Path) -> None:
+    """For every version of the built-in table: a stand-in root with the
+    table's libraries under their real SONAMEs (libnvrtc-builtins.so →
+    libnvrtc-builtins.so.X.Y; CUPTI moved to lib64 on 13.0 to take the
+    fallback), the driver run with --cuda-root and the built-in table, and
+    the output passes its own check and `pkgtool check --expect-table`;
+    every table entry is in the wheel by the name rule (readelf SONAMEs)."""
+    versions = table_versions()
+    check(len(versions) >= 15 and {"12.6", "12.8", "12.9", "13.0"} <= set(versions), f"versions {versions}")
+    for version in versions:
+        libs = cuda_standin.table_libraries(fx.pkgtool, version)
+        move = {Path(l["path"]).name: "lib64" for l in libs
+                if "/extras/CUPTI/" in l["path"] and version == "13.0"}
+        root = tmp / f"root-{version}"
+        made = cuda_standin.make_root(root, libs, version, move=move)
+        cudart = next(path for name, (path, _) in made.items() if name.startswith("libcudart.so"))
+        name = "tv" + version.replace(".", "_")
+        wheel = torchlike_wheel(fx, name, cudart, version)
+        out = tmp / f"out-{version}"
+        doc = driver_json("--wheel", wheel, "--cuda", version, "--cuda-root", root, "-o", out, "--no-runtime")
+        if doc is None:
+            continue
+        check_report(doc, {"accelerator": "pass", "dependencies": "pass"})
+        w = one_wheel(out)
+        if w is None:
+            continue
+        sonames = member_sonames(w, tmp / f"x-{version}")
+        for lib in libs:
+            want = cuda_standin.real_soname(lib["soname"], version)
+            hits = [m for m, so in sonames.items() if m.startswith(f"{name}/lib/") and
+                    (so == want or so == hashed(want, made[lib["soname"]][0]))]
+            check(len(hits) == 1, f"CUDA {version}: {lib['soname']} bundled as {want}: {sorted(sonames)}")
+            if hits and lib["keep_name"]:
+                check(hits[0] == f"{name}/lib/{want}", f"CUDA {version}: {want} keeps its name: {hits}")
+        if version == "13.0":
+            check(any("libcupti.so.13" in line and str(root / "lib64") in line for line in doc["plan"]),
+                  f"13.0 plan says CUPTI came from the fallback lib64: {doc['plan']}")
+        p = pkgtool_check(w, version)
+        check(p.returncode == 0, f"CUDA {version}: pkgtool check --expect-table passes: {p.stdout[-2000:]}{p.stderr}")
+        if version == "13.0":
+            # Control: the same wheel without the builtins fails the check.
+            cut = tmp / "cut" / w.name
+            cut.parent.mkdir()
+            with zipfile.ZipFile(w) as zi, zipfile.ZipFile(cut, "w") as zo:
+                for i in zi.infolist():
+                    if "libnvrtc-builtins" not in i.filename:
+                        zo.writestr(i, zi.read(i))
+            p = pkgtool_check(cut, version, "--skip", "integrity")
+            check(p.returncode != 0 and "libnvrtc-builtins.so (CUDA 13.0 table) is neither carried nor needed"
+                  in p.stdout + p.stderr, f"control: without the builtins the check fails: {p.stdout[-2000:]}")
+
+
+def case_table_missing(fx: Fixtures, tmp: Path) -> None:
+    """A stand-in root lacking some of the 13.0 table's files: the driver
+    fails before writing anything, exit 2, ONE error line naming every
+    missing file and every path it looked at."""
+    libs = cuda_standin.table_libraries(fx.pkgtool, "13.0")
+    gone = {"libcufile.so.0", "libnvshmem_host.so.3", "libcupti.so.13", "libmlx5.so.1"}
+    root = tmp / "root"
+    made = cuda_standin.make_root(root, libs, "13.0", skip=gone)
+    cudart = made["libcudart.so.13"][0]
+    wheel = torchlike_wheel(fx, "tm", cudart, "13.0")
+    out = tmp / "out"
+    p = driver("--wheel", wheel, "--cuda", "13.0", "--cuda-root", root, "-o", out)
+    lines = p.stderr.strip().splitlines()
+    check(p.returncode == 2 and len(lines) == 1 and lines[0].startswith("error: CUDA 13.0 table: 4 libraries are not on disk"),
+          f"one error: exit {p.returncode}: {p.stderr}")
+    msg = lines[0] if lines else ""
+    for f in gone:
+        check(f"{f} (looked for " in msg, f"{f} named: {msg}")
+    for path in (root / "lib64/libcufile.so.0", root / "extras/CUPTI/lib64/libcupti.so.13",
+                 root / "lib64/libcupti.so.13"):
+        check(str(path) in msg, f"looked at {path}: {msg}")
+    check(not out.exists() or not any(out.iterdir()), "nothing written")
+    # A file of the wrong SONAME at the right place is passed over, said so.
+    bad = root / "lib64/libcufile.so.0"
+    run(["gcc", "-shared", "-Wl,-soname,libother.so.1", "-o", bad, "-x", "c", "/dev/null"])
+    p = driver("--wheel", wheel, "--cuda", "13.0", "--cuda-root", root, "-o", out)
+    check(p.returncode == 2 and f"{bad} (its SONAME libother.so.1 is not libcufile.so.0)" in p.stderr,
+          f"wrong SONAME said: {p.stderr}")
+
+
+AARCH64_GCC = "aarch64-linux-gnu-gcc"
+AARCH64_SYSROOT = Path("/usr/aarch64-linux-gnu")
+
+
+def case_aarch64(fx: Fixtures, tmp: Path) -> None:
+    """sbsa: an aarch64 torch-like wheel cross-compiled here (its _C links
+    the stand-in root's CUDA libraries and libgfortran), the 13.0 table's
+    aarch64 list from a cross-compiled stand-in root (NVPL present, ACL
+    absent), the driver on it: manylinux_2_28_aarch64, libgomp/libgfortran/
+    NVPL bundled, ACL skipped as optional, 64 KiB segment alignment kept,
+    the build command sees the aarch64 TORCH_CUDA_ARCH_LIST; then the
+    loader (qemu-aarch64 ld.so --list) resolves every library of _C inside
+    the wheel."""
+    for tool in (AARCH64_GCC, "qemu-aarch64"):
+        if shutil.which(tool) is None:
+            raise SystemExit(f"error: {tool} not installed (scripts/setup.sh installs it)")
+    loader = AARCH64_SYSROOT / "lib/ld-linux-aarch64.so.1"
+    libs = cuda_standin.table_libraries(fx.pkgtool, "13.0", "aarch64")
+    acl = {Path(l["path"]).name for l in libs if "libarm_compute" in l["path"]}
+    check(len(acl) == 2 and any("libgfortran.so.5" in l["path"] for l in libs), f"aarch64 list: {libs}")
+    root = tmp / "sbsa"
+    made = cuda_standin.make_root(root, libs, "13.0", cc=AARCH64_GCC, skip=acl)
+    check((root / "usr/lib64/libgfortran.so.5").is_file() and (root / "lib64/libgomp.so.1").is_file(),
+          "absolute table directories re-rooted under the stand-in root")
+    # _C links what a torch build links: the CUDA libraries and libgfortran.
+    linked = ["libcudart.so.13", "libcublas.so.13", "libcublasLt.so.13", "libcudnn.so.9",
+              "libnvrtc.so.13", "libcupti.so.13", "libgfortran.so.5", "libnvpl_blas_core.so.0"]
+    name = "armtorch"
+    pyver = fx.py["tag"][2:]
+    t = fx.tree(name, "1.0", arch="aarch64")
+    (t / name).mkdir()
+    ext = t / name / f"_C.cpython-{pyver}-aarch64-linux-gnu.so"
+    src = tmp / "armc.c"
+    # No Python.h for aarch64 here: the init symbol is what makes it an
+    # extension module for the checks.
+    src.write_text("".join(f"int f{i}(void) {{ return {i}; }}\n" for i in range(3)) +
+                   "void* PyInit__C(void) { return 0; }\n")
+    lflags = []
+    for n in linked:
+        lflags += [f"-L{made[n][0].parent}", f"-l:{n}"]
+    run([AARCH64_GCC, "-shared", "-fPIC", "-O1", "-o", ext, src, "-Wl,--no-as-needed", *lflags])
+    (t / name / "__init__.py").write_text("from ._C import *\n")
+    wheel = fx.pack(t)
+    check(wheel.name.endswith("-linux_aarch64.whl"), f"aarch64 wheel {wheel.name}")
+
+    out = tmp / "out"
+    # The cross C library is where the loader of an aarch64 system would
+    # find it: --lib-path points the analysis at the cross sysroot.
+    doc = driver_json("--wheel", wheel, "--cuda", "13.0", "--arch", "aarch64", "--cuda-root", root,
+                      "--lib-path", AARCH64_SYSROOT / "lib", "-o", out, "--no-runtime")
+    if doc is None:
+        return
+    check_report(doc, {"accelerator": "pass"})
+    plan = "\n".join(doc["plan"])
+    check("target manylinux_2_28_aarch64 on aarch64" in plan, f"policy from the table: {plan}")
+    check("TORCH_CUDA_ARCH_LIST=8.0;9.0;10.0;11.0;12.0+PTX" in plan, f"aarch64 arch list in the plan: {plan}")
+    check("libarm_compute.so (optional, not present:" in plan, f"ACL skipped as optional: {plan}")
+    w = one_wheel(out)
+    if w is None:
+        return
+    check("manylinux_2_28_aarch64" in w.name[:-4].split("-")[-1].split(".") and "linux_aarch64" not in
+          w.name[:-4].split("-")[-1].split("."), f"tagged manylinux_2_28_aarch64: {w.name}")
+    x = unpack(w, tmp / "x")
+    present = sorted(p.name for p in (x / name / "lib").iterdir())
+    for lib in libs:
+        base = Path(lib["path"]).name
+        if base in acl:
+            check(not any(p.startswith("libarm_compute") for p in present), f"ACL not bundled: {present}")
+            continue
+        want = cuda_standin.real_soname(lib["soname"], "13.0")
+        stem = want.split(".so")[0]
+        check(any(p == want or (p.startswith(stem + "-") and p.endswith(want[len(stem):])) for p in present),
+              f"aarch64 13.0: {want} bundled: {present}")
+    for f in (x / name / "lib").iterdir():
+        hdr = run(["readelf", "-hlW", f]).stdout
+        check("AArch64" in hdr, f"{f.name} is AArch64")
+        aligns = re.findall(r"^\s+LOAD\s.*\s(0x[0-9a-f]+)$", hdr, re.M)
+        check(aligns and all(int(a, 16) >= 0x10000 for a in aligns), f"{f.name}: LOAD aligned to 64 KiB: {aligns}")
+    p = pkgtool_check(w, "13.0")
+    check(p.returncode == 0, f"pkgtool check --expect-table on the aarch64 wheel: {p.stdout[-2000:]}{p.stderr}")
+    # The loader, emulated: every library of _C resolves inside the wheel.
+    r = run(["qemu-aarch64", "-L", AARCH64_SYSROOT, loader, "--list", next((x / name).glob("_C*.so"))], ok=False)
+    check(r.returncode == 0, f"ld.so --list under qemu: {r.stdout}{r.stderr}")
+    lines = r.stdout.splitlines()
+    for n in linked:
+        stem = n.split(".so")[0]
+        hit = [l for l in lines if re.match(rf"\s*{re.escape(stem)}(-[0-9a-f]{{8}})?\.so", l.strip())]
+        check(len(hit) == 1 and f"{x}/{name}/lib/" in hit[0], f"{n} resolves in the wheel: {hit} {r.stdout}")
+    check("not found" not in r.stdout, f"nothing unresolved: {r.stdout}")
+
+    # A build command gets the table's aarch64 settings in its environment.
+    srcdir = tmp / "src"
+    (srcdir / "dist").mkdir(parents=True)
+    doc = driver_json("--build-command", f"env > {tmp}/build-env.txt; cp {wheel} dist/", "--source", srcdir,
+                      "--python", fx.py["ver"], "--cuda", "13.0", "--arch", "aarch64", "--cuda-root", root,
+                      "--lib-path", AARCH64_SYSROOT / "lib", "-o", tmp / "out2", "--no-runtime")
+    env = dict(l.split("=", 1) for l in (tmp / "build-env.txt").read_text().splitlines() if "=" in l)
+    check(env.get("TORCH_CUDA_ARCH_LIST") == "8.0;9.0;10.0;11.0;12.0+PTX", f"build env arch list: {env.get('TORCH_CUDA_ARCH_LIST')}")
+    check(env.get("TORCH_NVCC_FLAGS") == "-Xfatbin -compress-all --threads 2 -compress-mode=size"
+          and env.get("USE_CUPTI_SO") == "1", f"build env nvcc flags: {env.get('TORCH_NVCC_FLAGS')}")
+    # An aarch64 wheel under an x86_64 configuration is refused.
+    p = driver("--wheel", wheel, "--cuda", "13.0", "--cuda-root", root, "-o", tmp / "o3")
+    check(p.returncode == 2 and "the wheel is for aarch64" in p.stderr, f"arch mismatch: {p.stderr}")
+
+
 CASES = {"cpu": case_cpu, "cuda": case_cuda, "pypi": case_pypi, "dry_run": case_dry_run,
-         "build_command": case_build_command, "bad_input": case_bad_input, "real_cuda": case_real_cuda}
+         "build_command": case_build_command, "bad_input": case_bad_input, "real_cuda": case_real_cuda,
+         "table_versions": case_table_versions, "table_missing": case_table_missing,
+         "aarch64": case_aarch64}
 
 
 def main() -> int:
