@@ -201,6 +201,8 @@ TEST(CudaTable, CurrentArchListsAndPypi) {
                                       "$ORIGIN/../../nvidia/cusparselt/lib",
                                       "$ORIGIN/../../nvidia/cu13/lib"}));
   EXPECT_FALSE(t13.pypi_rpath_source.empty());
+  EXPECT_EQ(t13.pypi_provides.front(), "libnccl.so.*");
+  EXPECT_FALSE(t13.pypi_provides_source.empty());
   ASSERT_FALSE(t13.platforms.empty());
   EXPECT_EQ(t13.platforms[0], (std::pair<std::string, std::string>{
                                   "aarch64", "manylinux_2_28_aarch64"}));

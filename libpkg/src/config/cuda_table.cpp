@@ -240,6 +240,9 @@ CudaTable version_entry(const json& v, const Defaults& d, const Ctx& ctx) {
       arch_lists(v["libtorch_torch_cuda_arch_list"], ctx,
                  "libtorch_torch_cuda_arch_list", nullptr,
                  t.libtorch_arch_lists);
+    if (v.contains("pypi_provides"))
+      t.pypi_provides = strings(v["pypi_provides"], ctx, "pypi_provides");
+    t.pypi_provides_source = v.value("pypi_provides_source", "");
     t.arch_list_source = v.value("arch_list_source", "");
     t.nvcc_flags = v.value("nvcc_flags", "");
     if (v.contains("build_env")) {

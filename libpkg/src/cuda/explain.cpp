@@ -85,6 +85,12 @@ std::vector<std::string> explain_bundle(
                     "conditional and {} additions is bundled; DT_RPATH {}",
                     c.arch, t.pypi_rpath_string()),
         t.pypi_rpath_source));
+  if (!t.pypi_provides.empty())
+    out.push_back(sourced(
+        fmt::format("PyPI-CUDA mode: also provided by nvidia-* wheels, not "
+                    "bundled: {}",
+                    fmt::join(t.pypi_provides, ", ")),
+        t.pypi_provides_source));
   return out;
 }
 

@@ -133,6 +133,14 @@ BundleRules bundle_rules(const ManywheelOptions& o) {
     skipped.push_back(fmt::format("{} (optional, not present: {})",
                                   lib.file_name(), fmt::join(tried, ", ")));
   if (o.pypi_cuda) {
+    for (const auto& glob : t.pypi_provides) {
+      r.exclude.push_back(glob);
+      r.allow_external.push_back(glob);
+    }
+    if (!t.pypi_provides.empty())
+      r.plan.push_back(fmt::format(
+          "pypi-CUDA: also from nvidia-* wheels: {} ({})",
+          fmt::join(t.pypi_provides, ", "), t.pypi_provides_source));
     r.pypi_rpath = t.pypi_rpath;
     if (r.pypi_rpath.empty()) t.pypi_rpath_string();  // Errc::not_found
     r.plan.push_back(

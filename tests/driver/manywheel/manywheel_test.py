@@ -435,6 +435,11 @@ def case_cuda(fx: Fixtures, tmp: Path) -> None:
     check(cudart in c["NEEDED"] and "libcublas.so.11" in c["NEEDED"], f"_C NEEDED: {c['NEEDED']}")
     m = dynamic(lib / "libmwcuda.so.1")
     check(cudart in m["NEEDED"] and m["RUNPATH"] == "$ORIGIN", f"libmwcuda NEEDED/RUNPATH: {m}")
+    # Every bundled library gets $ORIGIN too (build_common.sh): one that
+    # dlopens a sibling by name (cuDNN) needs it, though it NEEDs no graft.
+    for name in (cudart, "libcublas.so.11", f"libnvrtc-builtins.so.{CUDA_VERSION}"):
+        g = dynamic(lib / name)
+        check(g["RUNPATH"] == "$ORIGIN" and g["RPATH"] is None, f"graft {name} RUNPATH $ORIGIN: {g}")
     reasons = {g["soname"]: g["reason"] for g in doc["plan_detail"]["grafts"]}
     check(reasons.get(f"libcudart.so.{CUDA_VERSION}") == f"CUDA {CUDA_VERSION} table", f"graft reasons {reasons}")
     check_record_and_tags(w)
@@ -836,10 +841,242 @@ def case_aarch64(fx: Fixtures, tmp: Path) -> None:
     check(p.returncode == 2 and "the wheel is for aarch64" in p.stderr, f"arch mismatch: {p.stderr}")
 
 
+REAL_CUDA = Path("/usr/local/cuda")
+REAL_LINKED = ["libcudart.so.13", "libcublas.so.13", "libcublasLt.so.13", "libcudnn.so.9", "libnvrtc.so.13",
+               "libcupti.so.13", "libnccl.so.2"]
+REAL_DECLS = """
+#include <stddef.h>
+#include <stdint.h>
+int cudaRuntimeGetVersion(int*);
+size_t cudnnGetVersion(void);
+int nvrtcVersion(int*, int*);
+int cublasGetProperty(int, int*);
+size_t cublasLtGetVersion(void);
+int cuptiGetVersion(uint32_t*);
+int ncclGetVersion(int*);
+static int rt(void) { int v = 0; cudaRuntimeGetVersion(&v); return v; }
+static int others(void) {
+  int a = 0, b = 0, m = 0, n = 0; uint32_t c = 0;
+  return cudnnGetVersion() >= 90000 && nvrtcVersion(&a, &b) == 0 && a == 13 &&
+         cublasGetProperty(0, &m) == 0 && m == 13 && cublasLtGetVersion() > 0 &&
+         cuptiGetVersion(&c) == 0 && c > 0 && ncclGetVersion(&n) == 0 && n > 0;
+}
+"""
+
+
+def venv_install(venv: Path, wheel: Path) -> Path:
+    """A fresh venv with `wheel` installed; its site-packages."""
+    run([PYTHON, "-m", "venv", "--without-pip", venv])
+    run([PYTHON, "-m", "pip", "--python", venv / "bin/python", "install", "--no-index", "--no-deps",
+         "--disable-pip-version-check", "-q", wheel])
+    return next((venv / "lib").glob("python3*/site-packages"))
+
+
+def hidden_toolkit_python(python: Path, code: str, cwd: Path) -> subprocess.CompletedProcess:
+    """Runs `python -c code` in a private mount namespace where every
+    /usr/local/cuda* directory is an empty directory and /etc/ld.so.cache
+    an empty file: nothing of the toolkit can be found but what the wheel
+    (or site-packages) carries."""
+    empty = cwd / "empty-dir"
+    empty.mkdir(exist_ok=True)
+    (cwd / "empty-cache").write_bytes(b"")
+    mounts = [f"mount --bind {empty} {d}" for d in sorted(Path("/usr/local").glob("cuda*"))
+              if d.is_dir() and not d.is_symlink()]
+    mounts.append(f"mount --bind {cwd / 'empty-cache'} /etc/ld.so.cache")
+    script = " && ".join(mounts + ['exec "$0" -c "$1"'])
+    env = {k: v for k, v in os.environ.items() if k not in ("LD_LIBRARY_PATH", "LD_PRELOAD", "CUDA_HOME")}
+    return subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", script, str(python), code],
+                          capture_output=True, text=True, cwd=cwd, env=env)
+
+
+MAPS_CODE = """
+import {m}, json
+v = {m}.value()
+maps = sorted({{l.split()[-1] for l in open('/proc/self/maps') if '.so' in l.split()[-1]}})
+print(json.dumps({{'value': v, 'maps': maps}}))
+"""
+
+
+def case_real_cuda13_full(fx: Fixtures, tmp: Path) -> None:
+    """The real toolkit end to end (label `long`: ~1.4 GB of libraries).
+    A torch-like wheel whose _C links this machine's libcudart, libcublas,
+    libcublasLt, libcudnn, libnvrtc, libcupti and libnccl; the 13.0 table's
+    files the toolkit lacks come from a generated stand-in root; manywheel
+    with DESIRED_CUDA=cu130 and the built-in table bundles every table
+    library (cuDNN's sub-libraries under their names), its check and
+    `pkgtool check --expect-table` pass; installed in a venv and imported
+    with /usr/local/cuda* and ld.so.cache hidden, /proc/self/maps shows
+    every CUDA library from inside the wheel. The same in PyPI-CUDA mode:
+    the import fails until nvidia/{cu13,cudnn,nccl}/lib hold the libraries,
+    then resolves there."""
+    if not (REAL_CUDA / "lib64/libcudart.so.13").exists():
+        skip(f"no CUDA 13 toolkit at {REAL_CUDA} (this case needs the real libraries)")
+    for tool in ("unshare", "mount"):
+        if shutil.which(tool) is None:
+            raise SystemExit(f"error: {tool} not installed (util-linux/mount, scripts/setup.sh)")
+    lib64 = REAL_CUDA / "lib64"
+    libs = cuda_standin.table_libraries(fx.pkgtool, "13.0")
+    # The table's files this toolkit lacks (in the table's directory or the
+    # fallback): exactly those get stand-ins.
+    lacking = set()
+    for lib in libs:
+        name = Path(lib["path"]).name
+        if not (Path(lib["path"]).exists() or (lib64 / name).exists()):
+            lacking.add(name)
+    check({"libcusparseLt.so.0", "libcufile.so.0", "libnvshmem_host.so.3", "libmlx5.so.1"} <= lacking,
+          f"this machine lacks cusparseLt, cufile, nvshmem, RDMA: {sorted(lacking)}")
+    standin = tmp / "standin"
+    cuda_standin.make_root(standin, [l for l in libs if Path(l["path"]).name in lacking], "13.0")
+
+    name = "realtorch"
+    t = fx.tree(name, "1.0")
+    lflags = [f"-L{lib64}"] + [f"-l:{n}" for n in REAL_LINKED]
+    fx.extension(t / f"{name}/_C{fx.py['ext']}", "_C", REAL_DECLS, "rt() * others()",
+                 "-Wl,--no-as-needed", *lflags)
+    (t / f"{name}/__init__.py").write_text("from ._C import value\n")
+    (t / f"{name}/version.py").write_text('__version__ = "1.0"\ncuda = "13.0"\n')
+    wheel = fx.pack(t)
+
+    exe = os.environ["MANYWHEEL"]
+    env = {k: v for k, v in os.environ.items() if k not in ("LD_LIBRARY_PATH", "BUILD_ENVIRONMENT",
+                                                          "PYTORCH_EXTRA_INSTALL_REQUIREMENTS")}
+    env.update({"PACKAGE_TYPE": "manywheel", "DESIRED_CUDA": "cu130", "DESIRED_PYTHON": fx.py["ver"]})
+    out = tmp / "out"
+    t0 = time.monotonic()
+    p = subprocess.run([exe, "--wheel", wheel, "--cuda-root", REAL_CUDA, "--cuda-root", standin, "-o", out,
+                        "--check-python", PYTHON, "--json", "-j", "2"], capture_output=True, text=True, env=env)
+    print(f"manywheel cu130: {time.monotonic() - t0:.1f} s")
+    if not check(p.returncode == 0, f"manywheel cu130: exit {p.returncode}: {p.stderr}{p.stdout[-4000:]}"):
+        return
+    doc = json.loads(p.stdout)
+    check(doc["config"]["accelerator"] == "cu130", f"DESIRED_CUDA read: {doc['config']}")
+    check_report(doc, {"accelerator": "pass", "import": "pass", "dependencies": "pass"})
+    w = one_wheel(out)
+    if w is None:
+        return
+    x = tmp / "x"
+    sonames = member_sonames(w, x)
+    pkg_lib = f"{name}/lib/"
+    for lib in libs:
+        real = Path(lib["path"]) if Path(lib["path"]).exists() else lib64 / Path(lib["path"]).name
+        src = real if real.exists() else standin / cuda_standin.relative_path(lib["path"]).parent / Path(lib["path"]).name
+        want = dynamic(src)["SONAME"] or Path(lib["path"]).name
+        hits = [m for m, so in sonames.items() if m.startswith(pkg_lib) and (so == want or so == hashed(want, src.resolve()))]
+        check(len(hits) == 1, f"13.0 table: {lib['soname']} ({want}) bundled: {sorted(sonames)}")
+        if hits and lib["keep_name"]:
+            check(hits[0] == pkg_lib + want, f"{want} keeps its name: {hits}")
+    for sub in ("adv", "cnn", "graph", "ops", "engines_runtime_compiled", "engines_precompiled", "heuristic"):
+        check(f"{pkg_lib}libcudnn_{sub}.so.9" in sonames, f"cuDNN sub-library libcudnn_{sub}.so.9 (dlopened by name)")
+    check(any(m.startswith(pkg_lib + "libnccl-") for m in sonames), f"libnccl bundled as a dependency: {sorted(sonames)}")
+    ext = dynamic(next((x / name).glob("_C*.so")))
+    check(ext["RUNPATH"] == "$ORIGIN/lib" and ext["RPATH"] is None, f"_C RUNPATH: {ext}")
+    check(all(n not in ext["NEEDED"] for n in ("libcudart.so.13", "libnvrtc.so.13", "libnccl.so.2")),
+          f"_C NEEDED rewritten to the bundled names: {ext['NEEDED']}")
+    r = pkgtool_check(w, "13.0")
+    check(r.returncode == 0, f"pkgtool check --expect-table: {r.stdout[-3000:]}{r.stderr}")
+
+    venv = tmp / "venv"
+    site = venv_install(venv, w)
+    r = hidden_toolkit_python(venv / "bin/python", MAPS_CODE.format(m=name), tmp)
+    if check(r.returncode == 0, f"import with the toolkit hidden: {r.stdout}{r.stderr}"):
+        got = json.loads(r.stdout.strip().splitlines()[-1])
+        check(got["value"] == 13000, f"runtime 13.0 and every library answered: {got['value']}")
+        maps = got["maps"]
+        for stem in ("libcudart", "libcublas", "libcublasLt", "libcudnn", "libnvrtc", "libcupti", "libnccl"):
+            mine = [m for m in maps if Path(m).name.startswith(stem + "-") or Path(m).name.startswith(stem + ".")]
+            check(mine and all(m.startswith(str(site / name / "lib") + "/") for m in mine),
+                  f"{stem} mapped from inside the wheel: {mine}")
+        check(not any(m.startswith("/usr/local/cuda") for m in maps), f"nothing from the toolkit: {maps}")
+    # Control: the input wheel cannot import with the toolkit hidden.
+    venv_in = tmp / "venv-in"
+    venv_install(venv_in, wheel)
+    r = hidden_toolkit_python(venv_in / "bin/python", MAPS_CODE.format(m=name), tmp)
+    check(r.returncode != 0 and "libcu" in r.stderr, f"control: the unrepaired wheel fails hidden: {r.stdout}{r.stderr}")
+    shutil.rmtree(venv)
+    shutil.rmtree(x)
+    w.unlink()
+
+    # PyPI-CUDA mode: nothing of the table bundled; nvidia/cu13/lib et al.
+    out = tmp / "out-pypi"
+    env_pypi = dict(env, PYTORCH_EXTRA_INSTALL_REQUIREMENTS="nvidia-cuda-runtime; nvidia-cudnn-cu13")
+    p = subprocess.run([exe, "--wheel", wheel, "--cuda-root", REAL_CUDA, "--cuda-root", standin, "-o", out,
+                        "--no-runtime", "--json"], capture_output=True, text=True, env=env_pypi)
+    if not check(p.returncode == 0, f"manywheel cu130 pypi: {p.stderr}{p.stdout[-3000:]}"):
+        return
+    w = one_wheel(out)
+    if w is None:
+        return
+    with zipfile.ZipFile(w) as z:
+        members = z.namelist()
+    check(not any("libcudart" in m or "libcudnn" in m or "libcublas" in m for m in members),
+          f"pypi mode bundles no table library: {members}")
+    xp = unpack(w, tmp / "xp")
+    ext = dynamic(next((xp / name).glob("_C*.so")))
+    # The table's list rebased for the package top (nothing is bundled, so
+    # no lib/ entry follows).
+    want = ["$ORIGIN/../nvidia/cudnn/lib", "$ORIGIN/../nvidia/nvshmem/lib", "$ORIGIN/../nvidia/nccl/lib",
+            "$ORIGIN/../nvidia/cusparselt/lib", "$ORIGIN/../nvidia/cu13/lib"]
+    check(ext["RPATH"] == ":".join(want) and ext["RUNPATH"] is None, f"_C DT_RPATH: {ext}")
+    venv = tmp / "venv-pypi"
+    site = venv_install(venv, w)
+    r = hidden_toolkit_python(venv / "bin/python", MAPS_CODE.format(m=name), tmp)
+    check(r.returncode != 0 and "libcu" in r.stderr, f"pypi: no nvidia packages, no import: {r.stdout}{r.stderr}")
+    homes = {"libcudnn": "cudnn", "libnccl": "nccl"}
+    for n in REAL_LINKED:
+        d = site / "nvidia" / homes.get(n.split(".so")[0], "cu13") / "lib"
+        d.mkdir(parents=True, exist_ok=True)
+        try:
+            os.link(lib64 / n, d / n)
+        except OSError:
+            shutil.copy(lib64 / n, d / n)
+    for n in ("libcudnn_graph.so.9", "libnvrtc-builtins.so.13.0"):
+        d = site / "nvidia" / ("cudnn" if "cudnn" in n else "cu13") / "lib"
+        try:
+            os.link(lib64 / n, d / n)
+        except OSError:
+            shutil.copy(lib64 / n, d / n)
+    r = hidden_toolkit_python(venv / "bin/python", MAPS_CODE.format(m=name), tmp)
+    if check(r.returncode == 0, f"pypi: import with nvidia/*/lib: {r.stdout}{r.stderr}"):
+        got = json.loads(r.stdout.strip().splitlines()[-1])
+        check(got["value"] == 13000, f"pypi: every library answered: {got['value']}")
+        for n in REAL_LINKED:
+            home = site / "nvidia" / homes.get(n.split(".so")[0], "cu13") / "lib" / n
+            check(str(home) in got["maps"], f"pypi: {n} mapped from {home}: {got['maps']}")
+
+
+def case_pypi_provides(fx: Fixtures, tmp: Path) -> None:
+    """pypi-CUDA 13.0: NCCL comes from the nvidia-nccl wheel (the table's
+    pypi_provides), so a _C linking libnccl.so.2 does not get it bundled;
+    the same wheel outside pypi mode does (control)."""
+    libs = cuda_standin.table_libraries(fx.pkgtool, "13.0")
+    root = tmp / "root"
+    made = cuda_standin.make_root(root, libs, "13.0")
+    cudart = made["libcudart.so.13"][0]
+    nccl = fx.lib(tmp / "nccl/libnccl.so.2", "libnccl.so.2", "int ncclGetVersion(int* v) { *v = 22809; return 0; }\n")
+    t = fx.tree("pp", "1.0")
+    fx.extension(t / f"pp/_C{fx.py['ext']}", "_C", "int ncclGetVersion(int*); int cudaRuntimeGetVersion(int*);\n",
+                 "ncclGetVersion(&(int){0}) + cudaRuntimeGetVersion(&(int){0})",
+                 f"-L{cudart.parent}", f"-l:{cudart.name}", f"-L{nccl.parent}", "-l:libnccl.so.2")
+    (t / "pp/__init__.py").write_text("from ._C import value\n")
+    wheel = fx.pack(t)
+    grafts = {}
+    for mode in ("pypi", "bundled"):
+        extra = ["--pypi-cuda"] if mode == "pypi" else []
+        doc = driver_json("--wheel", wheel, "--cuda", "13.0", "--cuda-root", root, "--lib-path", nccl.parent,
+                          "-o", tmp / mode, "--dry-run", *extra)
+        grafts[mode] = sorted(g["soname"] for g in doc["plan_detail"]["grafts"]) if doc else []
+        if doc and mode == "pypi":
+            check(any("also from nvidia-* wheels: libnccl.so.*" in line for line in doc["plan"]), f"plan: {doc['plan']}")
+    check("libnccl.so.2" not in grafts["pypi"] and "libcudart.so.13" not in grafts["pypi"],
+          f"pypi mode bundles neither NCCL nor the runtime: {grafts['pypi']}")
+    check("libnccl.so.2" in grafts["bundled"], f"control: bundled mode bundles NCCL: {grafts['bundled']}")
+
+
 CASES = {"cpu": case_cpu, "cuda": case_cuda, "pypi": case_pypi, "dry_run": case_dry_run,
          "build_command": case_build_command, "bad_input": case_bad_input, "real_cuda": case_real_cuda,
          "table_versions": case_table_versions, "table_missing": case_table_missing,
-         "aarch64": case_aarch64}
+         "aarch64": case_aarch64, "real_cuda13_full": case_real_cuda13_full,
+         "pypi_provides": case_pypi_provides}
 
 
 def main() -> int:

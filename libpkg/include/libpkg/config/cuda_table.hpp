@@ -63,6 +63,10 @@ struct CudaTable {
   // pypi-CUDA mode: "$ORIGIN/../../nvidia/<x>/lib" entries, in order.
   std::vector<std::string> pypi_rpath;
   std::string pypi_rpath_source;
+  // Other libraries (fnmatch globs) the nvidia-* wheels provide in
+  // pypi-CUDA mode (libnccl.so.*): excluded from bundling there.
+  std::vector<std::string> pypi_provides;
+  std::string pypi_provides_source;
   // A single list (old tables) applies to every architecture.
   std::optional<std::string> torch_cuda_arch_list;
   // Per architecture ("x86_64", "aarch64"); libtorch overrides (12.9).
