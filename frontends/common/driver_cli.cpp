@@ -57,6 +57,9 @@ void add_common_flags(CLI::App& app, CommonFlags& f) {
                "ignore the environment (BUILD_ENVIRONMENT, DESIRED_*, ...)");
   app.add_option("--cuda-table", f.cuda_table,
                  "per-CUDA table file replacing/adding versions");
+  app.add_option("--cuda-root", f.options.cuda_roots,
+                 "directory the CUDA table's libraries are looked for in "
+                 "(repeatable, in order; default /usr/local/cuda)");
   app.add_option("-o,--out", f.options.out_dir, "output directory (dist)");
   app.add_flag("--dry-run", f.options.dry_run, "print the plan, write nothing");
   app.add_flag("--json", f.json, "JSON summary (schema libpkg-driver/1)");

@@ -39,7 +39,7 @@ struct CommonFlags {
 
 // Registers the shared flags on `app`: --build-env, --python, --cuda,
 // --abi, --variant, --build-version, --build-number, --version, --cudnn,
-// --package-name, --debug, --cuda-table, -o/--out, --dry-run, --json, -j,
+// --package-name, --debug, --cuda-table, --cuda-root, -o/--out, --dry-run, --json, -j,
 // --level, -v, --no-check, --no-runtime, --check-python, --client,
 // --link-lib, --allow-external, --abi-library, --abi-config,
 // --min-symbols, --no-env.

@@ -28,19 +28,20 @@ for e in doc["include"]:
     by[e["package_type"]] = by.get(e["package_type"], 0) + 1
 print(len(names), " ".join(f"{k}={by[k]}" for k in sorted(by)))
 PY
-# data/matrix.json: manywheel 6 pythons x 7 accelerators - 2 excluded;
-# conda 4 x 4; libtorch linux 5 x 2 ABIs x 4 variants - 4 (ROCm
-# pre-cxx11) + 1 macOS; wheel 5.
-expect_eq "matrix counts" "98 conda=16 libtorch=37 manywheel=40 wheel=5" "$(cat summary.txt)"
-expect_eq "--count" "98" "$("$PKGTOOL" matrix --count)"
+# data/matrix.json: manywheel x86_64 6 pythons x 9 accelerators - 2
+# excluded, aarch64 (sbsa) 6 x 4 CUDA versions; conda 4 x 4; libtorch linux
+# 8 x 2 ABIs x 4 variants - 4 (ROCm pre-cxx11) + 1 macOS; wheel 5.
+expect_eq "matrix counts" "158 conda=16 libtorch=61 manywheel=76 wheel=5" "$(cat summary.txt)"
+expect_eq "--count" "158" "$("$PKGTOOL" matrix --count)"
 expect_eq "--compact is one line" "1" "$("$PKGTOOL" matrix --compact | wc -l)"
 
 case_begin "matrix filters"
-expect_eq "manywheel" "40" "$("$PKGTOOL" matrix --count --package-type manywheel)"
+expect_eq "manywheel" "76" "$("$PKGTOOL" matrix --count --package-type manywheel)"
+expect_eq "manywheel cu130 (x86_64 + aarch64)" "12" "$("$PKGTOOL" matrix --count --package-type manywheel --cuda cu130)"
 expect_eq "manywheel cu124" "6" "$("$PKGTOOL" matrix --count --package-type manywheel --cuda cu124)"
 expect_eq "12.4 = cu124" "6" "$("$PKGTOOL" matrix --count --package-type manywheel --cuda 12.4)"
-expect_eq "commas" "12" "$("$PKGTOOL" matrix --count --package-type manywheel --cuda cu124,cu126)"
-expect_eq "python 3.11" "12" "$("$PKGTOOL" matrix --count --python 3.11)"
+expect_eq "commas (x86_64 + aarch64 cu126)" "18" "$("$PKGTOOL" matrix --count --package-type manywheel --cuda cu124,cu126)"
+expect_eq "python 3.11" "18" "$("$PKGTOOL" matrix --count --python 3.11)"
 expect_eq "rocm kind" "9" "$("$PKGTOOL" matrix --count --cuda rocm)"
 expect_eq "nothing" "0" "$("$PKGTOOL" matrix --count --package-type conda --cuda rocm6.1)"
 "$PKGTOOL" matrix --package-type libtorch --cuda cpu >lt.json
@@ -114,5 +115,47 @@ expect_exit "unknown flag" 2 "pkgtool config" "$PKGTOOL" config --frobnicate
 # One line: the message, nothing else.
 "$PKGTOOL" config "manywheel 3.14x cpu" 2>err.txt >/dev/null || true
 expect_eq "one-line error" 1 "$(wc -l <err.txt)"
+
+case_begin "config --explain: what a CUDA configuration bundles and why"
+# A stand-in CUDA root with part of the 13.0 table: CUPTI in lib64 (not
+# the table's extras/CUPTI/lib64, like this machine's toolkit), nvrtc's
+# builtins under their versioned SONAME, no cuFile.
+root=$SCRATCH/cuda-root
+mkdir -p "$root/lib64"
+echo 'int stand_in;' >stub.c
+for so in libcudart.so.13 libcupti.so.13 libcudnn.so.9 libnvrtc-builtins.so.13.0; do
+  gcc -shared -fPIC -Wl,-soname,$so -o "$root/lib64/$so" stub.c || fail "gcc $so"
+done
+ln -s libnvrtc-builtins.so.13.0 "$root/lib64/libnvrtc-builtins.so"
+"$PKGTOOL" config "manywheel 3.12 cu130" --explain --cuda-root "$root" >explain.txt
+expect_eq "explain exit" 0 $?
+check "arch list" grep -qx "TORCH_CUDA_ARCH_LIST=7.5;8.0;8.6;9.0;10.0;12.0+PTX  \[.*\]" explain.txt
+check "nvcc flags" grep -q "^TORCH_NVCC_FLAGS=-Xfatbin -compress-all --threads 2 -compress-mode=size" explain.txt
+check "13.x build settings" grep -q "^USE_CUPTI_SO=1" explain.txt
+check "cupti fallback, said so" grep -qF "libcupti.so.13: renamed (sha256 prefix inserted); from $root/lib64/libcupti.so.13 (fallback: the table says extras/CUPTI/lib64)" explain.txt
+check "builtins: link name, SONAME, kept" grep -qF "libnvrtc-builtins.so: keeps its name (rule libnvrtc-builtins*: " explain.txt
+check "builtins SONAME" grep -qF "SONAME libnvrtc-builtins.so.13.0" explain.txt
+check "cudnn kept" grep -q "libcudnn.so.9: keeps its name (rule libcudnn\*" explain.txt
+check "cudart renamed" grep -qF "libcudart.so.13: renamed (sha256 prefix inserted); from $root/lib64/libcudart.so.13  [cuda-current.md" explain.txt
+check "missing: where looked" grep -qF "libcufile.so.0: renamed (sha256 prefix inserted); NOT ON DISK (looked for $root/lib64/libcufile.so.0)" explain.txt
+check "RDMA stack in 13.x" grep -q "^  libmlx5.so.1:.*RDMA" explain.txt
+check "pypi cu13" grep -q "DT_RPATH .*\$ORIGIN/../../nvidia/cu13/lib" explain.txt
+check "no aarch64 additions on x86_64" bash -c "! grep -q libgfortran explain.txt"
+expect_eq "12.9 has no libnvToolsExt" 0 "$("$PKGTOOL" config "manywheel 3.12 cu129" --explain | grep -c "^  libnvToolsExt")"
+expect_eq "12.8 has libnvToolsExt" 1 "$("$PKGTOOL" config "manywheel 3.12 cu128" --explain | grep -c "^  libnvToolsExt.so.1:")"
+expect_eq "12.6 arch list" "TORCH_CUDA_ARCH_LIST=5.0;6.0;7.0;7.5;8.0;8.6;9.0" \
+  "$("$PKGTOOL" config "manywheel 3.12 cu126" --explain | grep -o '^TORCH_CUDA_ARCH_LIST=[^ ]*')"
+expect_eq "12.x pypi list" 1 "$("$PKGTOOL" config "manywheel 3.12 cu126" --explain | grep -c 'nvidia/cufile/lib:\$ORIGIN/../../cusparselt/lib ')"
+"$PKGTOOL" config "manywheel 3.12 cu130 aarch64" --explain >arm.txt
+check "aarch64 arch list" grep -q "^TORCH_CUDA_ARCH_LIST=8.0;9.0;10.0;11.0;12.0+PTX " arm.txt
+check "aarch64 libgfortran" grep -q "^  libgfortran.so.5: renamed.*NOT ON DISK (looked for /usr/lib64/libgfortran.so.5)" arm.txt
+check "ACL when present" grep -q "^  libarm_compute.so: when present;" arm.txt
+check "NVPL when present" grep -q "^  libnvpl_blas_core.so.0: when present;" arm.txt
+expect_eq "libtorch 12.9 drops 7.0 and 8.6" "TORCH_CUDA_ARCH_LIST=7.5;8.0;9.0;10.0;12.0+PTX" \
+  "$("$PKGTOOL" config "libtorch cu129 shared-with-deps" --explain | grep -o '^TORCH_CUDA_ARCH_LIST=[^ ]*')"
+"$PKGTOOL" config "manywheel 3.12 cu130" --explain --json >explain.json
+expect_ok "explain --json is a list of lines" "$PY" -c 'import json; l = json.load(open("explain.json")); assert isinstance(l, list) and len(l) > 20, l'
+expect_exit "unknown version" 2 "unknown CUDA version 13.1" "$PKGTOOL" config "manywheel 3.12 cu131" --explain
+expect_exit "cpu has no table" 2 "not a CUDA configuration" "$PKGTOOL" config "manywheel 3.12 cpu" --explain
 
 finish

@@ -16,6 +16,7 @@
 #include "libpkg/config/cuda_table.hpp"
 #include "libpkg/config/matrix.hpp"
 #include "libpkg/config/names.hpp"
+#include "libpkg/cuda/explain.hpp"
 
 namespace pkgtool {
 namespace {
@@ -30,7 +31,7 @@ const char* kUsage =
     "                      [--build-version V] [--build-number N] "
     "[--version V]\n"
     "                      [--cudnn V] [--package-name N] [--debug-crc HEX]\n"
-    "                      [--cuda-table FILE]\n";
+    "                      [--cuda-table FILE] [--explain] [--cuda-root DIR]\n";
 
 libpkg::u32 parse_crc(const std::string& hex) {
   char* end = nullptr;
@@ -47,7 +48,8 @@ int run_config(const std::vector<std::string>& args) {
   CLI::App app{"the parsed build configuration and its artifact names",
                "config"};
   std::string build_env, crc_hex, table_file;
-  bool json = false, debug = false;
+  bool json = false, debug = false, explain = false;
+  std::vector<std::filesystem::path> cuda_roots;
   cfg::ConfigOverrides o;
   app.add_option("build_environment", build_env,
                  "\"<type> [<python>] <accelerator> [<devtoolset>]\" "
@@ -59,6 +61,13 @@ int run_config(const std::vector<std::string>& args) {
                  "debuglink CRC: also print the debug zip names");
   app.add_option("--cuda-table", table_file,
                  "CUDA table file overlaid on the built-in one");
+  app.add_flag("--explain", explain,
+               "print what the configuration bundles from its CUDA table "
+               "and why (each library, where from, name kept or not, and "
+               "the rule's source)");
+  app.add_option("--cuda-root", cuda_roots,
+                 "where --explain looks for the table's libraries "
+                 "(repeatable; default /usr/local/cuda)");
   if (!parse_cli(app, args, "pkgtool config", kUsage)) return 0;
   if (debug) o.debug = true;
 
@@ -81,10 +90,24 @@ int run_config(const std::vector<std::string>& args) {
     artifacts_error = e.message();
   }
   nlohmann::json cuda;
+  cfg::CudaTables tables = cfg::CudaTables::builtin();
+  if (!table_file.empty())
+    tables = tables.overlaid(cfg::CudaTables::load(table_file));
+  if (explain) {
+    if (c.accelerator.kind != cfg::AcceleratorKind::cuda)
+      throw libpkg::Error(libpkg::Errc::usage, "--explain",
+                          fmt::format("'{}' is not a CUDA configuration: "
+                                      "nothing comes from a CUDA table",
+                                      c.build_environment()));
+    const auto lines = libpkg::cuda::explain_bundle(c, tables, cuda_roots);
+    if (json) {
+      std::printf("%s\n", nlohmann::json(lines).dump(2).c_str());
+    } else {
+      for (const auto& line : lines) std::printf("%s\n", line.c_str());
+    }
+    return 0;
+  }
   if (c.accelerator.kind == cfg::AcceleratorKind::cuda) {
-    cfg::CudaTables tables = cfg::CudaTables::builtin();
-    if (!table_file.empty())
-      tables = tables.overlaid(cfg::CudaTables::load(table_file));
     try {
       const cfg::CudaTable& t = tables.find(c.accelerator);
       cuda["version"] = t.version;
@@ -93,14 +116,20 @@ int run_config(const std::vector<std::string>& args) {
         cuda["libraries"] = nlohmann::json::array();
         for (const auto& lib : *t.libraries)
           cuda["libraries"].push_back({{"path", lib.path},
+                                       {"arch", lib.arch},
+                                       {"optional", lib.optional},
+                                       {"source", lib.source},
                                        {"soname", lib.soname},
                                        {"keep_name", lib.keep_name},
                                        {"condition", lib.condition}});
       }
       cuda["pypi_rpath"] = t.pypi_rpath;
-      cuda["torch_cuda_arch_list"] =
-          t.torch_cuda_arch_list ? nlohmann::json(*t.torch_cuda_arch_list)
-                                 : nlohmann::json(nullptr);
+      try {
+        cuda["torch_cuda_arch_list"] = t.arch_list(c.arch);
+      } catch (const libpkg::Error&) {
+        cuda["torch_cuda_arch_list"] = nullptr;
+      }
+      cuda["nvcc_flags"] = t.nvcc_flags;
       cuda["bundle_ptxas"] = t.bundle_ptxas;
     } catch (const libpkg::Error& e) {
       cuda["error"] = e.message();

@@ -136,16 +136,27 @@ void check_table_libraries(const Package& pkg, const CheckOptions& options,
                                          ? *options.cuda_tables
                                          : config::CudaTables::builtin();
   const config::CudaTable& table = tables.find(expected);
-  for (const auto& lib : table.bundled()) {
-    if (!lib.condition.empty()) continue;
+  // The package's architecture picks the table's per-arch additions.
+  std::string arch;
+  for (const auto& e : pkg.elfs)
+    if (!e.facts.arch.empty()) {
+      arch = e.facts.arch;
+      break;
+    }
+  for (const auto& lib : table.bundled_for(arch)) {
+    if (!lib.condition.empty() || lib.optional) continue;
+    // config::table_name_matches: the entry may be a link name whose
+    // SONAME is longer (libnvrtc-builtins.so → libnvrtc-builtins.so.13.0).
+    auto named = [&](const std::string& soname) {
+      return config::table_name_matches(lib.soname, soname);
+    };
     bool present = false;
     for (const auto& e : pkg.elfs) {
       auto name = e.file.filename().string();
-      present =
-          present || name == lib.soname || unhashed_name(name) == lib.soname;
+      present = present || named(name) || named(unhashed_name(name)) ||
+                (!e.soname.empty() && named(unhashed_name(e.soname)));
     }
-    for (const auto& need : pkg.needs)
-      present = present || need.soname == lib.soname;
+    for (const auto& need : pkg.needs) present = present || named(need.soname);
     if (!present)
       result.problems.push_back(
           {"", fmt::format("{} (CUDA {} table) is neither carried nor needed",

@@ -169,22 +169,24 @@ GpuArch gpu_arch(const std::string& type,
       refuse(fmt::format("GPU_ARCH_TYPE: unknown value '{}'", type));
   } else if (type == "xpu") {
     g.accelerator = "xpu";
-  } else if (type == "cuda" || type == "rocm") {
+  } else if (type == "cuda" || type == "rocm" || type == "cuda-aarch64") {
     if (!version)
       refuse(fmt::format(
           "GPU_ARCH_TYPE={} needs DESIRED_CUDA or GPU_ARCH_VERSION", type));
     g.accelerator = (type == "rocm" ? "rocm" : "") + *version;
+    // PyTorch's sbsa (Grace/aarch64) CUDA builds.
+    if (type == "cuda-aarch64") g.arch = "aarch64";
   } else {
     refuse(fmt::format(
         "GPU_ARCH_TYPE: unknown value '{}' (accepted: cuda, rocm, cpu, "
-        "cpu-cxx11-abi, cpu-s390x, cpu-aarch64, xpu)",
+        "cuda-aarch64, cpu-cxx11-abi, cpu-s390x, cpu-aarch64, xpu)",
         type));
   }
   return g;
 }
 
 AcceleratorKind gpu_arch_kind(const std::string& type) {
-  if (type == "cuda") return AcceleratorKind::cuda;
+  if (type == "cuda" || type == "cuda-aarch64") return AcceleratorKind::cuda;
   if (type == "rocm") return AcceleratorKind::rocm;
   if (type == "xpu") return AcceleratorKind::xpu;
   return AcceleratorKind::cpu;

@@ -141,6 +141,11 @@ Summary run_conda(const CondaDriverOptions& options) {
   summary.plan.push_back(fmt::format("name: {}", meta.name));
   summary.plan.push_back(fmt::format("version: {}", meta.version));
   summary.plan.push_back(fmt::format("build string: {}", meta.build));
+  if (!config.cudnn_version)
+    if (auto cudnn = toolkit_cudnn(options))
+      summary.plan.push_back(
+          fmt::format("cuDNN {}: read from the toolkit at {}", cudnn->version,
+                      cudnn->where.string()));
   summary.plan.push_back(fmt::format("build number: {}", meta.build_number));
   summary.plan.push_back(fmt::format("subdir: {}", meta.subdir));
   summary.plan.push_back(fmt::format("depends: {}", join(meta.depends)));

@@ -9,6 +9,7 @@
 
 #include "libpkg/base/error.hpp"
 #include "libpkg/config/names.hpp"
+#include "libpkg/cuda/toolkit.hpp"
 #include "libpkg/driver/conda.hpp"
 
 namespace libpkg::driver {
@@ -53,6 +54,24 @@ std::string conda_package_name(const config::BuildConfig& config) {
   return config.package_name == "torch" ? "pytorch" : config.package_name;
 }
 
+std::optional<ToolkitCudnn> toolkit_cudnn(const CondaDriverOptions& options) {
+  const config::BuildConfig& c = options.common.config;
+  if (c.accelerator.kind != config::AcceleratorKind::cuda) return std::nullopt;
+  std::vector<std::filesystem::path> roots = options.common.cuda_roots;
+  if (roots.empty()) roots.push_back("/usr/local/cuda");
+  for (const auto& root : roots) {
+    std::optional<cuda::Toolkit> t = cuda::probe_toolkit(root);
+    if (!t || !t->cudnn || t->major != c.accelerator.major ||
+        t->minor != c.accelerator.minor)
+      continue;
+    const std::string& v = *t->cudnn;
+    auto first = v.find('.');
+    auto second = first == std::string::npos ? v.npos : v.find('.', first + 1);
+    return ToolkitCudnn{v.substr(0, second), root};
+  }
+  return std::nullopt;
+}
+
 conda::CondaMetadata resolve_conda_metadata(const CondaDriverOptions& options) {
   const config::BuildConfig& config = options.common.config;
   if (config.type != config::PackageType::conda)
@@ -85,6 +104,9 @@ conda::CondaMetadata resolve_conda_metadata(const CondaDriverOptions& options) {
   if (meta.build.empty()) {
     config::BuildConfig numbered = config;
     numbered.build_number = static_cast<int>(meta.build_number);
+    if (!numbered.cudnn_version)
+      if (auto from_toolkit = toolkit_cudnn(options))
+        numbered.cudnn_version = from_toolkit->version;
     meta.build = config::conda_build_string(numbered);
   }
 

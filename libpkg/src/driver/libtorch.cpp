@@ -15,6 +15,7 @@
 #include "libpkg/config/names.hpp"
 #include "libpkg/cppdist/debug_split.hpp"
 #include "libpkg/cppdist/libtorch.hpp"
+#include "libpkg/cuda/table_files.hpp"
 
 namespace fs = std::filesystem;
 
@@ -54,14 +55,16 @@ bundle::TreeBundleOptions bundle_options(const LibtorchDriverOptions& o,
     const config::Accelerator& accel = o.common.config.accelerator;
     if (accel.kind == config::AcceleratorKind::cuda) {
       const config::CudaTable& table = cuda_tables(o.common).find(accel);
-      for (const config::CudaLibrary& lib : table.bundled()) {
-        if (!lib.condition.empty()) continue;
+      const std::string& arch = o.common.config.arch;
+      std::vector<config::CudaLibrary> wanted;
+      for (const config::CudaLibrary& lib : table.bundled_for(arch))
+        if (lib.condition.empty()) wanted.push_back(lib);
+      const cuda::TableFiles files = cuda::find_table_files(
+          table, wanted, o.common.cuda_roots, cuda::elf_machine_of(arch));
+      for (const cuda::TableFile& f : files.found)
         b.include.push_back(
-            {lib.path, fmt::format("CUDA {} table", table.version),
-             lib.keep_name ||
-                 table.keeps_name(fs::path(lib.path).filename().string()),
-             false});
-      }
+            {f.path.string(), fmt::format("CUDA {} table", table.version),
+             f.entry.keep_name || table.keeps_name(f.soname), false});
       b.keep_names.insert(b.keep_names.end(), table.keep_name_patterns.begin(),
                           table.keep_name_patterns.end());
       plan.push_back(fmt::format("CUDA {} table: {} libraries to bundle",

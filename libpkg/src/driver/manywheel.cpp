@@ -32,6 +32,43 @@ std::optional<config::PythonVersion> wheel_python(const fs::path& wheel) {
 
 namespace {
 
+// build_common.sh gave every library of the package's lib/ the search path
+// $ORIGIN, bundled ones included, and cuDNN depends on it: libcudnn.so.9
+// dlopens libcudnn_graph.so.9 & co. by name, which finds them only through
+// its own path. plan_repair drops a graft's path when the graft needs no
+// other graft (auditwheel's rule), so $ORIGIN is put back on every graft.
+void origin_on_grafts(bundle::RepairPlan& plan, elf::RpathTag tag) {
+  for (const auto& g : plan.grafts) {
+    auto it = std::find_if(plan.edits.begin(), plan.edits.end(),
+                           [&](const auto& e) { return e.member == g.member; });
+    if (it == plan.edits.end()) {
+      bundle::FileEdit e;
+      e.member = g.member;
+      e.graft = true;
+      e.rpath_tag = tag;
+      plan.edits.push_back(std::move(e));
+      it = std::prev(plan.edits.end());
+    }
+    if (it->rpath && !it->rpath->empty()) continue;
+    it->rpath = "$ORIGIN";
+    it->why.push_back(
+        "$ORIGIN on every library of lib/ (build_common.sh): a library "
+        "dlopening its siblings by name (cuDNN) finds them");
+  }
+}
+
+// A linux_<arch> wheel must be of the configuration's architecture: the
+// table's per-arch libraries and policy depend on it.
+void check_arch(const fs::path& wheel, const config::BuildConfig& config) {
+  wheel::WheelName name = wheel::WheelName::parse(wheel.filename().string());
+  for (const auto& plat : name.platform_tags)
+    if (plat.starts_with("linux_") && plat != "linux_" + config.arch)
+      throw Error(Errc::usage, wheel.string(),
+                  fmt::format("the wheel is for {}, but the configuration's "
+                              "architecture is {} (--arch)",
+                              plat.substr(6), config.arch));
+}
+
 void check_python(const fs::path& wheel, const config::BuildConfig& config) {
   if (!config.python) return;
   wheel::WheelName name = wheel::WheelName::parse(wheel.filename().string());
@@ -39,6 +76,7 @@ void check_python(const fs::path& wheel, const config::BuildConfig& config) {
   const auto& abi = name.abi_tags;
   const std::string want_py = config.python->python_tag();
   const std::string want_abi = config.python->abi_tag();
+
   if (std::find(py.begin(), py.end(), want_py) != py.end() &&
       std::find(abi.begin(), abi.end(), want_abi) != abi.end())
     return;
@@ -94,7 +132,8 @@ void log(const ManywheelOptions& o, const std::string& line) {
 
 // The input wheel (building it first for a build command); nullopt on a
 // dry run with a build command, which is not run.
-std::optional<fs::path> input_wheel(const ManywheelOptions& o, Summary& s) {
+std::optional<fs::path> input_wheel(const ManywheelOptions& o, Summary& s,
+                                    const std::vector<std::string>& env) {
   const bool has_wheel = !o.wheel.empty();
   const bool has_build = !o.build_command.empty();
   if (has_wheel == has_build)
@@ -116,7 +155,7 @@ std::optional<fs::path> input_wheel(const ManywheelOptions& o, Summary& s) {
       "wheel it writes under {}",
       o.build_command, o.source_dir.string(), detail::dist_dir(o).string()));
   if (o.common.dry_run) return std::nullopt;
-  fs::path wheel = detail::build_wheel(o);
+  fs::path wheel = detail::build_wheel(o, env);
   s.plan.push_back("input: " + wheel.string() + " (built)");
   return wheel;
 }
@@ -132,9 +171,12 @@ Summary run_manywheel(const ManywheelOptions& o) {
   if (o.common.config.type != config::PackageType::manywheel)
     throw Error(Errc::usage, o.common.config.build_environment(),
                 "the manywheel driver builds manywheel configurations");
+  std::error_code ec;  // (also used below)
+  if (!o.wheel.empty() && fs::is_regular_file(o.wheel, ec))
+    check_arch(o.wheel, o.common.config);
   // Table problems are reported before a (long) build is started.
   detail::BundleRules rules = detail::bundle_rules(o);
-  std::optional<fs::path> wheel = input_wheel(o, s);
+  std::optional<fs::path> wheel = input_wheel(o, s, rules.build_env);
   for (const auto& line : rules.plan) s.plan.push_back(line);
   if (!wheel) {
     s.seconds = clock.seconds();
@@ -153,7 +195,7 @@ Summary run_manywheel(const ManywheelOptions& o) {
   bundle::WheelAnalysis analysis = bundle::analyze_wheel(*wheel, ao);
 
   bundle::RepairOptions ro;
-  ro.plat = o.plat;
+  ro.plat = rules.plat.empty() ? o.plat : rules.plat;
   ro.lib_dir = o.lib_dir ? *o.lib_dir : package_dir(analysis) + "/lib";
   ro.keep_names = rules.keep_names;
   ro.include_rules = rules.include_rules;
@@ -164,6 +206,7 @@ Summary run_manywheel(const ManywheelOptions& o) {
   ro.rpath_tag = o.pypi_cuda || o.force_rpath ? elf::RpathTag::rpath
                                               : elf::RpathTag::runpath;
   bundle::RepairPlan plan = bundle::plan_repair(analysis, ro);
+  origin_on_grafts(plan, ro.rpath_tag);
   add_lines(s.plan, plan.to_text());
   s.plan_json = plan.to_json();
   s.notes = plan.notes;
@@ -173,7 +216,6 @@ Summary run_manywheel(const ManywheelOptions& o) {
   }
 
   const fs::path out = o.common.out_dir / plan.output_name;
-  std::error_code ec;
   if (fs::exists(out, ec) && fs::equivalent(out, *wheel, ec))
     throw Error(Errc::usage, out.string(),
                 "the repaired wheel would replace the input; choose another "

@@ -31,7 +31,8 @@ fs::path dist_dir(const ManywheelOptions& o) {
   return o.dist_dir.is_absolute() ? o.dist_dir : o.source_dir / o.dist_dir;
 }
 
-fs::path build_wheel(const ManywheelOptions& o) {
+fs::path build_wheel(const ManywheelOptions& o,
+                     const std::vector<std::string>& env_set) {
   std::error_code ec;
   if (!fs::is_directory(o.source_dir, ec))
     throw Error(Errc::not_found, o.source_dir.string(),
@@ -46,6 +47,7 @@ fs::path build_wheel(const ManywheelOptions& o) {
   // that a timeout stops the whole build.
   RunOptions run;
   run.cwd = o.source_dir;
+  run.env_set = env_set;
   run.timeout_seconds = o.build_timeout_seconds;
   run.echo_fd = STDERR_FILENO;
   run.max_output = 0;

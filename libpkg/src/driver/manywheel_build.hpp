@@ -3,6 +3,8 @@
 #pragma once
 
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "libpkg/driver/manywheel.hpp"
 
@@ -17,6 +19,9 @@ std::filesystem::path dist_dir(const ManywheelOptions& options);
 // wheel it created or rewrote under dist_dir(options). Errc::not_found for
 // a missing source directory or no new wheel, Errc::io for a failing
 // command, Errc::usage for several new wheels.
-std::filesystem::path build_wheel(const ManywheelOptions& options);
+// `env_set` ("NAME=value") is added to the command's environment (the
+// table's TORCH_CUDA_ARCH_LIST, TORCH_NVCC_FLAGS, …).
+std::filesystem::path build_wheel(const ManywheelOptions& options,
+                                  const std::vector<std::string>& env_set);
 
 }  // namespace libpkg::driver::detail

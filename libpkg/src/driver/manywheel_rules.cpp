@@ -6,6 +6,7 @@
 #include <set>
 
 #include "libpkg/base/error.hpp"
+#include "libpkg/cuda/table_files.hpp"
 
 namespace fs = std::filesystem;
 
@@ -59,18 +60,6 @@ void check_conditions(const ManywheelOptions& o,
   }
 }
 
-void require_on_disk(const config::CudaLibrary& lib,
-                     const config::CudaTable& table) {
-  if (lib.path.find('/') == std::string::npos) return;  // a soname
-  std::error_code ec;
-  if (!fs::exists(lib.path, ec))
-    throw Error(Errc::not_found, lib.path,
-                fmt::format("library of the CUDA {} table is not on disk "
-                            "(install it, or give a table file with the "
-                            "right paths: --cuda-table FILE)",
-                            table.version));
-}
-
 }  // namespace
 
 BundleRules bundle_rules(const ManywheelOptions& o) {
@@ -88,31 +77,70 @@ BundleRules bundle_rules(const ManywheelOptions& o) {
   }
   const config::CudaTable& t = *r.table;
   const std::string origin = "CUDA " + t.version + " table";
+  const std::string& arch = o.common.config.arch;
   for (const auto& p : t.keep_name_patterns) r.keep_names.push_back(p);
   std::vector<std::string> bundled, provided, skipped;
-  for (const auto& lib : t.bundled()) {
+  std::vector<config::CudaLibrary> wanted;
+  for (const auto& lib : t.bundled_for(arch)) {
     if (!enabled(o, lib)) {
       skipped.push_back(
           fmt::format("{} (needs --enable {})", lib.soname, lib.condition));
       continue;
     }
     // pypi-CUDA wheels depend on nvidia-* wheels for the unconditional
-    // libraries; conditional ones (cusparseLt) are still bundled.
-    if (o.pypi_cuda && lib.condition.empty()) {
-      r.exclude.push_back(lib.soname);
+    // CUDA libraries; conditional ones (cusparseLt) and the architecture's
+    // own additions (libgfortran, ACL, NVPL) are still bundled.
+    if (o.pypi_cuda && lib.condition.empty() && lib.arch.empty()) {
+      // The name rule: "libnvrtc-builtins.so" stands for its versioned
+      // SONAMEs too.
+      for (const auto& name : {lib.soname, lib.soname + ".*"}) {
+        r.exclude.push_back(name);
+        r.allow_external.push_back(name);
+      }
       r.exclude.push_back(lib.path);
-      r.allow_external.push_back(lib.soname);
       provided.push_back(lib.soname);
       continue;
     }
-    require_on_disk(lib, t);
-    r.include.push_back(lib.path);
-    r.include_rules.push_back({lib.path, origin, /*rename=*/true});
-    if (lib.keep_name) r.keep_names.push_back(lib.soname);
-    bundled.push_back(fmt::format("{}{}", lib.soname,
-                                  lib.keep_name ? " (keeps its name)" : ""));
+    wanted.push_back(lib);
   }
+  const cuda::TableFiles files = cuda::find_table_files(
+      t, wanted, o.common.cuda_roots, cuda::elf_machine_of(arch));
+  for (const auto& f : files.found) {
+    const std::string path = f.path.string();
+    r.include.push_back(path);
+    r.include_rules.push_back({path, origin, /*rename=*/true});
+    const bool keep = f.entry.keep_name || t.keeps_name(f.soname);
+    if (keep) r.keep_names.push_back(f.soname);
+    bundled.push_back(fmt::format(
+        "{}{}{}", f.soname, keep ? " (keeps its name)" : "",
+        f.from_fallback ? fmt::format(" from {}", path) : std::string()));
+  }
+  if (t.torch_cuda_arch_list || !t.arch_lists.empty())
+    r.build_env.push_back("TORCH_CUDA_ARCH_LIST=" + t.arch_list(arch));
+  if (!t.nvcc_flags.empty())
+    r.build_env.push_back("TORCH_NVCC_FLAGS=" + t.nvcc_flags);
+  for (const auto& [k, v] : t.build_env) r.build_env.push_back(k + "=" + v);
+  if (!r.build_env.empty())
+    r.plan.push_back(fmt::format("{}: build with {} ({})", origin,
+                                 fmt::join(r.build_env, " "), arch));
+  for (const auto& [a, policy] : t.platforms)
+    if (a == arch && o.plat == "auto") {
+      r.plat = policy;
+      r.plan.push_back(fmt::format("{}: target {} on {} ({})", origin, policy,
+                                   arch, t.platforms_source));
+    }
+  for (const auto& [lib, tried] : files.absent_optional)
+    skipped.push_back(fmt::format("{} (optional, not present: {})",
+                                  lib.file_name(), fmt::join(tried, ", ")));
   if (o.pypi_cuda) {
+    for (const auto& glob : t.pypi_provides) {
+      r.exclude.push_back(glob);
+      r.allow_external.push_back(glob);
+    }
+    if (!t.pypi_provides.empty())
+      r.plan.push_back(fmt::format(
+          "pypi-CUDA: also from nvidia-* wheels: {} ({})",
+          fmt::join(t.pypi_provides, ", "), t.pypi_provides_source));
     r.pypi_rpath = t.pypi_rpath;
     if (r.pypi_rpath.empty()) t.pypi_rpath_string();  // Errc::not_found
     r.plan.push_back(

@@ -26,6 +26,11 @@ struct BundleRules {
   // nvidia-* wheels provide them).
   std::vector<std::string> allow_external;
   std::vector<std::string> plan;  // one line each, for Summary::plan
+  // For a build command: TORCH_CUDA_ARCH_LIST (the table's, for this
+  // architecture), TORCH_NVCC_FLAGS and the table's build settings.
+  std::vector<std::string> build_env;
+  // The table's policy for this architecture ("" = keep "auto").
+  std::string plat;
 };
 
 // The rules of options.config (Errc::not_found for a CUDA version without

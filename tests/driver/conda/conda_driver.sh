@@ -110,6 +110,32 @@ assert i["depends"] == ["python >=3.12,<3.13.0a0", "pytorch-cuda >=12.4,<12.5"],
 EOF
 [[ ! -e $SCRATCH/cuda/$CSTEM.conda ]] && pass || fail "--format tar.bz2 wrote a .conda"
 
+case_begin "CUDA 13.0: cuDNN read from the toolkit's headers"
+# A stand-in toolkit: CUDA 13.0 (version.json) with cuDNN 9.7.1 in
+# include/cudnn_version.h; no --cudnn, no CUDNN_VERSION.
+TK=$SCRATCH/toolkit
+mkdir -p "$TK/include"
+echo '{"cuda": {"name": "CUDA SDK", "version": "13.0.1"}}' >"$TK/version.json"
+printf '#define CUDNN_MAJOR 9\n#define CUDNN_MINOR 7\n#define CUDNN_PATCHLEVEL 1\n' >"$TK/include/cudnn_version.h"
+out=$(run_driver --prefix "$P" --build-env "conda 3.12 cu130" --cuda-root "$TK" --version 2.9.0 \
+  --format tar.bz2 -o "$SCRATCH/cu130" --no-check --dry-run)
+expect_eq "build string from the toolkit's cuDNN" 1 "$(grep -c '^  build string: py3.12_cuda13.0_cudnn9.7_0$' <<<"$out")"
+expect_eq "says where it was read" 1 "$(grep -cF "cuDNN 9.7: read from the toolkit at $TK" <<<"$out")"
+# A toolkit of another CUDA version does not count: the error asks for it.
+echo '{"cuda": {"name": "CUDA SDK", "version": "12.8.0"}}' >"$TK/version.json"
+expect_exit "no matching toolkit" 2 "cuDNN version" run_driver --prefix "$P" --build-env "conda 3.12 cu130" \
+  --cuda-root "$TK" --version 2.9.0 -o "$SCRATCH/cu130" --no-check --dry-run
+# This machine's toolkit, when it is CUDA 13.0 with cuDNN: its header's
+# version, read here independently.
+H=/usr/local/cuda/include/cudnn_version.h
+if [[ -f $H ]] && "$PKGTOOL" cuda list --json | grep -q '"13\.0'; then
+  want=$(sed -n 's/^#define CUDNN_MAJOR \([0-9]*\)$/\1/p' "$H").$(sed -n 's/^#define CUDNN_MINOR \([0-9]*\)$/\1/p' "$H")
+  out=$(run_driver --prefix "$P" --build-env "conda 3.12 cu130" --version 2.9.0 -o "$SCRATCH/cu130" --no-check --dry-run)
+  expect_eq "real toolkit cuDNN $want" 1 "$(grep -c "^  build string: py3.12_cuda13.0_cudnn${want}_0$" <<<"$out")"
+else
+  log "  (no CUDA 13.0 toolkit with cuDNN at /usr/local/cuda: the stand-in case above covers the rule)"
+fi
+
 case_begin "metadata file and custom name"
 cat >"$SCRATCH/meta.json" <<'EOF'
 {"name": "foo-lib", "build_number": 3, "depends": ["zlib >=1.2"],

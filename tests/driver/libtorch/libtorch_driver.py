@@ -29,6 +29,9 @@ import zipfile
 import zlib
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "common"))
+import cuda_standin  # noqa: E402
+
 DRIVER = os.environ.get("LIBTORCH_DRIVER", "")
 CASE = os.environ.get("LIBTORCH_CASE", "")
 failures: list[str] = []
@@ -504,10 +507,57 @@ def case_bad_input(work: Path) -> None:
     check(p.returncode == 0, "--skip-other leaves python/ out", p.stderr)
 
 
+def case_table_versions(work: Path) -> None:
+    """Every version of the built-in table: libtorch_cuda.so relinked
+    against a stand-in root's runtime (the table's libraries compiled with
+    their real SONAMEs: libnvrtc-builtins.so → .so.X.Y), the driver run
+    with the built-in table and --cuda-root, its own check and `pkgtool
+    check --expect-table` pass, and the builtins keep their versioned
+    name."""
+    fx = build_tree(work, cuda=True)
+    del fx["cuda_table"]
+    pkgtool = os.environ["PKGTOOL"]
+    src = Path(os.environ.get("LIBPKG_SOURCE_DIR", Path(__file__).resolve().parents[3]))
+    versions = [v["cuda"] for v in json.loads((src / "data/cuda/cuda.json").read_text())["versions"]
+                if "libraries" in v]
+    check({"12.6", "12.8", "12.9", "13.0"} <= set(versions), f"versions {versions}")
+    for version in versions:
+        libs = cuda_standin.table_libraries(pkgtool, version)
+        root = work / f"root-{version}"
+        made = cuda_standin.make_root(root, libs, version)
+        cudart = next(path for name, (path, _) in made.items() if name.startswith("libcudart.so"))
+        tree = work / f"tree-{version}"
+        shutil.copytree(fx["tree"], tree, symlinks=True)
+        lib = tree / "lib"
+        (lib / "libtorch_cuda.so").unlink()
+        run(["g++", "-shared", "-fPIC", "-Wl,-soname,libtorch_cuda.so", "-o", lib / "libtorch_cuda.so",
+             work / "src/torch_cuda.cpp", "-L", cudart.parent, "-L", lib, "-Wl,--no-as-needed",
+             f"-l:{cudart.name}", "-ltorch_cpu"])
+        out = work / f"dist-{version}"
+        args = common_args({**fx, "tree": tree}, out, "shared-with-deps", cuda=version)
+        p = driver(*args, "--cuda-root", root, ok=False)
+        check(p.returncode == 0, f"CUDA {version}: the driver's own check passes", p.stdout[-3000:] + p.stderr)
+        if p.returncode != 0:
+            continue
+        zpath = next(out.glob("libtorch-*.zip"))
+        with zipfile.ZipFile(zpath) as z:
+            names = z.namelist()
+        for entry in libs:
+            want = cuda_standin.real_soname(entry["soname"], version)
+            stem, rest = want.split(".so", 1)
+            hit = [n for n in names if re.fullmatch(rf"libtorch/lib/{re.escape(stem)}(-[0-9a-f]{{8}})?\.so{re.escape(rest)}", n)]
+            check(len(hit) == 1, f"CUDA {version}: {want} bundled", str(names))
+            if entry["keep_name"]:
+                check(hit == [f"libtorch/lib/{want}"], f"CUDA {version}: {want} keeps its name", str(hit))
+        r = run([pkgtool, "check", zpath, "--cuda", version, "--expect-table", "--no-runtime"], ok=False)
+        check(r.returncode == 0, f"CUDA {version}: pkgtool check --expect-table passes", r.stdout[-3000:] + r.stderr)
+
+
 CASES = {
     "with_deps": case_with_deps,
     "without_deps": case_without_deps,
     "cuda": case_cuda,
+    "table_versions": case_table_versions,
     "debug_split": case_debug_split,
     "dry_run": case_dry_run,
     "wheel": case_wheel,

@@ -35,6 +35,8 @@ import zipfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "common"))
+import cuda_standin  # noqa: E402
 PYTHON = "/usr/bin/python3"
 CUDA_VERSION = "11.9"  # never released: no real library can interfere
 PYPI_PACKAGES = ["cublas", "cuda_cupti", "cuda_nvrtc", "cuda_runtime", "cudnn", "cufft",
@@ -175,14 +177,14 @@ class Fixtures:
         src.unlink()
         return out
 
-    def tree(self, dist: str, version: str) -> Path:
+    def tree(self, dist: str, version: str, arch: str = "x86_64") -> Path:
         t = self.root / "trees" / dist
         di = t / f"{dist}-{version}.dist-info"
         di.mkdir(parents=True)
         (di / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n")
         tag = self.py["tag"]
         (di / "WHEEL").write_text("Wheel-Version: 1.0\nGenerator: manywheel-test\n"
-                                  f"Root-Is-Purelib: false\nTag: {tag}-{tag}-linux_x86_64\n")
+                                  f"Root-Is-Purelib: false\nTag: {tag}-{tag}-linux_{arch}\n")
         return t
 
     def pack(self, tree: Path) -> Path:
@@ -433,6 +435,11 @@ def case_cuda(fx: Fixtures, tmp: Path) -> None:
     check(cudart in c["NEEDED"] and "libcublas.so.11" in c["NEEDED"], f"_C NEEDED: {c['NEEDED']}")
     m = dynamic(lib / "libmwcuda.so.1")
     check(cudart in m["NEEDED"] and m["RUNPATH"] == "$ORIGIN", f"libmwcuda NEEDED/RUNPATH: {m}")
+    # Every bundled library gets $ORIGIN too (build_common.sh): one that
+    # dlopens a sibling by name (cuDNN) needs it, though it NEEDs no graft.
+    for name in (cudart, "libcublas.so.11", f"libnvrtc-builtins.so.{CUDA_VERSION}"):
+        g = dynamic(lib / name)
+        check(g["RUNPATH"] == "$ORIGIN" and g["RPATH"] is None, f"graft {name} RUNPATH $ORIGIN: {g}")
     reasons = {g["soname"]: g["reason"] for g in doc["plan_detail"]["grafts"]}
     check(reasons.get(f"libcudart.so.{CUDA_VERSION}") == f"CUDA {CUDA_VERSION} table", f"graft reasons {reasons}")
     check_record_and_tags(w)
@@ -614,8 +621,462 @@ def case_real_cuda(fx: Fixtures, tmp: Path) -> None:
     check_record_and_tags(w)
 
 
+def table_versions() -> list[str]:
+    """Every version of the built-in table with a bundle list."""
+    src = Path(os.environ.get("LIBPKG_SOURCE_DIR", HERE.parents[2]))
+    doc = json.loads((src / "data/cuda/cuda.json").read_text())
+    return [v["cuda"] for v in doc["versions"] if "libraries" in v]
+
+
+def member_sonames(wheel: Path, tmp: Path) -> dict:
+    """{member: DT_SONAME} of every ELF member, read with readelf."""
+    x = unpack(wheel, tmp)
+    out = {}
+    for f in sorted(x.rglob("*")):
+        if f.is_file() and not f.is_symlink() and f.read_bytes()[:4] == b"\x7fELF":
+            out[str(f.relative_to(x))] = dynamic(f)["SONAME"]
+    return out
+
+
+def pkgtool_check(wheel: Path, version: str, *extra) -> subprocess.CompletedProcess:
+    return run([os.environ["PKGTOOL"], "check", wheel, "--cuda", version, "--expect-table",
+                "--no-runtime", *extra], ok=False)
+
+
+def torchlike_wheel(fx: Fixtures, name: str, cudart: Path, version: str) -> Path:
+    """name: _C → the stand-in root's libcudart (no search path leads
+    there: only the table finds the libraries)."""
+    t = fx.tree(name, "1.0")
+    fx.extension(t / f"{name}/_C{fx.py['ext']}", "_C", "int cudaRuntimeGetVersion(int*);\n",
+                 "cudaRuntimeGetVersion(&(int){0}) * 0 + 7", f"-L{cudart.parent}", f"-l:{cudart.name}")
+    (t / f"{name}/__init__.py").write_text("from ._C import value\n")
+    (t / f"{name}/version.py").write_text(f'__version__ = "1.0"\ncuda = "{version}"\n')
+    return fx.pack(t)
+
+
+def case_table_versions(fx: Fixtures, tmp: Path) -> None:
+    """For every version of the built-in table: a stand-in root with the
+    table's libraries under their real SONAMEs (libnvrtc-builtins.so →
+    libnvrtc-builtins.so.X.Y; CUPTI moved to lib64 on 13.0 to take the
+    fallback), the driver run with --cuda-root and the built-in table, and
+    the output passes its own check and `pkgtool check --expect-table`;
+    every table entry is in the wheel by the name rule (readelf SONAMEs)."""
+    versions = table_versions()
+    check(len(versions) >= 15 and {"12.6", "12.8", "12.9", "13.0"} <= set(versions), f"versions {versions}")
+    for version in versions:
+        libs = cuda_standin.table_libraries(fx.pkgtool, version)
+        move = {Path(l["path"]).name: "lib64" for l in libs
+                if "/extras/CUPTI/" in l["path"] and version == "13.0"}
+        root = tmp / f"root-{version}"
+        made = cuda_standin.make_root(root, libs, version, move=move)
+        cudart = next(path for name, (path, _) in made.items() if name.startswith("libcudart.so"))
+        name = "tv" + version.replace(".", "_")
+        wheel = torchlike_wheel(fx, name, cudart, version)
+        out = tmp / f"out-{version}"
+        doc = driver_json("--wheel", wheel, "--cuda", version, "--cuda-root", root, "-o", out, "--no-runtime")
+        if doc is None:
+            continue
+        check_report(doc, {"accelerator": "pass", "dependencies": "pass"})
+        w = one_wheel(out)
+        if w is None:
+            continue
+        sonames = member_sonames(w, tmp / f"x-{version}")
+        for lib in libs:
+            want = cuda_standin.real_soname(lib["soname"], version)
+            hits = [m for m, so in sonames.items() if m.startswith(f"{name}/lib/") and
+                    (so == want or so == hashed(want, made[lib["soname"]][0]))]
+            check(len(hits) == 1, f"CUDA {version}: {lib['soname']} bundled as {want}: {sorted(sonames)}")
+            if hits and lib["keep_name"]:
+                check(hits[0] == f"{name}/lib/{want}", f"CUDA {version}: {want} keeps its name: {hits}")
+        if version == "13.0":
+            check(any("libcupti.so.13" in line and str(root / "lib64") in line for line in doc["plan"]),
+                  f"13.0 plan says CUPTI came from the fallback lib64: {doc['plan']}")
+        p = pkgtool_check(w, version)
+        check(p.returncode == 0, f"CUDA {version}: pkgtool check --expect-table passes: {p.stdout[-2000:]}{p.stderr}")
+        if version == "13.0":
+            # Control: the same wheel without the builtins fails the check.
+            cut = tmp / "cut" / w.name
+            cut.parent.mkdir()
+            with zipfile.ZipFile(w) as zi, zipfile.ZipFile(cut, "w") as zo:
+                for i in zi.infolist():
+                    if "libnvrtc-builtins" not in i.filename:
+                        zo.writestr(i, zi.read(i))
+            p = pkgtool_check(cut, version, "--skip", "integrity")
+            check(p.returncode != 0 and "libnvrtc-builtins.so (CUDA 13.0 table) is neither carried nor needed"
+                  in p.stdout + p.stderr, f"control: without the builtins the check fails: {p.stdout[-2000:]}")
+
+
+def case_table_missing(fx: Fixtures, tmp: Path) -> None:
+    """A stand-in root lacking some of the 13.0 table's files: the driver
+    fails before writing anything, exit 2, ONE error line naming every
+    missing file and every path it looked at."""
+    libs = cuda_standin.table_libraries(fx.pkgtool, "13.0")
+    gone = {"libcufile.so.0", "libnvshmem_host.so.3", "libcupti.so.13", "libmlx5.so.1"}
+    root = tmp / "root"
+    made = cuda_standin.make_root(root, libs, "13.0", skip=gone)
+    cudart = made["libcudart.so.13"][0]
+    wheel = torchlike_wheel(fx, "tm", cudart, "13.0")
+    out = tmp / "out"
+    p = driver("--wheel", wheel, "--cuda", "13.0", "--cuda-root", root, "-o", out)
+    lines = p.stderr.strip().splitlines()
+    check(p.returncode == 2 and len(lines) == 1 and lines[0].startswith("error: CUDA 13.0 table: 4 libraries are not on disk"),
+          f"one error: exit {p.returncode}: {p.stderr}")
+    msg = lines[0] if lines else ""
+    for f in gone:
+        check(f"{f} (looked for " in msg, f"{f} named: {msg}")
+    for path in (root / "lib64/libcufile.so.0", root / "extras/CUPTI/lib64/libcupti.so.13",
+                 root / "lib64/libcupti.so.13"):
+        check(str(path) in msg, f"looked at {path}: {msg}")
+    check(not out.exists() or not any(out.iterdir()), "nothing written")
+    # A file of the wrong SONAME at the right place is passed over, said so.
+    bad = root / "lib64/libcufile.so.0"
+    run(["gcc", "-shared", "-Wl,-soname,libother.so.1", "-o", bad, "-x", "c", "/dev/null"])
+    p = driver("--wheel", wheel, "--cuda", "13.0", "--cuda-root", root, "-o", out)
+    check(p.returncode == 2 and f"{bad} (its SONAME libother.so.1 is not libcufile.so.0)" in p.stderr,
+          f"wrong SONAME said: {p.stderr}")
+
+
+AARCH64_GCC = "aarch64-linux-gnu-gcc"
+AARCH64_SYSROOT = Path("/usr/aarch64-linux-gnu")
+
+
+def case_aarch64(fx: Fixtures, tmp: Path) -> None:
+    """sbsa: an aarch64 torch-like wheel cross-compiled here (its _C links
+    the stand-in root's CUDA libraries and libgfortran), the 13.0 table's
+    aarch64 list from a cross-compiled stand-in root (NVPL present, ACL
+    absent), the driver on it: manylinux_2_28_aarch64, libgomp/libgfortran/
+    NVPL bundled, ACL skipped as optional, 64 KiB segment alignment kept,
+    the build command sees the aarch64 TORCH_CUDA_ARCH_LIST; then the
+    loader (qemu-aarch64 ld.so --list) resolves every library of _C inside
+    the wheel."""
+    for tool in (AARCH64_GCC, "qemu-aarch64"):
+        if shutil.which(tool) is None:
+            raise SystemExit(f"error: {tool} not installed (scripts/setup.sh installs it)")
+    loader = AARCH64_SYSROOT / "lib/ld-linux-aarch64.so.1"
+    libs = cuda_standin.table_libraries(fx.pkgtool, "13.0", "aarch64")
+    acl = {Path(l["path"]).name for l in libs if "libarm_compute" in l["path"]}
+    check(len(acl) == 2 and any("libgfortran.so.5" in l["path"] for l in libs), f"aarch64 list: {libs}")
+    root = tmp / "sbsa"
+    made = cuda_standin.make_root(root, libs, "13.0", cc=AARCH64_GCC, skip=acl)
+    check((root / "usr/lib64/libgfortran.so.5").is_file() and (root / "lib64/libgomp.so.1").is_file(),
+          "absolute table directories re-rooted under the stand-in root")
+    # _C links what a torch build links: the CUDA libraries and libgfortran.
+    linked = ["libcudart.so.13", "libcublas.so.13", "libcublasLt.so.13", "libcudnn.so.9",
+              "libnvrtc.so.13", "libcupti.so.13", "libgfortran.so.5", "libnvpl_blas_core.so.0"]
+    name = "armtorch"
+    pyver = fx.py["tag"][2:]
+    t = fx.tree(name, "1.0", arch="aarch64")
+    (t / name).mkdir()
+    ext = t / name / f"_C.cpython-{pyver}-aarch64-linux-gnu.so"
+    src = tmp / "armc.c"
+    # No Python.h for aarch64 here: the init symbol is what makes it an
+    # extension module for the checks.
+    src.write_text("".join(f"int f{i}(void) {{ return {i}; }}\n" for i in range(3)) +
+                   "void* PyInit__C(void) { return 0; }\n")
+    lflags = []
+    for n in linked:
+        lflags += [f"-L{made[n][0].parent}", f"-l:{n}"]
+    run([AARCH64_GCC, "-shared", "-fPIC", "-O1", "-o", ext, src, "-Wl,--no-as-needed", *lflags])
+    (t / name / "__init__.py").write_text("from ._C import *\n")
+    wheel = fx.pack(t)
+    check(wheel.name.endswith("-linux_aarch64.whl"), f"aarch64 wheel {wheel.name}")
+
+    out = tmp / "out"
+    # The cross C library is where the loader of an aarch64 system would
+    # find it: --lib-path points the analysis at the cross sysroot.
+    doc = driver_json("--wheel", wheel, "--cuda", "13.0", "--arch", "aarch64", "--cuda-root", root,
+                      "--lib-path", AARCH64_SYSROOT / "lib", "-o", out, "--no-runtime")
+    if doc is None:
+        return
+    check_report(doc, {"accelerator": "pass"})
+    plan = "\n".join(doc["plan"])
+    check("target manylinux_2_28_aarch64 on aarch64" in plan, f"policy from the table: {plan}")
+    check("TORCH_CUDA_ARCH_LIST=8.0;9.0;10.0;11.0;12.0+PTX" in plan, f"aarch64 arch list in the plan: {plan}")
+    check("libarm_compute.so (optional, not present:" in plan, f"ACL skipped as optional: {plan}")
+    w = one_wheel(out)
+    if w is None:
+        return
+    check("manylinux_2_28_aarch64" in w.name[:-4].split("-")[-1].split(".") and "linux_aarch64" not in
+          w.name[:-4].split("-")[-1].split("."), f"tagged manylinux_2_28_aarch64: {w.name}")
+    x = unpack(w, tmp / "x")
+    present = sorted(p.name for p in (x / name / "lib").iterdir())
+    for lib in libs:
+        base = Path(lib["path"]).name
+        if base in acl:
+            check(not any(p.startswith("libarm_compute") for p in present), f"ACL not bundled: {present}")
+            continue
+        want = cuda_standin.real_soname(lib["soname"], "13.0")
+        stem = want.split(".so")[0]
+        check(any(p == want or (p.startswith(stem + "-") and p.endswith(want[len(stem):])) for p in present),
+              f"aarch64 13.0: {want} bundled: {present}")
+    for f in (x / name / "lib").iterdir():
+        hdr = run(["readelf", "-hlW", f]).stdout
+        check("AArch64" in hdr, f"{f.name} is AArch64")
+        aligns = re.findall(r"^\s+LOAD\s.*\s(0x[0-9a-f]+)$", hdr, re.M)
+        check(aligns and all(int(a, 16) >= 0x10000 for a in aligns), f"{f.name}: LOAD aligned to 64 KiB: {aligns}")
+    p = pkgtool_check(w, "13.0")
+    check(p.returncode == 0, f"pkgtool check --expect-table on the aarch64 wheel: {p.stdout[-2000:]}{p.stderr}")
+    # The loader, emulated: every library of _C resolves inside the wheel.
+    r = run(["qemu-aarch64", "-L", AARCH64_SYSROOT, loader, "--list", next((x / name).glob("_C*.so"))], ok=False)
+    check(r.returncode == 0, f"ld.so --list under qemu: {r.stdout}{r.stderr}")
+    lines = r.stdout.splitlines()
+    for n in linked:
+        stem = n.split(".so")[0]
+        hit = [l for l in lines if re.match(rf"\s*{re.escape(stem)}(-[0-9a-f]{{8}})?\.so", l.strip())]
+        check(len(hit) == 1 and f"{x}/{name}/lib/" in hit[0], f"{n} resolves in the wheel: {hit} {r.stdout}")
+    check("not found" not in r.stdout, f"nothing unresolved: {r.stdout}")
+
+    # A build command gets the table's aarch64 settings in its environment.
+    srcdir = tmp / "src"
+    (srcdir / "dist").mkdir(parents=True)
+    doc = driver_json("--build-command", f"env > {tmp}/build-env.txt; cp {wheel} dist/", "--source", srcdir,
+                      "--python", fx.py["ver"], "--cuda", "13.0", "--arch", "aarch64", "--cuda-root", root,
+                      "--lib-path", AARCH64_SYSROOT / "lib", "-o", tmp / "out2", "--no-runtime")
+    env = dict(l.split("=", 1) for l in (tmp / "build-env.txt").read_text().splitlines() if "=" in l)
+    check(env.get("TORCH_CUDA_ARCH_LIST") == "8.0;9.0;10.0;11.0;12.0+PTX", f"build env arch list: {env.get('TORCH_CUDA_ARCH_LIST')}")
+    check(env.get("TORCH_NVCC_FLAGS") == "-Xfatbin -compress-all --threads 2 -compress-mode=size"
+          and env.get("USE_CUPTI_SO") == "1", f"build env nvcc flags: {env.get('TORCH_NVCC_FLAGS')}")
+    # An aarch64 wheel under an x86_64 configuration is refused.
+    p = driver("--wheel", wheel, "--cuda", "13.0", "--cuda-root", root, "-o", tmp / "o3")
+    check(p.returncode == 2 and "the wheel is for aarch64" in p.stderr, f"arch mismatch: {p.stderr}")
+
+
+REAL_CUDA = Path("/usr/local/cuda")
+REAL_LINKED = ["libcudart.so.13", "libcublas.so.13", "libcublasLt.so.13", "libcudnn.so.9", "libnvrtc.so.13",
+               "libcupti.so.13", "libnccl.so.2"]
+REAL_DECLS = """
+#include <stddef.h>
+#include <stdint.h>
+int cudaRuntimeGetVersion(int*);
+size_t cudnnGetVersion(void);
+int nvrtcVersion(int*, int*);
+int cublasGetProperty(int, int*);
+size_t cublasLtGetVersion(void);
+int cuptiGetVersion(uint32_t*);
+int ncclGetVersion(int*);
+static int rt(void) { int v = 0; cudaRuntimeGetVersion(&v); return v; }
+static int others(void) {
+  int a = 0, b = 0, m = 0, n = 0; uint32_t c = 0;
+  return cudnnGetVersion() >= 90000 && nvrtcVersion(&a, &b) == 0 && a == 13 &&
+         cublasGetProperty(0, &m) == 0 && m == 13 && cublasLtGetVersion() > 0 &&
+         cuptiGetVersion(&c) == 0 && c > 0 && ncclGetVersion(&n) == 0 && n > 0;
+}
+"""
+
+
+def venv_install(venv: Path, wheel: Path) -> Path:
+    """A fresh venv with `wheel` installed; its site-packages."""
+    run([PYTHON, "-m", "venv", "--without-pip", venv])
+    run([PYTHON, "-m", "pip", "--python", venv / "bin/python", "install", "--no-index", "--no-deps",
+         "--disable-pip-version-check", "-q", wheel])
+    return next((venv / "lib").glob("python3*/site-packages"))
+
+
+def hidden_toolkit_python(python: Path, code: str, cwd: Path) -> subprocess.CompletedProcess:
+    """Runs `python -c code` in a private mount namespace where every
+    /usr/local/cuda* directory is an empty directory and /etc/ld.so.cache
+    an empty file: nothing of the toolkit can be found but what the wheel
+    (or site-packages) carries."""
+    empty = cwd / "empty-dir"
+    empty.mkdir(exist_ok=True)
+    (cwd / "empty-cache").write_bytes(b"")
+    mounts = [f"mount --bind {empty} {d}" for d in sorted(Path("/usr/local").glob("cuda*"))
+              if d.is_dir() and not d.is_symlink()]
+    mounts.append(f"mount --bind {cwd / 'empty-cache'} /etc/ld.so.cache")
+    script = " && ".join(mounts + ['exec "$0" -c "$1"'])
+    env = {k: v for k, v in os.environ.items() if k not in ("LD_LIBRARY_PATH", "LD_PRELOAD", "CUDA_HOME")}
+    return subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", script, str(python), code],
+                          capture_output=True, text=True, cwd=cwd, env=env)
+
+
+MAPS_CODE = """
+import {m}, json
+v = {m}.value()
+maps = sorted({{l.split()[-1] for l in open('/proc/self/maps') if '.so' in l.split()[-1]}})
+print(json.dumps({{'value': v, 'maps': maps}}))
+"""
+
+
+def case_real_cuda13_full(fx: Fixtures, tmp: Path) -> None:
+    """The real toolkit end to end (label `long`: ~1.4 GB of libraries).
+    A torch-like wheel whose _C links this machine's libcudart, libcublas,
+    libcublasLt, libcudnn, libnvrtc, libcupti and libnccl; the 13.0 table's
+    files the toolkit lacks come from a generated stand-in root; manywheel
+    with DESIRED_CUDA=cu130 and the built-in table bundles every table
+    library (cuDNN's sub-libraries under their names), its check and
+    `pkgtool check --expect-table` pass; installed in a venv and imported
+    with /usr/local/cuda* and ld.so.cache hidden, /proc/self/maps shows
+    every CUDA library from inside the wheel. The same in PyPI-CUDA mode:
+    the import fails until nvidia/{cu13,cudnn,nccl}/lib hold the libraries,
+    then resolves there."""
+    if not (REAL_CUDA / "lib64/libcudart.so.13").exists():
+        skip(f"no CUDA 13 toolkit at {REAL_CUDA} (this case needs the real libraries)")
+    for tool in ("unshare", "mount"):
+        if shutil.which(tool) is None:
+            raise SystemExit(f"error: {tool} not installed (util-linux/mount, scripts/setup.sh)")
+    lib64 = REAL_CUDA / "lib64"
+    libs = cuda_standin.table_libraries(fx.pkgtool, "13.0")
+    # The table's files this toolkit lacks (in the table's directory or the
+    # fallback): exactly those get stand-ins.
+    lacking = set()
+    for lib in libs:
+        name = Path(lib["path"]).name
+        if not (Path(lib["path"]).exists() or (lib64 / name).exists()):
+            lacking.add(name)
+    check({"libcusparseLt.so.0", "libcufile.so.0", "libnvshmem_host.so.3", "libmlx5.so.1"} <= lacking,
+          f"this machine lacks cusparseLt, cufile, nvshmem, RDMA: {sorted(lacking)}")
+    standin = tmp / "standin"
+    cuda_standin.make_root(standin, [l for l in libs if Path(l["path"]).name in lacking], "13.0")
+
+    name = "realtorch"
+    t = fx.tree(name, "1.0")
+    lflags = [f"-L{lib64}"] + [f"-l:{n}" for n in REAL_LINKED]
+    fx.extension(t / f"{name}/_C{fx.py['ext']}", "_C", REAL_DECLS, "rt() * others()",
+                 "-Wl,--no-as-needed", *lflags)
+    (t / f"{name}/__init__.py").write_text("from ._C import value\n")
+    (t / f"{name}/version.py").write_text('__version__ = "1.0"\ncuda = "13.0"\n')
+    wheel = fx.pack(t)
+
+    exe = os.environ["MANYWHEEL"]
+    env = {k: v for k, v in os.environ.items() if k not in ("LD_LIBRARY_PATH", "BUILD_ENVIRONMENT",
+                                                          "PYTORCH_EXTRA_INSTALL_REQUIREMENTS")}
+    env.update({"PACKAGE_TYPE": "manywheel", "DESIRED_CUDA": "cu130", "DESIRED_PYTHON": fx.py["ver"]})
+    out = tmp / "out"
+    t0 = time.monotonic()
+    p = subprocess.run([exe, "--wheel", wheel, "--cuda-root", REAL_CUDA, "--cuda-root", standin, "-o", out,
+                        "--check-python", PYTHON, "--json", "-j", "2"], capture_output=True, text=True, env=env)
+    print(f"manywheel cu130: {time.monotonic() - t0:.1f} s")
+    if not check(p.returncode == 0, f"manywheel cu130: exit {p.returncode}: {p.stderr}{p.stdout[-4000:]}"):
+        return
+    doc = json.loads(p.stdout)
+    check(doc["config"]["accelerator"] == "cu130", f"DESIRED_CUDA read: {doc['config']}")
+    check_report(doc, {"accelerator": "pass", "import": "pass", "dependencies": "pass"})
+    w = one_wheel(out)
+    if w is None:
+        return
+    x = tmp / "x"
+    sonames = member_sonames(w, x)
+    pkg_lib = f"{name}/lib/"
+    for lib in libs:
+        real = Path(lib["path"]) if Path(lib["path"]).exists() else lib64 / Path(lib["path"]).name
+        src = real if real.exists() else standin / cuda_standin.relative_path(lib["path"]).parent / Path(lib["path"]).name
+        want = dynamic(src)["SONAME"] or Path(lib["path"]).name
+        hits = [m for m, so in sonames.items() if m.startswith(pkg_lib) and (so == want or so == hashed(want, src.resolve()))]
+        check(len(hits) == 1, f"13.0 table: {lib['soname']} ({want}) bundled: {sorted(sonames)}")
+        if hits and lib["keep_name"]:
+            check(hits[0] == pkg_lib + want, f"{want} keeps its name: {hits}")
+    for sub in ("adv", "cnn", "graph", "ops", "engines_runtime_compiled", "engines_precompiled", "heuristic"):
+        check(f"{pkg_lib}libcudnn_{sub}.so.9" in sonames, f"cuDNN sub-library libcudnn_{sub}.so.9 (dlopened by name)")
+    check(any(m.startswith(pkg_lib + "libnccl-") for m in sonames), f"libnccl bundled as a dependency: {sorted(sonames)}")
+    ext = dynamic(next((x / name).glob("_C*.so")))
+    check(ext["RUNPATH"] == "$ORIGIN/lib" and ext["RPATH"] is None, f"_C RUNPATH: {ext}")
+    check(all(n not in ext["NEEDED"] for n in ("libcudart.so.13", "libnvrtc.so.13", "libnccl.so.2")),
+          f"_C NEEDED rewritten to the bundled names: {ext['NEEDED']}")
+    r = pkgtool_check(w, "13.0")
+    check(r.returncode == 0, f"pkgtool check --expect-table: {r.stdout[-3000:]}{r.stderr}")
+
+    venv = tmp / "venv"
+    site = venv_install(venv, w)
+    r = hidden_toolkit_python(venv / "bin/python", MAPS_CODE.format(m=name), tmp)
+    if check(r.returncode == 0, f"import with the toolkit hidden: {r.stdout}{r.stderr}"):
+        got = json.loads(r.stdout.strip().splitlines()[-1])
+        check(got["value"] == 13000, f"runtime 13.0 and every library answered: {got['value']}")
+        maps = got["maps"]
+        for stem in ("libcudart", "libcublas", "libcublasLt", "libcudnn", "libnvrtc", "libcupti", "libnccl"):
+            mine = [m for m in maps if Path(m).name.startswith(stem + "-") or Path(m).name.startswith(stem + ".")]
+            check(mine and all(m.startswith(str(site / name / "lib") + "/") for m in mine),
+                  f"{stem} mapped from inside the wheel: {mine}")
+        check(not any(m.startswith("/usr/local/cuda") for m in maps), f"nothing from the toolkit: {maps}")
+    # Control: the input wheel cannot import with the toolkit hidden.
+    venv_in = tmp / "venv-in"
+    venv_install(venv_in, wheel)
+    r = hidden_toolkit_python(venv_in / "bin/python", MAPS_CODE.format(m=name), tmp)
+    check(r.returncode != 0 and "libcu" in r.stderr, f"control: the unrepaired wheel fails hidden: {r.stdout}{r.stderr}")
+    shutil.rmtree(venv)
+    shutil.rmtree(x)
+    w.unlink()
+
+    # PyPI-CUDA mode: nothing of the table bundled; nvidia/cu13/lib et al.
+    out = tmp / "out-pypi"
+    env_pypi = dict(env, PYTORCH_EXTRA_INSTALL_REQUIREMENTS="nvidia-cuda-runtime; nvidia-cudnn-cu13")
+    p = subprocess.run([exe, "--wheel", wheel, "--cuda-root", REAL_CUDA, "--cuda-root", standin, "-o", out,
+                        "--no-runtime", "--json"], capture_output=True, text=True, env=env_pypi)
+    if not check(p.returncode == 0, f"manywheel cu130 pypi: {p.stderr}{p.stdout[-3000:]}"):
+        return
+    w = one_wheel(out)
+    if w is None:
+        return
+    with zipfile.ZipFile(w) as z:
+        members = z.namelist()
+    check(not any("libcudart" in m or "libcudnn" in m or "libcublas" in m for m in members),
+          f"pypi mode bundles no table library: {members}")
+    xp = unpack(w, tmp / "xp")
+    ext = dynamic(next((xp / name).glob("_C*.so")))
+    # The table's list rebased for the package top (nothing is bundled, so
+    # no lib/ entry follows).
+    want = ["$ORIGIN/../nvidia/cudnn/lib", "$ORIGIN/../nvidia/nvshmem/lib", "$ORIGIN/../nvidia/nccl/lib",
+            "$ORIGIN/../nvidia/cusparselt/lib", "$ORIGIN/../nvidia/cu13/lib"]
+    check(ext["RPATH"] == ":".join(want) and ext["RUNPATH"] is None, f"_C DT_RPATH: {ext}")
+    venv = tmp / "venv-pypi"
+    site = venv_install(venv, w)
+    r = hidden_toolkit_python(venv / "bin/python", MAPS_CODE.format(m=name), tmp)
+    check(r.returncode != 0 and "libcu" in r.stderr, f"pypi: no nvidia packages, no import: {r.stdout}{r.stderr}")
+    homes = {"libcudnn": "cudnn", "libnccl": "nccl"}
+    for n in REAL_LINKED:
+        d = site / "nvidia" / homes.get(n.split(".so")[0], "cu13") / "lib"
+        d.mkdir(parents=True, exist_ok=True)
+        try:
+            os.link(lib64 / n, d / n)
+        except OSError:
+            shutil.copy(lib64 / n, d / n)
+    for n in ("libcudnn_graph.so.9", "libnvrtc-builtins.so.13.0"):
+        d = site / "nvidia" / ("cudnn" if "cudnn" in n else "cu13") / "lib"
+        try:
+            os.link(lib64 / n, d / n)
+        except OSError:
+            shutil.copy(lib64 / n, d / n)
+    r = hidden_toolkit_python(venv / "bin/python", MAPS_CODE.format(m=name), tmp)
+    if check(r.returncode == 0, f"pypi: import with nvidia/*/lib: {r.stdout}{r.stderr}"):
+        got = json.loads(r.stdout.strip().splitlines()[-1])
+        check(got["value"] == 13000, f"pypi: every library answered: {got['value']}")
+        for n in REAL_LINKED:
+            home = site / "nvidia" / homes.get(n.split(".so")[0], "cu13") / "lib" / n
+            check(str(home) in got["maps"], f"pypi: {n} mapped from {home}: {got['maps']}")
+
+
+def case_pypi_provides(fx: Fixtures, tmp: Path) -> None:
+    """pypi-CUDA 13.0: NCCL comes from the nvidia-nccl wheel (the table's
+    pypi_provides), so a _C linking libnccl.so.2 does not get it bundled;
+    the same wheel outside pypi mode does (control)."""
+    libs = cuda_standin.table_libraries(fx.pkgtool, "13.0")
+    root = tmp / "root"
+    made = cuda_standin.make_root(root, libs, "13.0")
+    cudart = made["libcudart.so.13"][0]
+    nccl = fx.lib(tmp / "nccl/libnccl.so.2", "libnccl.so.2", "int ncclGetVersion(int* v) { *v = 22809; return 0; }\n")
+    t = fx.tree("pp", "1.0")
+    fx.extension(t / f"pp/_C{fx.py['ext']}", "_C", "int ncclGetVersion(int*); int cudaRuntimeGetVersion(int*);\n",
+                 "ncclGetVersion(&(int){0}) + cudaRuntimeGetVersion(&(int){0})",
+                 f"-L{cudart.parent}", f"-l:{cudart.name}", f"-L{nccl.parent}", "-l:libnccl.so.2")
+    (t / "pp/__init__.py").write_text("from ._C import value\n")
+    wheel = fx.pack(t)
+    grafts = {}
+    for mode in ("pypi", "bundled"):
+        extra = ["--pypi-cuda"] if mode == "pypi" else []
+        doc = driver_json("--wheel", wheel, "--cuda", "13.0", "--cuda-root", root, "--lib-path", nccl.parent,
+                          "-o", tmp / mode, "--dry-run", *extra)
+        grafts[mode] = sorted(g["soname"] for g in doc["plan_detail"]["grafts"]) if doc else []
+        if doc and mode == "pypi":
+            check(any("also from nvidia-* wheels: libnccl.so.*" in line for line in doc["plan"]), f"plan: {doc['plan']}")
+    check("libnccl.so.2" not in grafts["pypi"] and "libcudart.so.13" not in grafts["pypi"],
+          f"pypi mode bundles neither NCCL nor the runtime: {grafts['pypi']}")
+    check("libnccl.so.2" in grafts["bundled"], f"control: bundled mode bundles NCCL: {grafts['bundled']}")
+
+
 CASES = {"cpu": case_cpu, "cuda": case_cuda, "pypi": case_pypi, "dry_run": case_dry_run,
-         "build_command": case_build_command, "bad_input": case_bad_input, "real_cuda": case_real_cuda}
+         "build_command": case_build_command, "bad_input": case_bad_input, "real_cuda": case_real_cuda,
+         "table_versions": case_table_versions, "table_missing": case_table_missing,
+         "aarch64": case_aarch64, "real_cuda13_full": case_real_cuda13_full,
+         "pypi_provides": case_pypi_provides}
 
 
 def main() -> int:

@@ -38,6 +38,10 @@ struct CommonOptions {
   std::optional<i64> timestamp;
   // Per-CUDA tables (nullptr = config::CudaTables::builtin()).
   const config::CudaTables* cuda_tables = nullptr;
+  // Where the table's libraries are looked for, in order (empty: the
+  // table's cuda_root, /usr/local/cuda). A stand-in root can complete a
+  // toolkit that lacks some files (cuda::find_table_files).
+  std::vector<std::filesystem::path> cuda_roots;
   // Run check_binary on every artifact written.
   bool run_checks = true;
   // Base options of those checks. The driver fills `expect` from the
