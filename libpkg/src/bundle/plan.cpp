@@ -85,7 +85,8 @@ class Planner {
   void choose_target() {
     const std::string& plat = o_.plat;
     const deps::Policy* best = a_.after_repair.best;
-    if (plat == "auto" || plat.empty()) {
+    const bool auto_plat = plat == "auto" || plat.empty();
+    if (auto_plat) {
       target_ = best;
     } else {
       target_ = a_.policies->find(plat);
@@ -108,8 +109,9 @@ class Planner {
     if (target_->priority > 0 && target_->libc != a_.libc)
       throw Error(
           Errc::usage, a_.wheel.string(),
-          fmt::format("--plat {}: the wheel's binaries use {}", target_->name,
-                      a_.libc == deps::Libc::musl ? "musl" : "glibc"));
+          fmt::format("--plat {}: the wheel's binaries use {} (decided from "
+                      "{})",
+                      target_->name, deps::libc_name(a_.libc), a_.libc_source));
     const deps::PolicyVerdict* v = verdict_for(target_);
     if (v && !v->satisfied)
       throw Error(
@@ -120,6 +122,7 @@ class Planner {
                       target_->tag(a_.arch), best ? best->tag(a_.arch) : "none",
                       describe_blockers(*v, 8)));
     plan_.policy = target_->name;
+    if (auto_plat && target_->priority == 0) refuse_unrepairable();
     if (target_->priority == 0 && best && best->priority == 0) {
       // Nothing better than linux_<arch> is reachable: say why.
       for (const auto& verdict : a_.after_repair.verdicts)
@@ -138,6 +141,32 @@ class Planner {
     std::sort(tags.begin(), tags.end());
     tags.erase(std::unique(tags.begin(), tags.end()), tags.end());
     plan_.platform_tags = tags;
+  }
+
+  // `--plat auto` on a wheel no policy admits even after bundling
+  // (too-recent symbol versions, black-listed symbols, Python ABI): exit 2
+  // naming the blockers of the least demanding policy, as auditwheel does.
+  // `--plat linux` asks for the linux_<arch> wheel explicitly. With
+  // --ignore-missing, missing libraries alone don't make it unrepairable:
+  // the user chose to ship without them.
+  void refuse_unrepairable() const {
+    const deps::PolicyVerdict* least = nullptr;
+    for (const auto& verdict : a_.after_repair.verdicts)
+      if (verdict.policy->priority > 0) least = &verdict;
+    if (!least) return;  // no policy of this family covers the arch
+    if (o_.ignore_missing &&
+        std::all_of(least->blockers.begin(), least->blockers.end(),
+                    [](const deps::Blocker& b) {
+                      return b.kind == deps::BlockerKind::missing_library;
+                    }))
+      return;
+    throw Error(Errc::usage, a_.wheel.string(),
+                fmt::format("no platform policy admits this wheel, even "
+                            "after bundling; the least demanding, {}, is "
+                            "blocked by:{}\n(--plat linux writes a "
+                            "linux_{} wheel anyway)",
+                            least->policy->tag(a_.arch),
+                            describe_blockers(*least, 8), a_.arch));
   }
 
   // Relative rpath_first entries must name directories of the install
