@@ -66,8 +66,10 @@ class Planner {
     plan_.wheel = a_.wheel;
     plan_.strip = o_.strip;
     plan_.excluded = a_.excluded;
-    choose_target();
+    // Missing libraries first: that error is more precise than "no policy
+    // admits the wheel", which they would cause.
     check_missing();
+    choose_target();
     choose_grafts();
     plan_binary_edits();
     plan_graft_edits();
@@ -124,7 +126,9 @@ class Planner {
     plan_.policy = target_->name;
     if (auto_plat && target_->priority == 0) refuse_unrepairable();
     if (target_->priority == 0 && best && best->priority == 0) {
-      // Nothing better than linux_<arch> is reachable: say why.
+      // Nothing better than linux_<arch> is reachable: say why (one note,
+      // for the least demanding policy; earlier notes are kept).
+      const auto earlier = static_cast<std::ptrdiff_t>(plan_.notes.size());
       for (const auto& verdict : a_.after_repair.verdicts)
         if (!verdict.satisfied && verdict.policy->priority > 0) {
           plan_.notes.push_back(
@@ -132,8 +136,8 @@ class Planner {
                           "demanding blocked policy is {}:{}",
                           verdict.policy->name, describe_blockers(verdict, 5)));
         }
-      if (plan_.notes.size() > 1)
-        plan_.notes.erase(plan_.notes.begin(), plan_.notes.end() - 1);
+      if (plan_.notes.size() > static_cast<std::size_t>(earlier) + 1)
+        plan_.notes.erase(plan_.notes.begin() + earlier, plan_.notes.end() - 1);
     }
     std::vector<std::string> tags = target_->tags(a_.arch);
     if (!o_.only_plat && best && best->priority > target_->priority)
