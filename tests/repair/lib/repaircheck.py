@@ -307,6 +307,14 @@ class WheelModel:
                          if not allows(policy, s) and not e["include"]]
         else:
             files.update({s: elf_facts(Path(e["path"])) for s, e in ext.items() if e["graft"]})
+        if as_is:
+            # An extension linking libpython is not compatible as it is
+            # (repair drops the NEEDED).
+            blockers += [("libpython", n, m) for m, f in self.elves.items()
+                         for n in f["needed"] if is_libpython(n)]
+        # Narrow-unicode / fpectl builds: never manylinux (PEP 513).
+        blockers += [("python_abi", sym, m) for m, f in files.items() for sym in f["undefined"]
+                     if sym.startswith(("PyFPE_", "PyUnicodeUCS2_"))]
         blockers += [("missing_library", s, w) for s, w in missing.items()]
         blockers += [("symbol_version", v, f) for f, v in version_blockers(policy, self.arch(), files)]
         blockers += [("blacklisted_symbol", s, f) for f, s in blacklist_blockers(policy, files)]
@@ -524,7 +532,10 @@ def check_repaired(args) -> int:
         want_tags = sorted(f"{pa}-{t}" for pa in py_abi for t in plan["tags"])
         c.eq("WHEEL Tag lines", sorted(tags), want_tags)
         graft_members = sorted(g["member"] for g in plan["grafts"].values())
-        c.eq("members = original + grafts", members, sorted(set(orig_members) | set(graft_members)))
+        # A repair that grafts also writes the CycloneDX SBOM of the grafts.
+        if graft_members:
+            graft_members.append(f"{dist}-{version}.dist-info/sboms/pkgtool.cdx.json")
+        c.eq("members = original + grafts (+ SBOM)", members, sorted(set(orig_members) | set(graft_members)))
         by_member = {g["member"]: (s, g) for s, g in plan["grafts"].items()}
         new_name = {s: Path(g["member"]).name for s, g in plan["grafts"].items()}
         for m in members:
