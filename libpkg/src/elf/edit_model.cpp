@@ -140,24 +140,19 @@ class ModelBuilder {
     }
   }
 
+  // One pass over the entries (erasing one at a time is quadratic in the
+  // number of entries).
   void remove_needed(const std::vector<std::string>& names) {
-    for (const auto& n : names) {
-      // Without its library, a version-needs record makes ld.so abort
-      // (_dl_check_map_versions: "needed != NULL"); drop it too. patchelf
-      // leaves it in place.
-      for (auto& [record, vn] : verneeds_)
-        if (vn.current == n) vn.removed = true;
-      auto& v = model.entries;
-      for (auto it = v.begin(); it != v.end();) {
-        if (it->tag == DT_NEEDED && *it->text == n) {
-          release(*it);
-          it = v.erase(it);
-          model.dynamic_changed = true;
-        } else {
-          ++it;
-        }
-      }
-    }
+    if (names.empty()) return;
+    std::set<std::string, std::less<>> gone(names.begin(), names.end());
+    // Without its library, a version-needs record makes ld.so abort
+    // (_dl_check_map_versions: "needed != NULL"); drop it too. patchelf
+    // leaves it in place.
+    for (auto& [record, vn] : verneeds_)
+      if (gone.contains(vn.current)) vn.removed = true;
+    erase_entries([&](const ModelEntry& e) {
+      return e.tag == DT_NEEDED && gone.contains(*e.text);
+    });
   }
 
   // patchelf semantics: the replacements form one map applied once, so a
@@ -184,16 +179,38 @@ class ModelBuilder {
     // New NEEDED entries go first, as with patchelf, but in the order given
     // (patchelf sorts them by name); a library already needed is not added
     // twice.
-    size_t pos = 0;
-    for (const auto& n : names) {
-      bool present = std::any_of(
-          model.entries.begin(), model.entries.end(),
-          [&](auto& e) { return e.tag == DT_NEEDED && *e.text == n; });
-      if (present) continue;
-      model.entries.insert(model.entries.begin() + static_cast<long>(pos++),
-                           {DT_NEEDED, 0, n, std::nullopt, true});
+    std::set<std::string_view> present;
+    for (const auto& e : model.entries)
+      if (e.tag == DT_NEEDED) present.insert(*e.text);
+    std::vector<ModelEntry> added;
+    for (const auto& n : names)
+      if (present.insert(n).second)
+        added.push_back({DT_NEEDED, 0, n, std::nullopt, true});
+    if (added.empty()) return;
+    // One insertion of all new entries (not one shift per name).
+    model.entries.insert(model.entries.begin(),
+                         std::make_move_iterator(added.begin()),
+                         std::make_move_iterator(added.end()));
+    model.dynamic_changed = true;
+  }
+
+  // patchelf --no-default-lib: ORs the bit into DT_FLAGS_1, adding the
+  // entry (after the NEEDED entries) when the file has none.
+  void set_flags_1(u64 bits) {
+    if (ModelEntry* e = find(DT_FLAGS_1)) {
+      if ((e->value & bits) == bits) return;
+      e->value |= bits;
       model.dynamic_changed = true;
+      return;
     }
+    insert_after_needed({DT_FLAGS_1, bits, std::nullopt, std::nullopt, false});
+  }
+
+  // patchelf --add-debug-tag: a DT_DEBUG entry (for debuggers to find
+  // r_debug) unless there is one.
+  void add_debug_tag() {
+    if (find(DT_DEBUG)) return;
+    insert_after_needed({DT_DEBUG, 0, std::nullopt, std::nullopt, false});
   }
 
   void add_verneed(u64 record, u64 file_offset, std::string file) {
@@ -232,16 +249,16 @@ class ModelBuilder {
     model.dynamic_changed = true;
   }
   void erase_tag(i64 tag) {
-    auto& v = model.entries;
-    for (auto it = v.begin(); it != v.end();) {
-      if (it->tag == tag) {
-        release(*it);
-        it = v.erase(it);
-        model.dynamic_changed = true;
-      } else {
-        ++it;
-      }
-    }
+    erase_entries([&](const ModelEntry& e) { return e.tag == tag; });
+  }
+  template <typename Pred>
+  void erase_entries(Pred pred) {
+    auto n = std::erase_if(model.entries, [&](const ModelEntry& e) {
+      if (!pred(e)) return false;
+      release(e);
+      return true;
+    });
+    if (n > 0) model.dynamic_changed = true;
   }
   void insert_after_needed(ModelEntry e) {
     auto& v = model.entries;
@@ -327,9 +344,7 @@ void drop_verneed_entries(const Reader<E>& r, EditModel& model) {
 template <typename E>
 EditModel build_edit_model(const Reader<E>& r, const EditOptions& o) {
   ModelBuilder b(r.name(), r.ehdr().e_type, r.ehdr().e_machine, E::is_le);
-  bool touches_dynamic = o.set_soname || o.rpath_op != RpathOp::none ||
-                         !o.remove_needed.empty() ||
-                         !o.replace_needed.empty() || !o.add_needed.empty();
+  bool touches_dynamic = o.touches_dynamic();
   // The entries are always loaded: even an edit that only moves the
   // interpreter can rebuild a segment holding .dynamic, which is then
   // written back from this model.
@@ -339,11 +354,13 @@ EditModel build_edit_model(const Reader<E>& r, const EditOptions& o) {
                 "no dynamic section (the file is statically linked)");
   if (!table.empty()) {
     u64 used = r.dynamic_used(table);
+    std::optional<typename Reader<E>::StringTable> strings;
     for (u64 i = 0; i < used; ++i) {
       ModelEntry e{table[i].d_tag, static_cast<u64>(table[i].d_val),
                    std::nullopt, std::nullopt, false};
       if (is_string_tag(e.tag)) {
-        e.text = std::string(r.dynstr(e.value));
+        if (!strings) strings.emplace(r.string_table());
+        e.text = std::string((*strings)(e.value));
         e.old_offset = e.value;
       }
       b.model.entries.push_back(std::move(e));
@@ -363,10 +380,18 @@ EditModel build_edit_model(const Reader<E>& r, const EditOptions& o) {
     b.remove_needed(o.remove_needed);
     b.replace_needed(o.replace_needed);
     b.add_needed(o.add_needed);
+    if (o.no_default_lib) b.set_flags_1(DF_1_NODEFLIB);
+    if (o.add_debug_tag) b.add_debug_tag();
     b.finish_verneeds();
     if (!b.model.removed_verneeds.empty()) drop_verneed_entries(r, b.model);
   }
   if (o.set_interpreter) {
+    // An empty PT_INTERP makes the kernel refuse to run the program (ENOEXEC,
+    // "exec format error"): never a useful edit.
+    if (o.set_interpreter->empty())
+      throw Error(Errc::usage, r.name(),
+                  "cannot set an empty interpreter (the program could not be "
+                  "executed)");
     auto range = r.interp_range();
     if (!range)
       throw Error(

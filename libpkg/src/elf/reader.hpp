@@ -44,6 +44,9 @@ class Reader {
   std::string_view section_name(const Shdr<E>& sh) const;
   const Shdr<E>* find_section(std::string_view name) const;
   const Shdr<E>* find_section_by_type(u32 type) const;
+  // Throws a format error when the section headers contradict themselves or
+  // the program headers (see reader.cpp); editors call it before planning.
+  void check_section_headers() const;
 
   std::optional<u64> vaddr_to_offset(u64 vaddr) const;
 
@@ -60,6 +63,24 @@ class Reader {
   // to the .dynstr section) and a checked string lookup in it.
   std::optional<FileRange> dynstr_range() const;
   std::string_view dynstr(u64 offset) const;
+
+  // The dynamic string table located once. Loops over entries look their
+  // strings up through this: dynstr() finds the table again per call (a
+  // scan of the dynamic table), which made printing N DT_NEEDED entries
+  // O(N^2).
+  class StringTable {
+   public:
+    StringTable(const Reader& r, std::optional<FileRange> range);
+    std::string_view operator()(u64 offset) const;
+
+   private:
+    const Reader* r_;
+    std::optional<FileRange> range_;
+    ByteView view_;
+  };
+  StringTable string_table() const {
+    return StringTable(*this, dynstr_range());
+  }
 
   // .dynsym / .gnu.version / .gnu.version_r / .gnu.version_d locations.
   std::optional<FileRange> dynsym_range() const;
@@ -90,6 +111,7 @@ class Reader {
   std::vector<Note> notes() const;
 
  private:
+  FileRange checked_string_table(FileRange r) const;
   u64 gnu_hash_symbol_count(u64 offset) const;
   u64 version_count(i64 tag, u32 section_type) const;
   template <typename Rec, typename Aux, typename Out>
