@@ -12,6 +12,7 @@
 
 #include "archive/deflate_chunk.hpp"
 #include "archive/zip_format.hpp"
+#include "libpkg/archive/extract.hpp"
 #include "libpkg/archive/source.hpp"
 #include "libpkg/archive/zip_reader.hpp"
 #include "libpkg/archive/zip_writer.hpp"
@@ -235,6 +236,36 @@ TEST(ZipWriter, RefusesHostileNames) {
   w.commit();
   ZipReader r = ZipReader::open(dir / "n.zip");
   EXPECT_EQ(r.entries().size(), 5u);
+}
+
+// The writer and the extractor share one name rule: the writer flags every
+// non-ASCII name UTF-8, so it refuses names that are not UTF-8, and it
+// refuses names the extractor would take for one file. Whatever it accepts,
+// check_member_names accepts.
+TEST(ZipWriter, WritesOnlyNamesItsReaderAccepts) {
+  TempDir dir;
+  ZipWriter w(dir / "u.zip");
+  for (std::string bad : {std::string("caf\xe9.txt"),      // Latin-1, not UTF-8
+                          std::string("d\xff/x.txt"),      // in a directory
+                          std::string("ok/\xc3(.txt")}) {  // broken sequence
+    try {
+      w.add_bytes(bad, "x");
+      ADD_FAILURE() << "accepted a non-UTF-8 name";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), Errc::usage);
+      EXPECT_NE(e.message().find("UTF-8"), std::string::npos) << e.message();
+    }
+  }
+  w.add_bytes("pkg/Readme.txt", "x");
+  EXPECT_THROW(w.add_bytes("pkg/README.TXT", "y"), Error);
+  w.add_bytes("pkg/caf\xc3\xa9.txt", "x");                        // NFC
+  EXPECT_THROW(w.add_bytes("pkg/cafe\xcc\x81.txt", "y"), Error);  // NFD
+  w.add_bytes("pkg/\xef\xac\x81le", "x");  // U+FB01 ligature "fi"
+  EXPECT_THROW(w.add_bytes("pkg/file", "y"), Error);
+  w.commit();
+  ZipReader r = ZipReader::open(dir / "u.zip");
+  EXPECT_EQ(r.entries().size(), 3u);
+  EXPECT_NO_THROW(check_member_names(r));
 }
 
 TEST(ZipWriter, SourceThatVanishesOrShrinksFailsWithoutTarget) {

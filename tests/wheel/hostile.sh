@@ -28,6 +28,38 @@ cp work/junk-1.0-py3-none-any.whl work/junk.zip
 check_status 2 "not a wheel name" "$PKGTOOL" wheel unpack work/junk.zip -d work/dest
 check_status 2 "info on garbage" "$PKGTOOL" wheel info work/junk-1.0-py3-none-any.whl
 check_status 2 "tags on garbage" "$PKGTOOL" wheel tags work/junk-1.0-py3-none-any.whl --build 1 -d work
+# The writer emits only names its reader (and Python's zipfile) accepts:
+# pack refuses a non-UTF-8 file name instead of flagging it UTF-8, and tags
+# refuses to copy names that unpack would refuse (a case collision).
+case_begin "names the reader would refuse"
+mkdir -p work/tree/pkg work/tree/pkg-1.0.dist-info work/out
+printf 'x' >work/tree/pkg/__init__.py
+printf 'x' >"work/tree/pkg/caf$(printf '\xe9').txt"
+printf 'Metadata-Version: 2.1\nName: pkg\nVersion: 1.0\n' >work/tree/pkg-1.0.dist-info/METADATA
+printf 'Wheel-Version: 1.0\nGenerator: t\nRoot-Is-Purelib: true\nTag: py3-none-any\n' \
+  >work/tree/pkg-1.0.dist-info/WHEEL
+check_status 2 "pack refuses a non-UTF-8 name" "$PKGTOOL" wheel pack work/tree -d work/out
+check "pack wrote no wheel" test -z "$(ls -A work/out)"
+rm "work/tree/pkg/caf$(printf '\xe9').txt"
+printf 'x' >"work/tree/pkg/caf$(printf '\xc3\xa9').txt"
+check "pack takes a UTF-8 name" "$PKGTOOL" wheel pack work/tree -d work/out
+check "Python's zipfile reads it" "$LIBPKG_PYTHON" -c \
+  'import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); assert "pkg/caf\u00e9.txt" in z.namelist(); assert z.testzip() is None' \
+  work/out/pkg-1.0-py3-none-any.whl
+"$LIBPKG_PYTHON" - work/case-1.0-py3-none-any.whl <<'PY'
+import sys, zipfile
+with zipfile.ZipFile(sys.argv[1], "w") as z:
+    z.writestr("case/a.py", "1")
+    z.writestr("case/A.py", "2")
+    z.writestr("case-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: case\nVersion: 1.0\n")
+    z.writestr("case-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\nGenerator: t\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+    z.writestr("case-1.0.dist-info/RECORD", "")
+PY
+mkdir -p work/tagged
+check_status 2 "unpack refuses a case collision" "$PKGTOOL" wheel unpack work/case-1.0-py3-none-any.whl -d work/case
+check_status 2 "tags refuses to copy it" "$PKGTOOL" wheel tags work/case-1.0-py3-none-any.whl --build 1 -d work/tagged
+check "tags wrote no wheel" test -z "$(ls -A work/tagged)"
+
 check_status 2 "unknown subcommand" "$PKGTOOL" wheel frobnicate
 check_status 2 "unknown option" "$PKGTOOL" wheel verify --bogus x.whl
 

@@ -1,12 +1,8 @@
 // Safe extraction (see extract.hpp).
 //
-// Everything is written into a fresh temporary sibling of the target
-// (".NAME.extract-XXXXXX", created with mkdtemp in the target's parent) and
-// moved into place by one rename at the end, so the target never shows a
-// half-extracted tree: on any error the temporary directory is removed and
-// the target is exactly as before. With `overwrite`, a non-empty target is
-// replaced as a whole (renameat2 RENAME_EXCHANGE, then the old tree is
-// removed); its old contents are not merged with the archive's.
+// Everything is written into a StagedTarget (a hidden sibling of the target,
+// renamed into place at the end; see staged_target.hpp), so the target never
+// shows a half-extracted tree.
 //
 // Inside the temporary directory every path is walked one segment at a time
 // with openat(O_DIRECTORY|O_NOFOLLOW) and files are created with
@@ -30,6 +26,7 @@
 #include <utility>
 
 #include "archive/name_plan.hpp"
+#include "libpkg/archive/staged_target.hpp"
 #include "libpkg/base/error.hpp"
 #include "libpkg/base/thread_pool.hpp"
 
@@ -278,57 +275,6 @@ class Extractor {
   std::atomic<bool> failed_{false};
 };
 
-bool is_empty_dir(const fs::path& dir) {
-  std::error_code ec;
-  fs::directory_iterator it(dir, ec);
-  if (ec)
-    throw Error(Errc::io, dir.string(),
-                fmt::format("read directory: {}", ec.message()));
-  return it == fs::directory_iterator();
-}
-
-// The replaced tree is removed after the new one is in place; failing to
-// remove it is reported, since it stays behind as a hidden directory.
-void remove_old_tree(const ZipReader& zip, const fs::path& old) {
-  std::error_code ec;
-  fs::remove_all(old, ec);
-  if (ec)
-    throw Error(Errc::io, zip.name(),
-                fmt::format("extracted, but removing the replaced tree {} "
-                            "failed: {}",
-                            old.string(), ec.message()));
-}
-
-// Moves the finished temporary tree to `dir`.
-void install(const ZipReader& zip, const fs::path& tmp, const fs::path& dir,
-             bool exists, bool empty) {
-  if (!exists || empty) {
-    // rename() replaces an empty directory atomically.
-    if (::rename(tmp.c_str(), dir.c_str()) != 0)
-      throw_errno(zip.name(),
-                  fmt::format("rename {} to {}", tmp.string(), dir.string()));
-    return;
-  }
-  if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, dir.c_str(),
-                  RENAME_EXCHANGE) == 0) {
-    remove_old_tree(zip, tmp);  // tmp now holds the old tree
-    return;
-  }
-  // File systems without RENAME_EXCHANGE: move the old tree aside first.
-  fs::path old = tmp;
-  old += ".old";
-  if (::rename(dir.c_str(), old.c_str()) != 0)
-    throw_errno(zip.name(), fmt::format("rename {} aside", dir.string()));
-  if (::rename(tmp.c_str(), dir.c_str()) != 0) {
-    int err = errno;
-    ::rename(old.c_str(), dir.c_str());
-    errno = err;
-    throw_errno(zip.name(),
-                fmt::format("rename {} to {}", tmp.string(), dir.string()));
-  }
-  remove_old_tree(zip, old);
-}
-
 }  // namespace
 
 ExtractReport extract(const ZipReader& zip, const fs::path& dir,
@@ -337,57 +283,14 @@ ExtractReport extract(const ZipReader& zip, const fs::path& dir,
   std::vector<PlannedMember> plan =
       names::plan_members(zip, options.allow_symlinks);
 
-  struct stat st;
-  const bool exists = ::lstat(dir.c_str(), &st) == 0;
-  bool empty = true;
-  if (exists) {
-    if (!S_ISDIR(st.st_mode))
-      throw Error(Errc::usage, dir.string(),
-                  S_ISLNK(st.st_mode)
-                      ? "extraction target is a symlink"
-                      : "extraction target exists and is not a directory");
-    empty = is_empty_dir(dir);
-    if (!empty && !options.overwrite)
-      throw Error(Errc::usage, dir.string(),
-                  "extraction target exists and is not empty (use overwrite "
-                  "to replace it)");
-  } else if (errno != ENOENT) {
-    throw_errno(dir.string(), "stat");
-  }
-
-  fs::path absolute = fs::absolute(dir).lexically_normal();
-  if (!absolute.has_filename()) absolute = absolute.parent_path();
-  const fs::path parent = absolute.parent_path();
-  std::error_code ec;
-  fs::create_directories(parent, ec);
-  if (ec)
-    throw Error(Errc::io, parent.string(),
-                fmt::format("create directory: {}", ec.message()));
-  std::string pattern =
-      (parent / ("." + absolute.filename().string() + ".extract-XXXXXX"))
-          .string();
-  if (::mkdtemp(pattern.data()) == nullptr)
-    throw_errno(parent.string(), "create temporary directory");
-  const fs::path tmp = pattern;
-
-  try {
-    Fd root(
-        ::open(tmp.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (root.get() < 0) throw_errno(tmp.string(), "open");
-    // mkdtemp makes 0700; the installed directory keeps the target's mode
-    // when it existed, else the usual 0755.
-    unsigned root_mode = exists ? (st.st_mode & 07777) : 0755;
-    Extractor extractor(zip, options, std::move(plan), root.get());
-    ExtractReport report = extractor.run();
-    if (::fchmod(root.get(), root_mode) != 0)
-      throw_errno(tmp.string(), "chmod");
-    install(zip, tmp, absolute, exists, empty);
-    return report;
-  } catch (...) {
-    std::error_code ignored;
-    fs::remove_all(tmp, ignored);
-    throw;
-  }
+  StagedTarget staged(dir, options.overwrite, zip.name());
+  Fd root(::open(staged.path().c_str(),
+                 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (root.get() < 0) throw_errno(staged.path().string(), "open");
+  Extractor extractor(zip, options, std::move(plan), root.get());
+  ExtractReport report = extractor.run();
+  staged.install();
+  return report;
 }
 
 }  // namespace libpkg::archive

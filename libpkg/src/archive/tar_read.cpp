@@ -23,6 +23,12 @@ struct TarReader::Impl {
   u64 total = 0;
   TarMember current;
   bool data_pending = false;
+  int owned_fd = -1;  // open_fd: closed after the archive is freed
+
+  ~Impl() {
+    a.reset();
+    if (owned_fd >= 0) ::close(owned_fd);
+  }
 
   static std::unique_ptr<Impl> create(std::string name,
                                       const TarLimits& limits);
@@ -33,8 +39,6 @@ struct TarReader::Impl {
                 what + (message != nullptr ? std::string(": ") + message : ""));
   }
 };
-
-namespace {}  // namespace
 
 std::unique_ptr<TarReader::Impl> TarReader::Impl::create(
     std::string name, const TarLimits& limits) {
@@ -107,6 +111,16 @@ TarReader TarReader::open_memory(std::span<const u8> data, std::string name,
       ARCHIVE_OK) {
     impl->fail("not a readable tar");
   }
+  return TarReader(std::move(impl));
+}
+
+TarReader TarReader::open_fd(int fd, std::string name,
+                             const TarLimits& limits) {
+  auto impl = Impl::create(std::move(name), limits);
+  impl->owned_fd = fd;
+  if (::lseek(fd, 0, SEEK_SET) != 0) throw_errno(impl->name, "seek");
+  if (archive_read_open_fd(impl->a.get(), fd, 1 << 20) != ARCHIVE_OK)
+    impl->fail("not a readable tar");
   return TarReader(std::move(impl));
 }
 

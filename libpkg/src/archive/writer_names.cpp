@@ -1,15 +1,17 @@
 #include "archive/writer_names.hpp"
 
+#include <optional>
 #include <string_view>
 
+#include "archive/name_fold.hpp"
 #include "libpkg/base/error.hpp"
 
 namespace libpkg::archive {
 namespace {
 
-[[noreturn]] void refuse(const std::string& name, const char* why) {
+[[noreturn]] void refuse(const std::string& name, const std::string& why) {
   throw Error(Errc::usage, name.empty() ? std::string("<member>") : name,
-              std::string("refusing member name: ") + why);
+              "refusing member name: " + why);
 }
 
 }  // namespace
@@ -38,11 +40,40 @@ void check_member_name(const std::string& name, bool directory) {
   }
 }
 
+// Every structural rule is applied to the folded path, so two names the
+// reader would take for one file (same normalised path, or the same file
+// after NFKC case folding) are refused here too.
+std::string MemberNames::fold(const std::string& name,
+                              const std::string& path) {
+  std::string out;
+  std::size_t start = 0;
+  for (;;) {
+    std::size_t slash = path.find('/', start);
+    std::string_view seg(
+        path.data() + start,
+        (slash == std::string::npos ? path.size() : slash) - start);
+    std::optional<std::string> f = names::nfkc_casefold(seg);
+    if (!f)
+      refuse(name,
+             "not valid UTF-8 (a non-ASCII name is written with the UTF-8 "
+             "flag, and readers refuse invalid UTF-8 under it)");
+    if (start != 0) out += '/';
+    out += *f;
+    if (slash == std::string::npos) break;
+    start = slash + 1;
+  }
+  return out;
+}
+
 void MemberNames::add(const std::string& name, bool directory) {
   check_member_name(name, directory);
   if (names_.count(name) != 0) refuse(name, "duplicate");
   const std::string path =
-      directory ? name.substr(0, name.size() - 1) : name;  // no trailing '/'
+      fold(name, directory ? name.substr(0, name.size() - 1) : name);  // no '/'
+  if (auto it = folded_.find(path); it != folded_.end())
+    refuse(name, "names the same file as '" + it->second +
+                     "' (paths are compared after NFKC case folding: the "
+                     "same file on macOS/Windows; extractors refuse it)");
   for (size_t slash = path.find('/'); slash != std::string::npos;
        slash = path.find('/', slash + 1)) {
     if (leaves_.count(path.substr(0, slash)) != 0)
@@ -50,11 +81,8 @@ void MemberNames::add(const std::string& name, bool directory) {
   }
   if (!directory && parents_.count(path) != 0)
     refuse(name, "other members are inside this path");
-  if (directory && leaves_.count(path) != 0)
-    refuse(name, "a file or symlink member has this path");
-  if (!directory && names_.count(path + "/") != 0)
-    refuse(name, "a directory member has this path");
   names_.insert(name);
+  folded_.emplace(path, name);
   if (!directory) leaves_.insert(path);
   for (size_t slash = path.find('/'); slash != std::string::npos;
        slash = path.find('/', slash + 1))

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 
 namespace libpkg::archive {
@@ -12,16 +13,24 @@ namespace libpkg::archive {
 // header can hold. Directory names end in '/' (and only they).
 void check_member_name(const std::string& name, bool directory);
 
-// The names of one archive: refuses duplicates, and a member below a file
-// or symlink member ("lib" -> /etc, then "lib/passwd": an extractor that
-// follows the link writes outside its target directory), in either order.
+// The names of one archive: refuses duplicates, names that are not valid
+// UTF-8, names the reader would take for the same file (NFKC case fold,
+// archive/name_fold.hpp), and a member below a file or symlink member ("lib"
+// -> /etc, then "lib/passwd": an extractor that follows the link writes
+// outside its target directory), in either order. What the writer accepts,
+// archive::check_member_names accepts.
 class MemberNames {
  public:
   // Checks `name` (check_member_name, then the above) and records it.
   void add(const std::string& name, bool directory);
 
  private:
+  // `path` folded segment by segment; refuses invalid UTF-8.
+  static std::string fold(const std::string& name, const std::string& path);
+
   std::unordered_set<std::string> names_;
+  std::unordered_map<std::string, std::string> folded_;  // fold -> name
+  // Folded paths:
   std::unordered_set<std::string> leaves_;   // files and symlinks
   std::unordered_set<std::string> parents_;  // "a", "a/b" of "a/b/c"
 };

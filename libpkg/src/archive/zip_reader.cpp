@@ -111,10 +111,19 @@ std::vector<u8> ZipReader::read_prefix(const ZipEntry& entry,
   return reader::inflate_prefix(name_, entry, data, n);
 }
 
+void ZipReader::check_fits_in_memory(const ZipEntry& entry) const {
+  if (entry.uncompressed_size > limits_.max_in_memory)
+    throw Error(Errc::format, name_,
+                fmt::format("{}: declares {} bytes, more than the {} bytes a "
+                            "member read into memory may have",
+                            reader::printable_name(entry.name),
+                            entry.uncompressed_size, limits_.max_in_memory));
+}
+
 std::vector<u8> ZipReader::read_all(const ZipEntry& entry) const {
+  check_fits_in_memory(entry);
   std::vector<u8> out;
-  // The declared size is bounded by the limits checked at open; the stream
-  // never produces more than it.
+  // The declared size is bounded above; the stream never produces more.
   out.reserve(static_cast<std::size_t>(
       std::min<u64>(entry.uncompressed_size, u64{64} << 20)));
   read(entry, [&](std::span<const u8> piece) {
@@ -124,6 +133,7 @@ std::vector<u8> ZipReader::read_all(const ZipEntry& entry) const {
 }
 
 std::string ZipReader::read_text(const ZipEntry& entry) const {
+  check_fits_in_memory(entry);
   std::string out;
   out.reserve(static_cast<std::size_t>(
       std::min<u64>(entry.uncompressed_size, u64{64} << 20)));

@@ -1,7 +1,14 @@
 // Reading packages: format detection, components, extract, transmute.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "libpkg/archive/staged_target.hpp"
 #include "libpkg/archive/zip_reader.hpp"
 #include "libpkg/base/atomic_file.hpp"
 #include "libpkg/base/error.hpp"
@@ -20,6 +27,54 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 
 bool starts_with(const std::string& s, const std::string& prefix) {
   return s.rfind(prefix, 0) == 0;
+}
+
+// libarchive reads anything without a known compression magic as a raw
+// tar, and a block of zeros as an empty one: a component of zeros would
+// pass as an empty package. The names promise zstd / bzip2, so require it.
+constexpr std::array<u8, 4> kZstdMagic{0x28, 0xb5, 0x2f, 0xfd};
+constexpr std::array<u8, 3> kBzip2Magic{'B', 'Z', 'h'};
+
+template <std::size_t N>
+void require_magic(const std::string& name, const std::vector<u8>& head,
+                   const std::array<u8, N>& magic, const char* what) {
+  if (head.size() < N || !std::equal(magic.begin(), magic.end(), head.begin()))
+    throw Error(Errc::format, name,
+                std::string("not ") + what +
+                    "-compressed (the file name promises it; no " + what +
+                    " magic at its start)");
+}
+
+// A deflated component (the zip format allows it, though conda tools store
+// them) is inflated into an unnamed temporary file rather than memory: its
+// declared size is only bounded by the zip limits, gigabytes from a
+// megabyte-sized package. The file vanishes when closed, also on a signal.
+int inflate_to_temp_file(const archive::ZipReader& zip,
+                         const archive::ZipEntry& entry) {
+  std::error_code ec;
+  fs::path dir = fs::temp_directory_path(ec);
+  if (ec) dir = "/tmp";
+  int fd = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  if (fd < 0)
+    throw_errno(zip.name(), "create a temporary file in " + dir.string() +
+                                " for " + entry.name);
+  try {
+    zip.read(entry, [&](std::span<const u8> piece) {
+      while (!piece.empty()) {
+        ssize_t n = ::write(fd, piece.data(), piece.size());
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0)
+          throw_errno(
+              zip.name(),
+              entry.name + ": write to a temporary file in " + dir.string());
+        piece = piece.subspan(static_cast<std::size_t>(n));
+      }
+    });
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  return fd;
 }
 
 }  // namespace
@@ -48,6 +103,13 @@ void for_each_component(
     const fs::path& package,
     const std::function<void(archive::TarReader&, const std::string&)>& fn) {
   if (format_of(package) == PackageFormat::tar_bz2) {
+    std::vector<u8> head(3);
+    {
+      std::ifstream in(package, std::ios::binary);
+      in.read(reinterpret_cast<char*>(head.data()), 3);
+      head.resize(static_cast<std::size_t>(in.gcount()));
+    }
+    require_magic(package.string(), head, kBzip2Magic, "bzip2");
     archive::TarReader reader = archive::TarReader::open_file(package);
     fn(reader, "");
     return;
@@ -61,13 +123,14 @@ void for_each_component(
     if (!component) continue;
     found = true;
     std::string name = package.string() + ":" + entry.name;
+    require_magic(name, zip.read_prefix(entry, 4), kZstdMagic, "zstd");
     if (entry.method == static_cast<u16>(archive::ZipMethod::stored)) {
       archive::TarReader reader =
           archive::TarReader::open_memory(zip.raw(entry), name);
       fn(reader, entry.name);
     } else {
-      std::vector<u8> bytes = zip.read_all(entry);
-      archive::TarReader reader = archive::TarReader::open_memory(bytes, name);
+      archive::TarReader reader =
+          archive::TarReader::open_fd(inflate_to_temp_file(zip, entry), name);
       fn(reader, entry.name);
     }
   }
@@ -80,10 +143,15 @@ void for_each_component(
 }  // namespace detail
 
 void extract(const fs::path& package, const fs::path& dest) {
+  // Both components go into one staging directory that appears at `dest`
+  // only when everything was extracted: a refusal or a signal half way
+  // leaves `dest` as it was, so a retry starts clean.
+  archive::StagedTarget staged(dest, false, package.string());
   detail::for_each_component(
       package, [&](archive::TarReader& reader, const std::string&) {
-        archive::extract_tar(reader, dest);
+        archive::extract_tar(reader, staged.path());
       });
+  staged.install();
 }
 
 fs::path transmute(const fs::path& package, const fs::path& out_dir,

@@ -126,6 +126,10 @@ class TarReader {
   // `data` must outlive the reader; `name` is used in error messages.
   static TarReader open_memory(std::span<const u8> data, std::string name,
                                const TarLimits& limits = {});
+  // Takes ownership of `fd` (closed with the reader; also on error) and
+  // reads from its start.
+  static TarReader open_fd(int fd, std::string name,
+                           const TarLimits& limits = {});
   TarReader(TarReader&&) noexcept;
   TarReader& operator=(TarReader&&) noexcept;
   ~TarReader();

@@ -54,6 +54,10 @@ struct ZipLimits {
   // Declared uncompressed / compressed, checked for members above 1 MiB.
   u64 max_ratio = 1100;
   u64 max_name_length = 4096;
+  // Largest member read_all()/read_text() hold in memory (metadata files,
+  // symlink targets): anything an input can size must be bounded, and a
+  // member bigger than this is streamed by the callers that need it.
+  u64 max_in_memory = u64{256} << 20;
 };
 
 class ZipReader {
@@ -84,7 +88,8 @@ class ZipReader {
   // the data is corrupt, longer or shorter than declared, or fails its CRC.
   void read(const ZipEntry& entry,
             const std::function<void(std::span<const u8>)>& sink) const;
-  // The whole decompressed content (bounded by the entry's declared size).
+  // The whole decompressed content; refused (Errc::format naming the archive
+  // and member) when the declared size exceeds limits().max_in_memory.
   std::vector<u8> read_all(const ZipEntry& entry) const;
   std::string read_text(const ZipEntry& entry) const;
   // The first min(n, size) bytes of a member, decompressing only as much as
@@ -93,6 +98,7 @@ class ZipReader {
   std::vector<u8> read_prefix(const ZipEntry& entry, std::size_t n) const;
 
  private:
+  void check_fits_in_memory(const ZipEntry& entry) const;
   // Parses and validates the central directory of data_.
   void load();
 

@@ -1,16 +1,28 @@
 // A private scratch directory, removed with everything in it when the
-// object goes away (also when an exception unwinds), so a failed run leaves
-// nothing behind.
+// object goes away (also when an exception unwinds, and on SIGINT/SIGTERM
+// through SignalCleanup), so a failed or interrupted run leaves nothing
+// behind.
+//
+// A SIGKILL (or a power cut) cannot be handled, so leftovers are made
+// recognisable and removed by the next run: the name is
+// `<prefix>pid<PID>-XXXXXX` and the directory is flock()ed while in use (the
+// kernel drops the lock when the process dies, whatever killed it). Creating
+// a scratch directory removes every sibling with the same prefix and that
+// marker which belongs to the same user and whose lock can be taken, i.e.
+// whose owner is dead. The pid is for people reading `ls`; the lock is the
+// proof (a pid can be reused, or belong to another pid namespace).
 #pragma once
 
 #include <filesystem>
 #include <string>
 
+#include "libpkg/base/signal_cleanup.hpp"
+
 namespace libpkg {
 
 class ScratchDir {
  public:
-  // Creates `parent`/<prefix>XXXXXX (mkdtemp: mode 0700, unique).
+  // Creates `parent`/<prefix>pid<PID>-XXXXXX (mkdtemp: mode 0700, unique).
   explicit ScratchDir(const std::filesystem::path& parent,
                       const std::string& prefix = ".libpkg-");
   // A scratch directory under the system's temporary directory ($TMPDIR
@@ -24,8 +36,20 @@ class ScratchDir {
 
   const std::filesystem::path& path() const { return path_; }
 
+  // Keeps the directory (it was renamed into place): no longer removed,
+  // locked or covered by the signal handler.
+  void release();
+
+  // Removes stale scratch directories `parent`/<prefix>pid<N>-XXXXXX whose
+  // owner is gone (done by the constructor; exposed for tests). Returns how
+  // many were removed.
+  static int remove_stale(const std::filesystem::path& parent,
+                          const std::string& prefix);
+
  private:
   std::filesystem::path path_;
+  int lock_fd_ = -1;
+  SignalCleanup cleanup_;
 };
 
 }  // namespace libpkg

@@ -57,7 +57,11 @@ struct PackResult {
 PackResult pack(const std::filesystem::path& prefix, const CondaMetadata& meta,
                 const PackOptions& options);
 
-// Safe extraction of either format into `dest` (see archive::extract_tar).
+// Safe extraction of either format into `dest` (see archive::extract_tar),
+// which must be absent or an empty directory. Members are extracted into a
+// hidden sibling that is renamed to `dest` at the end (archive::
+// StagedTarget): after a refusal or a signal `dest` is as before. A deflated
+// component is inflated into an unnamed temporary file, never into memory.
 void extract(const std::filesystem::path& package,
              const std::filesystem::path& dest);
 
