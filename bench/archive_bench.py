@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Side-by-side benchmark of pkgtool's archive commands and the tools they replace.
 
 Rows (each a median over --runs, both tools in the same run, warm page cache):

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Helpers shared by the benchmark scripts: timing launcher, formatting."""
 
 from __future__ import annotations

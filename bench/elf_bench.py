@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Side-by-side benchmark of `pkgtool patchelf` and Debian's patchelf on big libraries.
 
 For each library, operation and tool, every run edits a fresh copy of the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // elf_read_bench: in-process time to read the dynamic section of ELF files.
 //
 //   elf_read_bench ITERATIONS FILE...

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Benchmark of `pkgtool repair` against the shell pipeline it replaces.
 
 The input is a torch-like wheel built here: a small extension

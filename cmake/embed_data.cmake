@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Compiles data files (JSON tables under data/, ARCHITECTURE decision 5) into
 # a target as byte arrays, so the library never reads them at run time.
 #

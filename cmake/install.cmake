@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # install(EXPORT) + package config so a C++ project can find_package(libpkg).
 include(CMakePackageConfigHelpers)
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // libFuzzer target for the ELF editor: plan an edit of arbitrary bytes, apply
 // the overlay and read the result back. Planning may refuse the input with a
 // libpkg::Error; anything else (a crash, a sanitizer report, another

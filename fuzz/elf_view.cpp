@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // libFuzzer target for the ELF reader: any byte string must either parse or
 // fail with libpkg::Error. Anything else (a crash, a sanitizer report, a
 // std::exception other than libpkg::Error, an out-of-bounds string_view, a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Writes a seed corpus for the zip_read fuzz target from the reader tests'
 // in-memory builder (tests/archive/reader_zip_builder.hpp): stored and
 // deflated members, data descriptors, ZIP64 extra fields and end records,

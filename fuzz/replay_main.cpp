@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A main() for fuzz targets built without libFuzzer (gcc, or clang without
 // compiler-rt): runs LLVMFuzzerTestOneInput once on every file named on the
 // command line, descending into directories. Flags (-runs=0 etc.) are

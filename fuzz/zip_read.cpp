@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // libFuzzer target for the zip reader and the extraction name rules: any
 // byte string must either open or fail with libpkg::Error; every member must
 // either read back or fail with libpkg::Error; check_member_names likewise.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Packages the libpkg Python module as a wheel with the project's own tools.
 
     build_wheel.py --package-dir BUILD/python/libpkg --version 0.1.0 \

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Adds the SPDX license line to every tracked source file that lacks it, or
 with --check lists the ones that lack it (exit 1). The license is LICENSE's
 (BSD-3-Clause); one line at the top, after a shebang if there is one."""

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # scripts/demo.sh: build the torch-shaped example (examples/torchlike), install
 # it, and run the packaging job on what it installed.
 #

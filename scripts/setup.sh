@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Installs every dependency from Debian's archive on a fresh Debian 12 machine,
 # then configures and builds libpkg into build/ (BUILD_DIR to change).
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Runs the whole test suite through ctest (gtest, integration scripts and
 # Python cross-checks are all registered there), then the unit and
 # integration tests again in an AddressSanitizer/UndefinedBehaviorSanitizer

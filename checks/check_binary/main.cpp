@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // check_binary: one smoke test for every package type (docs/check.md).
 // Everything is in the library (libpkg/check) and the shared command line
 // (frontends/common/check_binary_cli.hpp); this is the entry point.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // conda: a staged install prefix → relocated .conda / .tar.bz2 packages,
 // checked by check_binary. Replaces conda/build_pytorch.sh's packaging half
 // (builder-scripts.md §3); all logic is libpkg::driver::run_conda.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // libtorch: an install tree (or a built wheel) → the libtorch zip set of one
 // variant (zip, -latest copy, optional debug zip), checked by check_binary.
 // Replaces libtorch/build.sh + manywheel/build_libtorch.sh's packaging half

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // manywheel: a built Linux wheel (or the command that builds one) → the
 // distributable wheel with its CUDA/OpenMP libraries bundled, retagged and
 // checked by check_binary. Replaces manywheel/build_common.sh +

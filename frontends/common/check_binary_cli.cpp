@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "check_binary_cli.hpp"
 
 #include <unistd.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The check_binary command line, shared by `check_binary` and
 // `pkgtool check`: flags and the old environment variables → one
 // libpkg::check::run → the report; exit 0 (all pass), 1 (a check failed),

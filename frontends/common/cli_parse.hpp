@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // CLI11 parsing shared by the subcommands that use it: errors become
 // libpkg::Error (Errc::usage, so exit 2) carrying the usage text, and --help
 // prints the generated help and tells the caller to stop.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The build-configuration override flags (--python, --cuda, --abi, ...),
 // shared by `pkgtool config` and the drivers so both spell them alike.
 #pragma once

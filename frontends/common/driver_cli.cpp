@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "driver_cli.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The command line every driver shares: the build configuration (a
 // BUILD_ENVIRONMENT string, the old scripts' environment variables, flag
 // overrides on top), output directory, dry run, JSON summary, threads, and

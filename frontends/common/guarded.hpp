@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Where a frontend's exceptions become its exit status, shared by pkgtool,
 // check_binary and the drivers so they all report failures alike: the
 // message on stderr, then libpkg::Error's own exit code (2 for bad input or

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """libpkg from Python: ELF editing, wheels, conda packages, wheel repair,
 check_binary, build configurations and the manywheel / libtorch / conda
 drivers, over the same library the command line tools use.

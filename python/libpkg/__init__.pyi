@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 
 from . import check as check
 from . import conda as conda

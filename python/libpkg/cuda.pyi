@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 import builtins
 from os import PathLike
 from pathlib import Path

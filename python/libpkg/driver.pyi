@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 from os import PathLike
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Shared declarations of the `libpkg._libpkg` extension: one bind_* per
 // area (each in its own file) and the helpers they share.
 #pragma once

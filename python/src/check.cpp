@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // libpkg.check: check_binary's checks over any artifact, as data.
 #include "libpkg/check/check.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // libpkg.conda: pack a staged prefix into .conda / .tar.bz2, extract,
 // verify, transmute.
 #include "bindings.hpp"

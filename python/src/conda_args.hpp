@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Conversions libpkg.conda and libpkg.driver.conda share.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // libpkg.config: the typed build configuration ("manywheel 3.11 cu124"),
 // version policy and artifact names.
 #include <chrono>

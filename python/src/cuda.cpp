@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // libpkg.cuda: installed CUDA toolkits and switching between them.
 #include "bindings.hpp"
 #include "libpkg/config/accelerator.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // libpkg.driver: the manywheel, libtorch and conda jobs (the drivers/
 // mains' library calls), each returning its Summary as data.
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // libpkg.elf: the lazy ELF view (needed, soname, rpath, symbols, versions)
 // and an editor with `pkgtool patchelf`'s operations, written atomically.
 #include <fmt/format.h>

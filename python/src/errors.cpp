@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // libpkg::Error → a libpkg.Error subclass per error code, carrying the
 // structured parts (code, file, offset, message) as attributes so scripts need
 // not parse the text. Each subclass also derives from the built-in exception

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The entry point of `libpkg._libpkg`: one submodule per library area.
 #include "bindings.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // libpkg.repair: analyse a wheel (show), plan its repair (an inspectable,
 // JSON-serialisable plan) and apply the plan.
 #include "libpkg/bundle/repair.hpp"

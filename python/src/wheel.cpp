@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // libpkg.wheel: open a wheel (name, tags, members, verify, retag), pack a
 // tree, unpack, and the name helpers.
 #include "libpkg/wheel/wheel.hpp"

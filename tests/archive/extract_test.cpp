@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // check_member_names and extract over in-memory archives: hostile names are
 // refused before anything is written, and extraction creates exactly the
 // archive's tree (modes masked, symlinks last) or nothing at all.

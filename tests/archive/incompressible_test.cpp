@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The writer stores chunks deflate cannot meaningfully shrink without
 // running the compressor (archive/incompressible.hpp). These tests pin what
 // counts as incompressible, and that such chunks still round-trip.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Zip reader / safe extraction / `pkgtool zip` tests: gtests over archives
 # built in memory (reader_zip_builder.hpp), and integration scripts that
 # cross-check against Python's zipfile, Info-ZIP zip/unzip and bsdtar.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Inputs found by the zip_read fuzzer (fuzz/zip_read.cpp), pinned as byte
 // arrays: each must fail (or succeed) with libpkg::Error only.
 #include <gtest/gtest.h>

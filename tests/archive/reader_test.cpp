@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // ZipReader over archives built in memory by reader_zip_builder.hpp: every
 // valid layout must read back exactly, every malformed one must fail with a
 // libpkg::Error whose message names the member (when there is one) and the

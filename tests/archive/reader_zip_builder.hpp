@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Test-only zip builder: writes archives byte by byte in memory so the reader
 // tests (and the fuzz seed maker) can produce every valid layout the reader
 // must accept and every malformed one it must refuse, without depending on

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Zip writer tests: gtests (unit) that read archives back with ZipReader and
 # zlib, and integration scripts that cross-check archives written by
 # writer_pack_tool with Python's zipfile, `unzip -t` and `bsdtar -tf`.

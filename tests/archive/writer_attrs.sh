@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Modes, symlinks and timestamps as other tools read them (`unzip -Z`,
 # zipfile), SOURCE_DATE_EPOCH handling, and usage errors (exit 2, no output).
 source "$(dirname "$0")/writer_lib.sh"

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # A member larger than 4 GiB: a sparse 4.2 GiB file of zeros at level 1,
 # chunked on two threads; Python's zipfile streams it back and recomputes its
 # CRC, `unzip -t` tests it. Then the same file stored (level 0) followed by a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Independent checks of archives written by writer_pack_tool (Python's
 zipfile only; nothing from libpkg).
 

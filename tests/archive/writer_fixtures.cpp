@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "writer_fixtures.hpp"
 
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Inputs and independent checks for the zip writer tests.
 #pragma once
 

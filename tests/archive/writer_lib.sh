@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Shared harness for the zip writer integration scripts (sourced, not run).
 #
 # Environment (set by ctest): WRITER_PACK_TOOL (the test driver built from

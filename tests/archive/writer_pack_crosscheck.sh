@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Packs a tree of random, zero, text and real ELF files (sizes around the
 # chunk size) with writer_pack_tool at several levels and thread counts and
 # cross-checks every archive with Python's zipfile, `unzip -t` and bsdtar;

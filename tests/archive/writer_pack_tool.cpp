@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Test driver for the zip writer: packs a directory tree into a zip.
 //
 //   writer_pack_tool [options] OUT.zip DIR

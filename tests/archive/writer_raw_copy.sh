@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # add_raw: members of an archive made by Python's zipfile are copied (one
 # renamed) without recompression: identical compressed bytes, CRC, method.
 source "$(dirname "$0")/writer_lib.sh"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Zip writer unit tests: archives are written to a temp dir and read back
 // with the project's ZipReader, and every deflated member's raw bytes are
 // also inflated with zlib directly (independent of our reader).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # More than 65 535 members: the writer must add the ZIP64 end record and
 # locator, and Python's zipfile, `unzip -t` and bsdtar must accept it.
 source "$(dirname "$0")/writer_lib.sh"

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # A member larger than 4 GiB (4.2 GiB of zeros, deflate level 1, ZIP64) made
 # by Python's zipfile: `pkgtool zip list` must report its 64-bit size and
 # `pkgtool zip test` must inflate it all and check its CRC. The archive

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # `pkgtool zip list/test/extract` against independent tools: archives made by
 # Python's zipfile (mixed methods and modes, symlinks, ZIP64 extra fields,
 # 70 000 entries, a data-descriptor archive written to a pipe), Info-ZIP

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Hostile archives: `pkgtool zip extract` must refuse each with exit 2 and an
 # error naming the member, creating nothing at the target and nothing outside
 # it; corrupt members make `zip test` exit 1 with one line per failure and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Shared harness for the zipcli_*.sh scripts (sourced, not run).
 #
 # Environment (set by ctest): PKGTOOL, LIBPKG_PYTHON, LIBPKG_SOURCE_DIR.

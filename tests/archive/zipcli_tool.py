@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Fixture maker and independent checker for the `pkgtool zip` scripts.
 
 Archives are made with Python's zipfile (the reference reader/writer for

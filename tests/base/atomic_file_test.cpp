@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // AtomicFile: the target appears complete on commit, with the requested
 // mode, or not at all.
 #include "libpkg/base/atomic_file.hpp"

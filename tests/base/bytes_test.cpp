@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // ByteView bounds checks and the checked arithmetic helpers: every failure is
 // a format error that names the file and the (absolute) offset.
 #include "libpkg/base/bytes.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // libpkg::Error: the rendered what() and the fields frontends rely on.
 #include "libpkg/base/error.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Integer<T, LE>: byte order on disk, constexpr use, and the alignof-1
 // property that lets on-disk structs be viewed at any address.
 #include "libpkg/base/integers.hpp"

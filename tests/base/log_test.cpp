@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Logger: level filtering and sinks.
 #include "libpkg/base/log.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // MappedFile: what it maps, what it refuses, and what it records.
 #include "libpkg/base/mapped_file.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Overlay: patch normalisation, streaming of the output, and the three ways
 // of writing it (new path, patched in place, atomic replacement).
 #include "libpkg/base/overlay.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Progress: the rendered line, and drawing only on a terminal or when forced.
 #include "libpkg/base/progress.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // SHA-256 against the FIPS 180-2 examples, and the RECORD encoding.
 #include "libpkg/base/sha256.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // run_process: exit statuses, captured output and its truncation, the
 // environment and working directory given to the child, a timeout that
 // kills the whole process group, and programs that cannot be started.

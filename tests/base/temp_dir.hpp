@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A scratch directory per test, removed at the end of the test.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // ThreadPool: results come back, every index runs once, and failures are
 // reported only after the whole batch has finished.
 #include "libpkg/base/thread_pool.hpp"

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """check_binary integration cases: good packages pass; each broken one fails
 exactly the check that owns its defect, naming the file, version or library.
 

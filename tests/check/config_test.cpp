@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The build configuration as the old scripts spelled it: every DESIRED_CUDA
 // form parse_accelerator accepts (and the near misses it must refuse rather
 // than slice into a wrong version), the ABI from DESIRED_DEVTOOLSET and

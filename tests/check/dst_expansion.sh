@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # check_binary expands $LIB and $PLATFORM in RPATH entries as ld.so would for
 # each file: "lib" for a 32-bit object, "lib64" for a 64-bit one, and the
 # file's own machine for $PLATFORM (they were fixed to lib64/x86_64 before).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The runtime checks (import, link, link-wrong-abi, gpu) over Package values
 // built by hand on fixture trees made at test time: a tiny Python package
 // (with a real extension module when Python.h is there), a tiny C++ library

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Inputs and outputs that are not regular files, and write protection
 # (issue 21):
 #  - a FIFO named like the input is refused at once (exit 2, "error: FILE:

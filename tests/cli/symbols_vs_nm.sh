@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # `pkgtool symbols` is a drop-in for `nm -D` (and `nm -DC` with --demangle):
 # same order, type letters and @/@@ version suffixes, on a sample of the
 # machine's libraries and on cross-compiled (32-bit, big-endian) fixtures.

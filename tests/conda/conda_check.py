@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Independent checks of conda packages for the conda_*.sh scripts.
 
 Everything here uses only Python's standard library (zipfile, tarfile,

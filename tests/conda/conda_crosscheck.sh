@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # pkgtool conda pack/extract/transmute against cph 2.0.1, Python's zipfile and
 # tarfile, zstd and bzip2; determinism across runs and thread counts.
 source "$(dirname "${BASH_SOURCE[0]}")/conda_lib.sh"

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # pkgtool conda extract refuses hostile packages (built with Python's
 # tarfile/zipfile) with exit 2, nothing is created outside the target, and
 # nothing partial is left at the target (the good members before the hostile

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # pkgtool conda verify: consistent packages pass (exit 0); a changed file, a
 # missing file, an unlisted file, a wrong name, a bad metadata.json are
 # findings (exit 1); unreadable packages are errors (exit 2).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // conda library unit tests: text/binary classification, prefix search,
 // metadata parsing and defaults, info/ rendering and parsing, softlink
 // resolution, pack -> verify -> extract -> transmute round trips.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Tar writer/reader/extractor unit tests: round trips, exact size
 // prediction, zstd determinism across worker counts, hostile members.
 #include "libpkg/archive/tar.hpp"

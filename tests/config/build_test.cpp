@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // BuildConfig parsing: every PythonVersion spelling, the BUILD_ENVIRONMENT
 // forms of builder-scripts.md §6.3, the environment-variable layer (§2.2,
 // §8.38) over an injected environment, flag overrides, and the refused

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # `pkgtool matrix` and `pkgtool config`: the matrix is valid JSON of the
 # GitHub Actions shape, filters narrow it, every entry's build_environment
 # round-trips through `pkgtool config`, and bad values exit 2 naming them.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Per-CUDA tables: the built-in facts (builder-scripts.md §2.5), lookups,
 // unknown versions, and user override files.
 #include "libpkg/config/cuda_table.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Matrix expansion: the built-in data file, filters, exclusions, and bad
 // matrix files (Errc::format naming the file and the group).
 #include "libpkg/config/matrix.hpp"

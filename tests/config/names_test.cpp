@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Artifact names against builder-scripts.md's own examples (§2.3, §2.4
 // step 6, §3.1, §4, the conda build string).
 #include "libpkg/config/names.hpp"

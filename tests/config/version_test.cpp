@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Version policy (builder-scripts.md §6.3, §8.37, §8.61): nightly dates in
 // UTC whatever TZ says, release tags, .postN only above 1, local suffixes.
 #include "libpkg/config/version.hpp"

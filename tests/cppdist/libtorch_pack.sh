@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # libtorch-style zips: layout, names, -latest copies, debug CRC names,
 # determinism, and that the unzipped distribution builds and runs a client.
 source "$(dirname "$0")/../lib/harness.sh"

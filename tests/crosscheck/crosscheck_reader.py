@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Differential test of libpkg's ELF reader (`pkgtool inspect --json`).
 
 Compares, file by file, what pkgtool reports with three independent readers:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Reference ELF readers for the cross-checks: readelf, pyelftools, LIEF.
 
 Each reader returns a dict with (a subset of) the keys of

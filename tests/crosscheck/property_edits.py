@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Seeded randomized test of a patchelf-compatible editor against a model.
 
 Runs against ${PATCHELF_UNDER_TEST:-$PATCHELF_OURS} (pkgtool's patchelf

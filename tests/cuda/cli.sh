@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # `pkgtool cuda list|switch|env` over a fake root: exit statuses (0, and 2
 # with a message naming the value and what is installed), --json output,
 # and the env lines evaluated by bash.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // CUDA toolkit detection and switching over fake roots built in a temporary
 // directory (every version source, malformed files, a real `cuda`
 // directory, magma, a missing version), a concurrent reader checking that

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Compares `pkgtool ldd --json` with the real loader's answer.
 
 usage: compare_ldd.py PKGTOOL_JSON LOADER_TRACE [--root ROOT]

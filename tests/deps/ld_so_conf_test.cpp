@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // parse_ld_so_conf on configuration trees written under a temporary root.
 #include <gtest/gtest.h>
 

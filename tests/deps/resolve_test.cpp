@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Resolver on trees of small ELF images written under a temporary root:
 // search order, RPATH inheritance, compatibility skipping, musl rules.
 // (tests/deps/resolve.sh checks the same rules against the real ld.so with

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # `pkgtool ldd` against the real loader on fixtures compiled at test time:
 # RPATH vs RUNPATH vs LD_LIBRARY_PATH, RPATH inheritance through the loader
 # chain (and its suppression by a requester's RUNPATH), RUNPATH not

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Path-list splitting, dynamic string token expansion, FoundVia names.
 #include <gtest/gtest.h>
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # `pkgtool ldd --json` on installed binaries and libraries, compared with
 # `ldd` (the real loader in trace mode) by realpath: merged-/usr Debian
 # reaches the same file as /lib/... and /usr/lib/.... Covers

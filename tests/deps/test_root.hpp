@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A scratch directory tree for resolver tests: files written at test time,
 // removed afterwards.
 #pragma once

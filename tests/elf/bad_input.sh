@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Bad input: truncated ELF files (several lengths), corrupt e_phoff /
 # e_phentsize / e_phnum, wrong EI_DATA (endianness) and EI_CLASS bytes, a
 # non-ELF file, a missing file, a directory, a static executable, and

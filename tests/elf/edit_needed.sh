@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # DT_NEEDED edits: --replace-needed (longer name: grows; shorter: fits), with
 # the .gnu.version_r vn_file renamed too, --add-needed (one and several names,
 # executable and library), --remove-needed, for each target in $ELF_TARGETS.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # RPATH/RUNPATH edits: --set-rpath (fits in place / must grow), --add-rpath,
 # --remove-rpath, --shrink-rpath (+ --allowed-rpath-prefixes), --force-rpath,
 # on PIE and non-PIE executables and on a shared library, for each target in

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # --set-soname (shorter: fits; longer: grows; a library without DT_SONAME gets
 # one), --set-interpreter (a copy of the target's dynamic loader in a deep
 # directory, so the path grows; PIE and non-PIE), and --page-size (the new

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Kill mid-write: a large (~300 MB, $ELFTEST_BIG_MB) shared library is edited
 # and the editor is killed with SIGKILL after various short delays, for three
 # write paths: a growing in-place edit, an --in-place-atomic edit (ours only)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Growth edits across linker layouts: libraries with DT_RPATH / DT_RUNPATH /
 # no rpath, with / without soname, unversioned, 3000 exported symbols (long
 # .dynstr), -z max-page-size=0x10000, -z separate-code on/off, -z norelro,

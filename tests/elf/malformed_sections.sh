@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Malformed headers and strings that used to be edited with exit 0 (issue 15):
 # e_shstrndx out of range or naming a non-string-table section, a section
 # name offset past the name table, a .dynamic section header whose offset,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Time is linear in the number of DT_NEEDED entries (issue 21: inspect took
 # 0.13/0.42/2.5/10.1 s for 10k/20k/40k/80k entries, and 1M did not finish in
 # 60 s: every string lookup searched the dynamic table again).

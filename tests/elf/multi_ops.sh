@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Several operations in one call (the auditwheel pattern: replace + add +
 # remove needed + rpath + interpreter; patchelf 0.14.3 corrupted add+replace,
 # NixOS/patchelf#359), several files in one call, and --output (input

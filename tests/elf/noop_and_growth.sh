@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # No-op edits leave a file byte-identical (set-rpath/soname/interpreter to the
 # current value, replace/remove-needed of an absent name, remove-rpath without
 # rpath, shrink-rpath with nothing to drop, also on an already grown file and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # patchelf 0.18 options (issue 15): --print-os-abi/--set-os-abi,
 # --print-execstack/--set-execstack/--clear-execstack, --no-default-lib,
 # --add-debug-tag, --clear-symbol-version, --no-sort and @FILE arguments;

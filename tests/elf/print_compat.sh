@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # patchelf output compatibility: --print-rpath, --print-needed, --print-soname,
 # --print-interpreter (alone, all four together, and on two files at once) give
 # exactly Debian patchelf's stdout on every fixture of every target in

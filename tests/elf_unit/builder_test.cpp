@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The image builder itself, checked against binutils' readelf (an
 // independent reader) so that the other tests rest on well-formed fixtures.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The ELF editor on images built in memory: plan an edit, apply the overlay
 // to a buffer, reparse, and check both the requested change and the
 // invariants a loader, strip and readelf rely on.

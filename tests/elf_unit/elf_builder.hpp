@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A yaml2obj-style builder of small ELF images in memory, for tests and fuzz
 // seeds.
 //

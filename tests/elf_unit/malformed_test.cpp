@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Malformed inputs: each must raise libpkg::Error (Errc::format) naming the
 // file and an offset near the broken structure. Never a crash, never a hang.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Inputs found by the fuzzer (fuzz/elf_view.cpp), pinned as byte arrays: each
 // must parse or fail with a libpkg::Error naming the file, nothing worse.
 // The arrays are the minimised crashers, stored sparsely as runs of bytes

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Helpers shared by the ELF unit tests: typed-test lists, running every
 // accessor, and checking the errors malformed inputs produce.
 #pragma once

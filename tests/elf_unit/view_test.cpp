@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // ElfFile accessors on well-formed images of every class and byte order,
 // with and without section headers.
 #include "libpkg/elf/view.hpp"

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Dependency closure of an ELF file, resolved the way ld.so would, from
 `pkgtool inspect --json` facts (NEEDED, RPATH, RUNPATH of every file reached).
 

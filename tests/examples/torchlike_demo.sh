@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Integration test of scripts/demo.sh and examples/torchlike.
 #
 # Runs the demo twice into a temporary directory, once per C++ ABI

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Checks every #include of the library and the frontends against the layer
 table in docs/architecture.md.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Shared harness for package-level integration scripts (sourced, not run).
 #
 # Environment (set by ctest through libpkg_add_script_test): PKGTOOL,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """What an input can make us allocate is bounded, and over the bound the
 error names the file (never a bare std::bad_alloc).
 

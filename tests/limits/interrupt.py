@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """SIGINT/SIGTERM during wheel unpack, conda extract and show leave no
 scratch behind; a SIGKILL's leftovers are recognisable and the next run
 removes them.

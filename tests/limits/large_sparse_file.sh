@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Files larger than 4 GiB: a shared library extended with a 4.4 GiB hole is
 # edited so its tables must grow; the new segment then lies past the 4 GiB
 # mark (64-bit offsets everywhere), the file stays sparse (only data extents

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Reading the dynamic section of a big library touches only the pages it needs.
 
 Builds a shared library with ~256 MiB of read-only data (or uses the CUDA

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Installs the build tree into a temporary prefix, then configures, builds and
 # runs tests/package/consumer against it with find_package(libpkg).
 set -euo pipefail

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The census classification rule on demangled names (no ELF needed):
 // namespaces anchored at the start, patterns after them, basic_string_view
 // not counted, one count per family.

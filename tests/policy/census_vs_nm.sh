@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The C++ ABI census on real libraries: the same c10::/at:: API compiled
 # with -D_GLIBCXX_USE_CXX11_ABI=1 and =0 gives the verdicts cxx11 and
 # pre_cxx11, and the counts, the counted symbols and the per-name

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // evaluate() on synthetic BinaryFacts: every blocker kind, grouping and
 // examples, grafted libraries, missing libraries, pruning below allowed
 // libraries, max_versions, the "linux" fallback and inconsistent inputs.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # deps::evaluate on real libraries against an independent reading of the
 # policy JSON in Python: the requirements come from `readelf -V --wide`, a
 # policy is satisfied when every requirement whose prefix (up to the first

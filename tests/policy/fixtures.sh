@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Fixture libraries for the policy scripts (sourced): compiled at test time
 # with the system g++ so their version requirements are what this
 # toolchain produces.

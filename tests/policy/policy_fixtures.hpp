@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A small policy file for the unit tests: two glibc policies, one of them
 // only for x86_64, with an alias each, a blacklist and a "linux" fallback.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Test driver exposing the policy evaluation, version requirements and the
 // C++ ABI census as JSON, so scripts can cross-check them against readelf,
 // nm + c++filt and their own reading of the policy JSON:

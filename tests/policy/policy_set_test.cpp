@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // PolicySet: parsing, validation of bad and non-monotonic data, loading user
 // files, the embedded tables, find() and tags().
 #include <gtest/gtest.h>

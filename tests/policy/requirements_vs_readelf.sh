@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # abi::version_requirements on real libraries equals readelf: the
 # (library, version) pairs of .gnu.version_r in file order, and per pair the
 # undefined .dynsym symbols bound to it (readelf --dyn-syms shows the

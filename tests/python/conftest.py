@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Fixtures for the libpkg Python suite, compiled at test time.
 
 The suite runs against whichever `libpkg` is importable: run_suite.py

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Packages libpkg as a wheel with the project's own tools, installs it into
 a fresh venv and runs the pytest suite against the installed module.
 

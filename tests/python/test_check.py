@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """libpkg.check.run: the report as data, progress lines, and callbacks that
 raise."""
 

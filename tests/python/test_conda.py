@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """libpkg.conda cross-checked with tarfile / zipfile."""
 
 import json

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """libpkg.config: build configurations, versions and names."""
 
 import datetime

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """libpkg.cuda on a fake /usr/local."""
 
 import json

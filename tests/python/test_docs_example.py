@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Runs the release-script example of docs/python.md on a directory of
 wheels and checks its outputs with zipfile."""
 

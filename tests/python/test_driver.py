@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """libpkg.driver: the manywheel, libtorch and conda jobs from Python. The
 fixtures are compiled here; outputs are cross-checked with zipfile,
 tarfile and readelf, never with libpkg itself."""

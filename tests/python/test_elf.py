@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """libpkg.elf against readelf / c++filt on compiled fixtures."""
 
 import re

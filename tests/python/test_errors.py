@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Bad input from Python: clear exceptions, never a crash."""
 
 import errno

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Long calls release the GIL: another Python thread keeps running while
 libpkg packs and verifies a large wheel."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """When run by run_suite.py, the module under test is the installed wheel,
 not the build tree, and it needs nothing from the build machine."""
 

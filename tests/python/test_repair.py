@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """libpkg.repair / libpkg.show on an extension wheel that needs a library
 from outside the wheel; results checked with zipfile, readelf and an
 import of the repaired extension."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The .pyi stubs describe the real module: every public name, every
 class member and every parameter name."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """libpkg.wheel cross-checked with zipfile and hashlib."""
 
 import csv

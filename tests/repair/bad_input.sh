@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Refusals, each with exit 2, a message naming the culprit, and nothing left
 # in -w: a library that cannot be found (names the binary and the soname;
 # --ignore-missing proceeds and keeps the NEEDED entry), ELF files of two

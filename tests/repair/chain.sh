@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # `pkgtool show` + `pkgtool repair` on chainpkg: three extensions that link
 # the system's zlib (allowed), libarchive (not allowed: grafted with its
 # whole closure: libacl, liblzma, libzstd, libxml2, libicu*, ...), libgomp

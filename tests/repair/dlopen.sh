@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # --include: an extension dlopen()s libplugin.so.1 by name (no DT_NEEDED),
 # and libplugin needs libchain2. `repair --include PATH` bundles libplugin
 # under its own name plus its closure (libchain2, renamed), gives the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # `pkgtool show` / `repair` give auditwheel's answers (issue 15), each class
 # with fixtures built here (lib/fidelity.py) and asserting the tag, the
 # blockers and the exit status:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # A C++ extension that needs GLIBCXX_3.4.30 (g++ 12's
 # std::condition_variable::wait): `pkgtool show` must say manylinux_2_17 is
 # blocked and explain it (file, GLIBCXX_3.4.30, demangled symbol); repair

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # `pkgtool repair` options on the chainpkg fixture (see chain.sh), each
 # compared with the independent plan of repaircheck.py:
 #   --dry-run [--json]     prints the plan (grafts = the independent plan),

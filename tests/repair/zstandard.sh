@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Real-world case: Debian's python3-zstandard (its C backend links the
 # system's libzstd.so.1) rebuilt as a wheel, repaired, installed into a
 # fresh venv, and run (import with the C backend forced, compress /

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // lief_dump FILE...: an independent second ELF reader for the cross-checks.
 //
 // Prints a JSON array with one object per file, using the key names and

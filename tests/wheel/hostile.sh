@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Hostile wheels: members named "../x", "/abs" or "pkg/../../x" make `pkgtool
 # wheel unpack` fail with exit 2 before anything is written (with and
 # without --no-verify); nothing appears outside (or inside) the target.

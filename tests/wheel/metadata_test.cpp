@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // WHEEL and METADATA parsing and surgical rewriting.
 #include "libpkg/wheel/metadata.hpp"
 

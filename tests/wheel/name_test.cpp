@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Wheel file names: parse/format tables, escaping, local versions, rejects.
 #include "libpkg/wheel/name.hpp"
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Cross-checks libpkg's wheel file name parser against pip's vendored
 packaging (parse_wheel_filename, canonicalize_name) on a list of names.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # `pkgtool wheel pack` on a tree with a compiled C extension, a pure module,
 # package data (one name needing CSV quoting), an executable data script and
 # a .dist-info: the result is read back by Python's zipfile (testzip) and

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """RECORD CSV quoting cross-checked with Python's csv module in the dialect
 `wheel` writes RECORD with (csv.writer(..., lineterminator="\\n")).
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // RECORD: Python-csv-compatible quoting, rows, hashes.
 #include "libpkg/wheel/record.hpp"
 

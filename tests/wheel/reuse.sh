@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # `pkgtool wheel pack --reuse OLD.whl`: after changing files, members whose
 # content is unchanged are copied raw from OLD (their compressed bytes are
 # OLD's, proven by packing OLD at another deflate level), changed ones are

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Library-level pack / rewrite / verify / retag: the edits repair will use
 // (replace from a source, add, remove, rename) and their error cases.
 #include <gtest/gtest.h>

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # `pkgtool wheel tags`: new platform tags change the file name and WHEEL's
 # Tag lines; the result verifies (ours, zipfile, WheelFile); every other
 # member is a raw copy; '+x'/'-x' edit tag sets; --build; --remove; the same

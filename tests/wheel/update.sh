@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # `pkgtool wheel update`: member-level edits of an existing wheel. Untouched
 # members keep their compressed bytes (proven by updating a level-1 wheel at
 # level 9: their raw bytes must still equal the input's), changed and added

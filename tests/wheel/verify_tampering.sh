@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # `pkgtool wheel verify` catches each tampering separately, with exit 1 and
 # exactly the expected finding (checked in --json): modified content with a
 # stale RECORD, a wrong RECORD size, a member listed but missing, a member

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Test driver exposing the wheel layer's pure functions to scripts, so they
 // can be cross-checked against Python (packaging, csv) on many inputs:
 //   wheel_probe names < NAMES       one JSON object per input line

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // `pkgtool census FILE... [--json]`: the C++ ABI census per ELF file (which
 // std::string/std::list ABI a library's own API uses), as PyTorch's
 // check_binary_symbols.py decides it.

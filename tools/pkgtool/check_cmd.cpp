@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // pkgtool check: the check_binary command
 // (frontends/common/check_binary_cli.hpp).
 #include "check_binary_cli.hpp"

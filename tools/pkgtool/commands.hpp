@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // pkgtool subcommands. Each is a thin function over one library call: parse
 // its arguments, call libpkg, print. Errors propagate as libpkg::Error and
 // are printed by main() as `error: FILE: message` with exit status 2.

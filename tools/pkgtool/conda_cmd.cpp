@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // `pkgtool conda pack|extract|transmute|verify ...`: conda packages.
 //
 //   conda pack PREFIX_DIR --name N --version V [--build-number N]

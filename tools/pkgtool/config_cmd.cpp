@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // `pkgtool config [BUILD_ENVIRONMENT]`: the parsed build configuration and
 // its artifact names, from the string or (without one) the old scripts'
 // environment variables, with flag overrides on top.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // `pkgtool cuda list|switch|env`: installed CUDA toolkits, switching the
 // root/cuda symlink, and the environment to export
 // (conda/switch_cuda_version.sh, builder-scripts.md §5).

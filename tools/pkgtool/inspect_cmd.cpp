@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // `pkgtool inspect FILE... [--json]`
 #include <fmt/format.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // `pkgtool ldd FILE... [--json] [--root DIR] [--ldpaths DIRS]
 //                      [--lib-path DIR]... [--musl]`
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // `pkgtool libtorch pack|name|verify`: C++ zip distributions.
 #include <fmt/format.h>
 

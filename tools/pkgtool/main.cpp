@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // pkgtool: one command line over every library capability.
 //
 // Invoked as `patchelf` (the installed symlink) it behaves as `pkgtool

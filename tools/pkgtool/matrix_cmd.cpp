@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // `pkgtool matrix`: the build matrix as a GitHub Actions strategy.matrix.
 #include <CLI/CLI.hpp>
 #include <cstdio>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // `pkgtool patchelf ...`: patchelf's command-line syntax and output.
 //
 // Prints happen in patchelf's order (interpreter, soname, rpath, needed) and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // `pkgtool show` and `pkgtool repair`: the auditwheel replacement.
 //
 // The command lines follow auditwheel's (so `repair -w {dest_dir} {wheel}`

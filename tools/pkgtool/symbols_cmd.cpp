@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // `pkgtool symbols FILE... [--demangle] [--defined-only|--undefined-only]
 // [--json]`: the dynamic symbol table in `nm -D` format (sorted by name,
 // nm's type letters, `@VERSION` / `@@VERSION` suffixes), so pipelines that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // `pkgtool wheel unpack|pack|verify|tags|info ...`: the `wheel` command line
 // tool's operations over libpkg::wheel (see libpkg/wheel/wheel.hpp).
 //

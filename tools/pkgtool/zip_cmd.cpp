@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // `pkgtool zip list|test|extract ...`: inspect, test and safely unpack any
 // zip archive (wheels, .conda, libtorch zips).
 //

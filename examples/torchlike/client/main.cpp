@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // torchlike_client: the smallest program that exercises the C++ API across both
 // libraries. Its references to std::string / std::list functions only resolve
 // when it is compiled with the ABI the libraries were built with.

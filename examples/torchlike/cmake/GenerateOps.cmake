@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # torchlike_generate_ops(COUNT n NAMESPACES ns... HEADER file SOURCE_DIR dir)
 #
 # Writes one header declaring, for each namespace NS, the functions

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The C++ ABI census (PyTorch's check_binary_symbols.py rule).
 //
 // A demangled symbol counts for a family when it starts with one of the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // version_requirements: the (library, version) pairs of .gnu.version_r with
 // the undefined symbols bound to each. One pass over .dynsym: every
 // undefined symbol carries the name of its version and of the library that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "archive/deflate_chunk.hpp"
 
 #include <libdeflate.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Independent deflate chunks joined into one stream.
 //
 // libdeflate (1.14) compresses whole buffers only, and each of its streams

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Safe extraction (see extract.hpp).
 //
 // Everything is written into a StagedTarget (a hidden sibling of the target,

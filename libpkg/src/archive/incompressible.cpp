@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "archive/incompressible.hpp"
 
 #include <cmath>

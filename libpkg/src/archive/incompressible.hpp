@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Recognising data deflate cannot meaningfully shrink, before paying for it.
 //
 // CUDA libraries are about 40 % packed device code and already-compressed

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Member-name rules for safe extraction (see extract.hpp).
 //
 // Collisions are checked on two keys: the normalised path (what Linux

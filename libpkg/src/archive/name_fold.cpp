@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "archive/name_fold.hpp"
 
 #include <fmt/format.h>

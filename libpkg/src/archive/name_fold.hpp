@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Name folding shared by the zip reader's extraction plan and the zip
 // writer, so the writer never produces a name the reader refuses: both see
 // two names as one file when their segments' Unicode NFKC case folds match

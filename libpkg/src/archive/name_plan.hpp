@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Turns an archive's member names into a checked extraction plan (private to
 // the archive layer): check_member_names() is this plan thrown away, and
 // extract() creates exactly what the plan lists, so nothing the name rules

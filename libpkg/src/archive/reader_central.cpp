@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "archive/reader_central.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Central-directory parsing for ZipReader (private to the archive layer).
 //
 // Split from zip_reader.cpp so each step of validating an untrusted archive

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Streaming decompression of one zip member (private to the archive layer).
 //
 // Members of a wheel or a .conda can be GB-sized, so they are never inflated

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // StagedTarget: see staged_target.hpp.
 #include "libpkg/archive/staged_target.hpp"
 

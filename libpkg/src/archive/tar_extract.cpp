@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // extract_tar: writes tar members under a directory, never outside it.
 //
 // Why symlink targets must be in normal form: a purely lexical check of each

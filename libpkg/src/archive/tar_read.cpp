@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // TarReader: libarchive read side with limits enforced per member.
 #include <archive.h>
 #include <archive_entry.h>

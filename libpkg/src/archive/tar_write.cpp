@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Deterministic tar writer over libarchive, with bzip2 (libarchive filter)
 // and zstd (libzstd, pledged size, multithreaded) outputs.
 #include <archive.h>

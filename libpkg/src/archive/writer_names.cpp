@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "archive/writer_names.hpp"
 
 #include <optional>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Member name checks for the zip writer: a writer must never produce an
 // archive that an extractor could turn against its user.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Encoding of the zip records the writer emits (APPNOTE 6.3.x 4.3.7, 4.3.12,
 // 4.3.14-16, 4.5.3). Private to the archive layer.
 //

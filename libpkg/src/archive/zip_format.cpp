@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "archive/zip_format.hpp"
 
 #include <algorithm>

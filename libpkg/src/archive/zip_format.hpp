@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // On-disk zip structures (PKWARE APPNOTE 6.3.x, little-endian, unaligned).
 // Shared by the reader and the writer; private to the archive layer.
 #pragma once

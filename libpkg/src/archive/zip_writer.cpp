@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "libpkg/archive/zip_writer.hpp"
 
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "libpkg/base/bytes.hpp"
 
 #include <fmt/format.h>

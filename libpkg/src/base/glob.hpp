@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Shell-style name patterns (private to the library): --exclude, keep-name
 // and allow-list globs.
 #pragma once

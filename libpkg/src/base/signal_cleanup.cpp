@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // SignalCleanup: see signal_cleanup.hpp for why the handler looks like this.
 #include "libpkg/base/signal_cleanup.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // run_process: posix_spawnp with stdout and stderr on one pipe, the child
 // leading its own process group, and a poll() loop that keeps the tail of
 // the output and enforces the deadline.

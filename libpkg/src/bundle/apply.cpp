@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // apply_repair: turns a RepairPlan into the repaired wheel in one pass.
 #include <fmt/format.h>
 #include <spawn.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Name rules shared by analysis and planning (private to bundle/): glob
 // matching (base/glob.hpp) for --exclude and keep-name patterns, libpython.
 #pragma once

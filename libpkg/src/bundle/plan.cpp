@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // plan_repair: decides the target tag, the grafts and every file's edits.
 #include <fmt/format.h>
 

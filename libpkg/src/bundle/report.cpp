@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The show report (JSON and text) and the repair plan's JSON/text forms.
 // The JSON schemas are documented in docs/repair.md; change both together.
 #include <fmt/format.h>

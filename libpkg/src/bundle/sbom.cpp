@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // CycloneDX SBOM of the grafted libraries (see libpkg/bundle/sbom.hpp).
 #include "libpkg/bundle/sbom.hpp"
 

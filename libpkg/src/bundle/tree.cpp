@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // plan_tree_bundle / apply_tree_bundle / stage_tree: see bundle/tree.hpp.
 #include "libpkg/bundle/tree.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // cxx-abi: check_binary.sh's GCC ABI check (builder-scripts.md §1.2),
 // steps A and B, without its fragility: TorchConfig.cmake's
 // _GLIBCXX_USE_CXX11_ABI is parsed as a value (1/ON/0/OFF), not one

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // accelerator: the package is the build it says it is. smoke_test.sh only
 // grepped `conda list` for "cuda"; here CPU builds must carry and need no
 // CUDA or ROCm library, CUDA builds must carry (or, pypi-CUDA style, need)

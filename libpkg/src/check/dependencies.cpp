@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // dependencies, rpath, runtimes: what the loader will do with the package
 // once installed. check_binary.sh only printed `ldd` and RUNPATH; these
 // fail on what users hit: a library picked up from the build machine's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // gpu: a tiny job through the packaged CUDA runtime (the CUDA rows of
 // check_binary.sh §1.4), by a probe compiled at check time that dlopens it
 // — skipped with the runtime's own reason where no GPU answers.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // import: the Python package imports — from a fresh venv for a wheel
 // (pip install --no-deps --no-index), from its site directory for installed
 // trees and conda packages — what smoke_test.sh's `python -c 'import torch'`

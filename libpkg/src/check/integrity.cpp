@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // integrity: the package agrees with its own manifest. Archives use the
 // package layers' verifiers (wheel RECORD and tags, conda paths.json and
 // index.json, libtorch layout); installed trees are checked here against

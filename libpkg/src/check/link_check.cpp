@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // link and link-wrong-abi: check_binary.sh's step C — a C++ client
 // compiled against an unpacked libtorch-style tree with the declared
 // _GLIBCXX_USE_CXX11_ABI links and runs; compiled with the other value it

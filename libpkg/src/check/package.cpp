@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Opening the package to check: recognising what the path is, extracting
 // archives into a scratch directory with the safe extractor, reading every
 // ELF file once (in parallel) and resolving every DT_NEEDED once.

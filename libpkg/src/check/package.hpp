@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Private to the check module: the package being checked, opened once into
 // a directory (archives are extracted into a scratch directory with the
 // safe extractor; trees are used where they are), with its ELF files read

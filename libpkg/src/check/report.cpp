@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The check report as text (one line per check, problems indented under a
 // failure) and as JSON (schema libpkg-check/1, docs/check.md).
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // check::run: open the package once, run every selected check over it, in
 // report order; the old environment variables as an Expectation.
 #include <fmt/format.h>

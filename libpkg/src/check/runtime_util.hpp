@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Private to the check module: what the runtime checks (import, link, gpu)
 // share — a scratch directory per step, helper processes run with a time
 // limit and the search configuration's LD_LIBRARY_PATH instead of the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // symbol-versions: the GLIBC_/GLIBCXX_/CXXABI_/GCC_ ceiling the old
 // scripts never checked (builder-scripts.md §1.3, §7.7). Every ELF file of
 // the package — grafted libraries included, since they are loaded too —

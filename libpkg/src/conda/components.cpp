@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Reading packages: format detection, components, extract, transmute.
 #include <fcntl.h>
 #include <unistd.h>

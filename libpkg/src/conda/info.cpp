@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Rendering and parsing of the info/ files.
 #include "libpkg/conda/info.hpp"
 

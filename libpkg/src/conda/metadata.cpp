@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // CondaMetadata: JSON parsing, defaults and name checks.
 #include "libpkg/conda/metadata.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // pack(): staged prefix + metadata -> info/ files -> .conda / .tar.bz2.
 #include <fcntl.h>
 #include <unistd.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Text/binary classification and prefix search (one pass per file).
 #include "libpkg/conda/prefix.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Relocation of a staged conda prefix: absolute in-prefix RPATH entries
 // become $ORIGIN-relative, outside ones are dropped, $PREFIX/lib is added.
 #include "libpkg/conda/relocate.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Staged-tree walking, info/ split, softlink resolution, scratch dirs.
 #include "tree.hpp"
 

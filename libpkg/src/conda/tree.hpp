@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Private helpers shared by pack, transmute and verify: walking a staged
 // tree, the info/ split, softlink resolution, writing both formats.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // verify(): a package against its own info/ metadata, in one streaming pass
 // over the members (no extraction).
 #include <map>

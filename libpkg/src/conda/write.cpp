@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Writing the package files of both formats from the two member lists.
 #include <future>
 

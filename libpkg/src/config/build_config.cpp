@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // BuildConfig: validation, the BUILD_ENVIRONMENT string, the old scripts'
 // environment variables and command-line overrides. All three paths end in
 // the same `assemble` (apply overrides, resolve the version, validate), so

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Per-CUDA tables: parsing data/cuda/cuda.json (embedded) and user files in
 // the same format. A user file may omit the top-level settings (library
 // directory, keep-name patterns, pypi RPATH list, optional libraries); it

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Matrix expansion: data/matrix.json groups → validated BuildConfigs →
 // a GitHub Actions strategy.matrix document.
 #include "libpkg/config/matrix.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Artifact names of a build configuration (see names.hpp). Libtorch zip
 // names are cppdist's; wheel names go through wheel::WheelName so they get
 // the spec's escaping.

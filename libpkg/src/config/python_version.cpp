@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // PythonVersion and PackageType parsing. The old scripts sliced these
 // strings by position (`${DESIRED_PYTHON:0:3}`, `cp${py:0:1}${py:2:1}m`)
 // and broke at 3.8 (no "m") and 3.10 (two digits), builder-scripts.md §7.8;

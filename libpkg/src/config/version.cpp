@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Version policy: nightly and release versions, .postN, local suffixes.
 // Dates are computed from std::chrono civil arithmetic on UTC days, never
 // through localtime/strftime, so TZ cannot change a nightly's version.

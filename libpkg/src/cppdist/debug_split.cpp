@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // split_debug_info / file_crc32 / write_debug_zip: see cppdist/debug_split.hpp.
 #include "libpkg/cppdist/debug_split.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Finding toolkits and reading their versions. Every source is optional and
 // may be malformed (a hand-edited version.txt, a truncated header, an nvcc
 // that hangs or needs a missing library): such a source is skipped and the

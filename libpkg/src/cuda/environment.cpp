@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The shell environment selecting one toolkit, meant for
 // `eval "$(pkgtool cuda env 12.4)"`.
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // explain_bundle: see cuda/explain.hpp.
 #include "libpkg/cuda/explain.hpp"
 

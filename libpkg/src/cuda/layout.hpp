@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Private helpers of the cuda layer shared by detection and switching: the
 // `cuda-X.Y` naming and the "missing version" error.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Switching root/cuda (and root/magma) between installed toolkits.
 //
 // The old scripts ran `rm -fr /usr/local/cuda; ln -s ...`: between the two

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // find_table_files: see cuda/table_files.hpp.
 #include "libpkg/cuda/table_files.hpp"
 

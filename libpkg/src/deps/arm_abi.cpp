@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // ARM e_flags and build attributes (ELF for the ARM Architecture, and the
 // "Addenda to the ABI: build attributes"): enough to tell armv7l
 // (EABI5 hard-float ARMv7) from armel (soft-float) and ARMv6 builds.

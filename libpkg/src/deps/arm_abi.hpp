@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What an ARM (EM_ARM) ELF file says about its ABI: the EABI version and
 // float ABI from e_flags, and the CPU architecture from the .ARM.attributes
 // section (the "aeabi" Tag_CPU_arch). Private to deps/.

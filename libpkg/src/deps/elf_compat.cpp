@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Which libraries a loader accepts for an object, and what platform an ELF
 // file is for.
 #include <fmt/format.h>

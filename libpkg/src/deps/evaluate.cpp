@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // evaluate(): which platform policies a set of binaries satisfies, and for
 // every policy it doesn't, the blockers. binary_facts(): the per-file input.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // System search directories: ld.so.conf (glibc) and ld-musl-<arch>.path.
 #include <glob.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Which C library a binary (or an extension module's file name) is for.
 #include <charconv>
 #include <string>

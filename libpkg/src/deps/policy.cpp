@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Policy tags, the libraries a policy allows, and blocker descriptions.
 // (Parsing and validation: policy_set.cpp; the evaluation: evaluate.cpp.)
 #include "libpkg/deps/policy.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Policy data: parsing auditwheel's JSON format, validating it, the built-in
 // (embedded) tables, and lookup by name, alias and tag.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The loader's search: which file each DT_NEEDED name loads, breadth first
 // over the closure of one ELF file. See resolve.hpp for the rules.
 #include "libpkg/deps/resolve.hpp"

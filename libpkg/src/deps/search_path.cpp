@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Search-path strings: ':'-lists and the dynamic string tokens ($ORIGIN,
 // $LIB, $PLATFORM) the loader expands in them.
 #include <cctype>

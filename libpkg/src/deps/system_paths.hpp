@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Private helpers shared by the system-directory parsers and the resolver.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // run_conda: relocate a staged prefix, pack it, check the packages.
 #include "libpkg/driver/conda.hpp"
 

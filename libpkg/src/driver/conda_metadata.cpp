@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The conda driver's metadata: configuration defaults, a JSON file, flags,
 // and the requirement lines conda/build_pytorch.sh injected into the recipe.
 #include <fmt/format.h>

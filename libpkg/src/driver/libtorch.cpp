@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // run_libtorch: see driver/libtorch.hpp. The input side (tree or wheel,
 // build hash) is in libtorch_input.cpp.
 #include "libpkg/driver/libtorch.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // resolve_libtorch_input / resolve_build_hash: see libtorch_input.hpp.
 #include "driver/libtorch_input.hpp"
 

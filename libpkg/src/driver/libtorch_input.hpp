@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The libtorch driver's input side (private): which tree to package (an
 // install prefix, or the package directory of an extracted wheel) and the
 // build hash.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // run_manywheel: input wheel → bundling rules → analysis → repair plan →
 // one streaming write → check_binary.
 #include "libpkg/driver/manywheel.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "driver/manywheel_build.hpp"
 
 #include <fmt/format.h>

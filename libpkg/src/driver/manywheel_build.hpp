@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The manywheel driver's build step (private to libpkg): run the build
 // command that writes a wheel and find the wheel it wrote.
 #pragma once

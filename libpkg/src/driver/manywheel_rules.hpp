@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The manywheel driver's bundling rules (private to libpkg): what one build
 // configuration bundles, excludes, keeps by name and puts in the search
 // path, derived from the per-CUDA table as build_cuda.sh derived DEPS_LIST,

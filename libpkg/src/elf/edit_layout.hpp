@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Private to the ELF editor: the byte layout of one edit (see editor.hpp
 // for the strategy). Layout<E> is defined in two files by purpose:
 // editor.cpp (strings, dynamic table, program-header room, version needs,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "edit_model.hpp"
 
 #include <fcntl.h>

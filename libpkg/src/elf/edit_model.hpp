@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The logical half of an ELF edit: the requested operations applied to the
 // dynamic entries as strings, before any byte layout is decided.
 //

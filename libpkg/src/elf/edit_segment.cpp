@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The appended segment of an ELF edit: where the new PT_LOAD goes (file
 // offset and address), and the program header, section header and .symtab
 // updates that describe the tables moved into it. Part of Layout<E> (see

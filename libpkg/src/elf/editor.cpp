@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The byte-layout half of an ELF edit (see editor.hpp for the strategy).
 //
 // Input: the file (through Reader<E>) and the logical result of the requested

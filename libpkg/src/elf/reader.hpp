@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Internal, class- and byte-order-specific ELF reader shared by the public
 // ElfFile facade and the editor. Not installed: the public API is view.hpp.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Locating the .dist-info directory of a wheel (see wheel.hpp helpers).
 #include <algorithm>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // WHEEL and METADATA parsing and surgical rewriting (see metadata.hpp).
 #include "libpkg/wheel/metadata.hpp"
 

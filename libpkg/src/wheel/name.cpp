@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Wheel file name parsing and formatting (see name.hpp).
 #include "libpkg/wheel/name.hpp"
 

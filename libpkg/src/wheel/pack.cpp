@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // `wheel pack`: an unpacked wheel tree → a .whl (see wheel.hpp).
 #include <libdeflate.h>
 #include <sys/stat.h>

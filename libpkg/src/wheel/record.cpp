@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // RECORD parsing and formatting (see record.hpp).
 #include "libpkg/wheel/record.hpp"
 

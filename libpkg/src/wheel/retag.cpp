@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // `wheel tags`: new python/abi/platform tags, build tag, local version
 // stripping, written as a raw-copy rewrite (see wheel.hpp).
 #include <algorithm>

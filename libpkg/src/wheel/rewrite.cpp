@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Member-level wheel rewriting: raw copies + new content + fresh RECORD
 // (see wheel.hpp). retag and the repair step are built on it.
 #include <algorithm>

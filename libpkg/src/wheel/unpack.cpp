@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // `wheel unpack`: safe extraction into <dest>/<name>-<version> (see
 // wheel.hpp).
 #include "libpkg/archive/extract.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Wheel verification: RECORD against the members, the file name against the
 // .dist-info directory and WHEEL (see wheel.hpp).
 #include <fmt/format.h>

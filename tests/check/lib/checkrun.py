@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Runs check_binary and asserts on its JSON report.
 
 Every run is validated against the report contract (schema name, each check

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Fixture packages for the check_binary integration tests.
 
 Every fixture is compiled at test time with the system gcc/g++ and packed

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Stand-in CUDA roots for the driver tests, built at test time.
 
 The per-CUDA table (data/cuda/cuda.json) is read through `pkgtool config

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # The conda driver end to end: a prefix compiled here (a shared library, an
 # executable and a Python-extension-like module linked with absolute RPATHs
 # into the build prefix, a text file naming the prefix) → the driver →

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // conda::relocate_search_path: which entries become $ORIGIN-relative, which
 // are dropped or kept, what is added, which tag is written.
 #include "libpkg/conda/relocate.hpp"

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Integration tests of the libtorch driver (drivers/libtorch).
 
 One case per ctest (LIBTORCH_CASE). Each compiles a small libtorch-like

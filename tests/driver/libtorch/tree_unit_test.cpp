@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Unit tests of the pieces under the libtorch driver that need no compiler:
 // stage_tree (hard links, symlinks, skipped entries), the debuglink CRC
 // (the check value of CRC-32/ISO-HDLC), and plan_tree_bundle's input

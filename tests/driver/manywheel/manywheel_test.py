@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Integration tests of the `manywheel` driver (one ctest per case,
 MANYWHEEL_CASE selects it).
 

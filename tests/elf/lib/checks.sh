@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Checks run after an edit (sourced after common.sh and fixtures.sh).
 # Every chk_* records pass/fail and never aborts the script.
 

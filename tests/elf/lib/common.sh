@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Shared harness for the tests/elf integration scripts (sourced, not run).
 #
 # Environment (set by ctest through libpkg_add_script_test):

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Small independent ELF helper for the tests/elf integration scripts.
 
 It parses only what it needs (ELF header, program headers, section headers)

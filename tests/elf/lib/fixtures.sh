@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Fixture builders for the tests/elf integration scripts (sourced after common.sh).
 #
 # Everything is compiled at test time from tests/elf/src into the scratch

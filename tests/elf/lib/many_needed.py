@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Writes a minimal x86-64 ELF shared object with N DT_NEEDED entries.
 
 Usage: many_needed.py OUT N [--same]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Prints the DT_NEEDED entries of each file named on the command line, using
 // nothing but libpkg's installed public headers.
 #include <cstdio>

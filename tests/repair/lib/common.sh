@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # shellcheck shell=bash
 # Shared helpers for the tests/repair integration scripts (sourced, not run).
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Fixture builder and independent checker for the `pkgtool repair` tests.
 
 Nothing here uses libpkg except `pkgtool wheel pack` to pack fixture trees.

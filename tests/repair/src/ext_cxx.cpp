@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A C++ extension needing GLIBCXX_3.4.30 (g++ 12's
 // std::condition_variable::wait(std::unique_lock<std::mutex>&)), which no
 // manylinux policy before manylinux_2_35 allows.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Shared harness for the tests/wheel integration scripts (sourced, not run).
 #
 # Environment (set by ctest): PKGTOOL, LIBPKG_PYTHON. TEST_KEEP=1 keeps

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Independent wheel checks for the tests/wheel scripts (Python's zipfile
 and `wheel`'s WheelFile), and generators of tampered/hostile wheels.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // at:: tensors of torchlike (libtorchlike.so): a named vector of floats.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // c10:: core of torchlike (libc10like.so): strings, devices, the op helper.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // torch::cuda:: part of torchlike (libtorchlike_cuda.so, built only with nvcc).
 #pragma once
 

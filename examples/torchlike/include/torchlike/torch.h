@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // torch:: front end of torchlike (libtorchlike.so): the op registry.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // torchlike._C: the extension module, on the plain CPython C API (no pybind11,
 // so the only dependencies are the libraries under test and libgomp).
 #define PY_SSIZE_T_CLEAN

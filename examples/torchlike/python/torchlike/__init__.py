@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """torchlike: a torch-shaped package that libpkg's demo builds and packages.
 
 The work happens in the extension ``torchlike._C``, which links libtorchlike

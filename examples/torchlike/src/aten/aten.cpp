@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // at:: half of libtorchlike.so.
 #include "torchlike/aten.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // libc10like.so: the bottom of the dependency chain (torchlike -> c10like).
 #include "torchlike/c10.h"
 

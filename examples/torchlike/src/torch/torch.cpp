@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // torch:: half of libtorchlike.so: the registry over every generated op, which
 // is what makes libtorchlike NEED libc10like (c10::ops and c10::detail).
 #include "torchlike/torch.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // C++ ABI census: which std::string/std::list ABI a library's own C++ API
 // uses, as PyTorch's check_binary_symbols.py decides it — count demangled
 // dynamic symbols inside chosen namespaces (c10:: at:: caffe2:: torch:: by

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What `pkgtool inspect` reports about one ELF file: identity, dynamic
 // linking facts, the highest required symbol versions and symbol counts.
 #pragma once

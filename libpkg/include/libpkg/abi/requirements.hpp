@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Versioned-symbol requirements of an ELF file with the symbols that need
 // them, so a report can say "GLIBCXX_3.4.29 from libstdc++.so.6, needed by
 // std::__cxx11::basic_string<...>::_M_replace_cold(...)".

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Symbol-version tags such as GLIBC_2.17, GLIBCXX_3.4.29, CXXABI_1.3.13 or
 // GCC_4.2.0: parsing, ordering, and the highest one an ELF file requires per
 // prefix. Platform tags (manylinux_2_17) are decided by these maxima.

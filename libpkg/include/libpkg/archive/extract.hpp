@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Safe extraction of an untrusted zip into a directory.
 //
 // Every name is checked before anything is written: no absolute paths, no

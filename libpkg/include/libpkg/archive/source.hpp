@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Where the bytes of an archive member come from.
 //
 // The zip writer and the tar writer read member content in chunks, on several

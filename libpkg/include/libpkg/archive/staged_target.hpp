@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Extracting into a directory without ever showing a partial tree.
 //
 // Everything is written into a fresh hidden sibling of the target

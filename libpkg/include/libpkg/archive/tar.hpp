@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Deterministic tar writing and safe tar reading (libarchive).
 //
 // Writing: members are written in the order given (callers sort) in pax

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Zip archive reader (APPNOTE 6.3.x subset used by wheels and .conda files).
 //
 // The archive is mmap'd; the central directory is parsed and validated up

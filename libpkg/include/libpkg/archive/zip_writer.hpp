@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Parallel, deterministic zip writer.
 //
 // Members are written in the order they are added (callers sort). Content is

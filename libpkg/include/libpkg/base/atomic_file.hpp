@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // An output file that appears at its target path completely or not at all.
 //
 // Bytes go to a temporary file in the target's directory (so the final

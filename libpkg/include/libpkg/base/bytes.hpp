@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Bounds-checked access to a region of bytes that belongs to a named file.
 //
 // Every parser takes a `ByteView` (never a path), so the same code reads a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The one error type of the library.
 //
 // Library code never exits: it throws `libpkg::Error`, which says which file,

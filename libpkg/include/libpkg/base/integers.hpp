@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Fixed-width integers stored as raw bytes in a chosen byte order.
 //
 // Binary formats are read straight out of mmap'd files. Casting a pointer to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Levelled diagnostics without global state.
 //
 // A `Logger` is passed in options structs; the library never writes to

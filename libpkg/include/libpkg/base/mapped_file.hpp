@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A read-only memory map of a whole file.
 //
 // Parsing GB-sized libraries must only touch the pages it reads, so inputs

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // An edit of a file expressed as patches over the unchanged input.
 //
 // Editors never copy their input. They describe the output as the input's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A one-line progress indicator that only draws on a terminal.
 //
 // Long operations (repairing a GB wheel) report `advance(bytes)`; on a TTY the

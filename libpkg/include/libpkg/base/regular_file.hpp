@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Opening an input that must be a regular file, without blocking on anything
 // else.
 //

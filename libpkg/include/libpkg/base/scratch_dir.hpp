@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A private scratch directory, removed with everything in it when the
 // object goes away (also when an exception unwinds, and on SIGINT/SIGTERM
 // through SignalCleanup), so a failed or interrupted run leaves nothing

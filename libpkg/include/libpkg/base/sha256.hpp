@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // SHA-256 (OpenSSL libcrypto), streaming, for RECORD rows, conda paths.json
 // and the content hashes that name grafted libraries.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Removing scratch trees when the process is interrupted.
 //
 // A SIGINT or SIGTERM normally kills the process without unwinding, so the

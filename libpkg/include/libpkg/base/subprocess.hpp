@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Running a helper program (a compiler, a Python interpreter, a probe) with
 // a time limit and its output captured — what check_binary's runtime checks
 // need. posix_spawn with the output on a pipe; the child runs in its own

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A small fixed-size thread pool.
 //
 // Packaging work is a batch of independent jobs (compress a member, patch a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Analysis of a wheel for repair: which members are ELF files, what each
 // needs (resolved with the dynamic loader's rules), which of those libraries
 // live outside the wheel, and which platform tag the wheel satisfies as it

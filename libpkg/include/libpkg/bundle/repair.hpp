@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Repairing a wheel: plan (which libraries to graft, their new names, every
 // file's NEEDED/SONAME/RPATH edits, the platform tags, and why), then apply
 // the plan in one streaming pass.

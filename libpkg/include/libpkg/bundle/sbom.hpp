@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The CycloneDX 1.4 SBOM of what a repair grafted, written into the
 // repaired wheel as `<dist-info>/sboms/pkgtool.cdx.json` (PEP 770's
 // directory; auditwheel 6.x writes `auditwheel.cdx.json` there).

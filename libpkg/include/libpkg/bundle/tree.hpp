@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Bundling the external dependencies of an install tree (lib/ include/
 // share/ [bin/], libtorch-style) into its lib/ directory.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // check_binary: every check the old check_binary.sh / smoke_test.sh /
 // run_tests.sh made (and the ones they never made) over any artifact this
 // project produces — a wheel, a conda package, a libtorch-style zip — or

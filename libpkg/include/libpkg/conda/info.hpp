@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The generated info/ files: index.json, paths.json, files, about.json,
 // has_prefix. JSON is written like conda-build (keys sorted, indent 2).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What a conda package is: name, version, build and the fields of
 // info/index.json and info/about.json, given by the caller or a JSON file.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // conda packages: pack a staged prefix, extract, transmute between the two
 // formats, verify.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Build-prefix detection: which files embed the prefix they were built in,
 // and whether conda must rewrite them as text or as binary (NUL-padded C
 // strings) at install time.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Relocation of a staged prefix for conda, as conda-build's post-processing
 // does before packing (prior-art.md §1.4, builder-scripts.md §3.2): the
 // ELF files of a package are built with absolute RPATHs into the build

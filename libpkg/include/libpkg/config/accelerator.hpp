@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The accelerator dimension of a build configuration: cpu, a CUDA version,
 // a ROCm version or xpu, parsed once from every spelling the old scripts
 // used (DESIRED_CUDA "cu92", "cu118", "cu124", "12.4", "cuda12.4",

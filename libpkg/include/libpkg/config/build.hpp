@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The typed build configuration: what one binary-build job produces.
 //
 // The old scripts spread this over a BUILD_ENVIRONMENT string split on

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Per-CUDA-version data (builder-scripts.md §2.5, §8.15, §8.31, §8.64):
 // which libraries a wheel bundles, which of them keep their names, the
 // pypi-CUDA RPATH list, and build settings. The built-in tables come from

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The configuration matrix (builder-scripts.md §6.2, §8.48): package types
 // × pythons × accelerators × ABIs × libtorch variants, with exclusions,
 // from one data file (data/matrix.json, embedded) instead of schedules

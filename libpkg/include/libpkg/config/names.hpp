@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Artifact names for a build configuration, from one place (builder-scripts
 // §2.4 step 6, §3.1, §4, §8.63): producers, smoke tests and uploaders all
 // call these instead of re-deriving names with sed and globbing.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Version policy for binary builds (builder-scripts.md §2.2, §6.3, §8.37,
 // §8.61), in one place instead of the three the old scripts had:
 //  - nightlies are "<X.Y.Z>.devYYYYMMDD", the date taken in UTC (cron's

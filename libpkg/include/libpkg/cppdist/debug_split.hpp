@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Splitting debug info out of the libraries of a C++ distribution, as
 // build_libtorch.sh did for libtorch_cpu.so (builder-scripts.md §2.3):
 //   objcopy --only-keep-debug LIB DEBUG/LIB.dbg     (the keep-debug file)

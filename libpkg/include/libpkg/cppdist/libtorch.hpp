@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Assembling and checking libtorch-style C++ zip distributions.
 //
 // Layout (builder-scripts.md §2.3): one root directory `libtorch/` holding

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // File names of C++ zip distributions (libtorch-style), in one place.
 //
 // The old scripts built these names in four places with slightly different

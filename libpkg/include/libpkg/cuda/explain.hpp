@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What a build configuration will bundle from its CUDA table and why, for
 // `pkgtool config --explain`: each library with where it comes from (or
 // every place it was looked for), whether it keeps its name and by which

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Finding a CUDA table's libraries on disk, for every consumer at once.
 //
 // The old script copied each file with its own `cp` and stopped at the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Installed CUDA toolkits under a root (default /usr/local) and switching
 // the `cuda` symlink between them.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Platform policies (manylinux_2_5 ... 2_41 with their legacy aliases,
 // musllinux_1_1/1_2) loaded from JSON data in auditwheel's policy format,
 // and the evaluation that says which platform tag a set of binaries

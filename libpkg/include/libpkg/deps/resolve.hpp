@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Shared-library resolution with the dynamic loader's rules.
 //
 // glibc ld.so, for a DT_NEEDED name without a slash, searches in this order:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What every driver (manywheel, libtorch, conda) shares: the options every
 // job has (configuration, output directory, dry run, threads, whether and
 // how to check the output) and the summary every job returns (the plan, the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The conda driver: a staged install prefix plus metadata → relocation
 // (RPATH into the environment) → `.conda` and/or `.tar.bz2` with info/
 // generated (prefix placeholders included) → check_binary on each package.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The libtorch driver: an install tree (or a built wheel) → the libtorch
 // zip set of one variant, checked.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The manywheel driver: a built Linux wheel (or the build command that
 // writes one) → the distributable wheel → check_binary.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Editing the dynamic-linking metadata of ELF files: RPATH/RUNPATH, NEEDED
 // (with the matching .gnu.version_r file names), SONAME and PT_INTERP.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // ELF on-disk layouts and constants (System V gABI, "Object Files" chapter,
 // and the GNU extensions for symbol versioning and property notes).
 //

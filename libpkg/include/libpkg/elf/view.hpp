@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A lazy, zero-copy, bounds-checked reader of ELF files.
 //
 // Opening reads only the ELF header. Every accessor reads just the tables it

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The text files of a .dist-info directory that packaging tools rewrite:
 // WHEEL (email-header style, `Key: value` lines) and METADATA (core metadata:
 // headers, a blank line, then an optional free-form body).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Wheel file names (binary distribution format spec, PEP 427/491) and the
 // PEP 425 compatibility tags they carry.
 //

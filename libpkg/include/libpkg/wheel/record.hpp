@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The RECORD file of a wheel: one CSV row per member,
 //   path,sha256=<urlsafe base64 of the digest, no '=' padding>,size
 // with empty hash and size for RECORD itself and its signatures

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Wheel operations: pack a tree, unpack, verify, retag, and the general
 // member-level rewrite they are built on.
 //
