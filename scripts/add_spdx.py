@@ -16,9 +16,13 @@ SKIP_PARTS = {"fixtures", "corpus", "seeds"}
 
 
 def files(root: Path):
-    out = subprocess.run(["git", "-C", str(root), "ls-files", "-z"], capture_output=True,
-                         check=True).stdout.decode().split("\0")
-    for rel in out:
+    listing = subprocess.run(["git", "-C", str(root), "ls-files", "-z"], capture_output=True)
+    if listing.returncode == 0:
+        names = listing.stdout.decode().split("\0")
+    else:  # not a git checkout (a source tarball): every file but build trees
+        names = [str(p.relative_to(root)) for p in root.rglob("*")
+                 if not p.relative_to(root).parts[0].startswith(("build", ".git", "out"))]
+    for rel in names:
         if not rel:
             continue
         p = root / rel
