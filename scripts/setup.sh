@@ -28,6 +28,10 @@ packages=(
   g++-s390x-linux-gnu gcc-i686-linux-gnu g++-i686-linux-gnu
   gcc-arm-linux-gnueabihf libc6-dev-armhf-cross libc6-dev-arm64-cross
   libc6-dev-s390x-cross libc6-dev-i386-cross
+  # show/repair fidelity fixtures: musl extensions, soft-float ARM (armel),
+  # ppc64le wheels analysed without their sysroot
+  musl-tools gcc-arm-linux-gnueabi libc6-dev-armel-cross
+  gcc-powerpc64le-linux-gnu libc6-dev-ppc64el-cross
   # benchmarks
   hyperfine
 )

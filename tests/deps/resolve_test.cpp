@@ -362,13 +362,67 @@ TEST(PolicyArch, Names) {
   EXPECT_EQ(policy_arch(Image(true, false, machine(elf::EM_S390)).elf),
             "s390x");
   EXPECT_EQ(policy_arch(Image(false, false, machine(elf::EM_S390)).elf), "");
-  EXPECT_EQ(policy_arch(Image(false, true, machine(elf::EM_ARM)).elf),
-            "armv7l");
+  // ARM: armv7l only for EABI5 hard-float (tested below).
+  EXPECT_EQ(policy_arch(Image(false, true, machine(elf::EM_ARM)).elf), "");
   EXPECT_EQ(policy_arch(Image(true, true, machine(elf::EM_RISCV)).elf),
             "riscv64");
   EXPECT_EQ(policy_arch(Image(true, true, machine(elf::EM_LOONGARCH)).elf),
             "loongarch64");
   EXPECT_EQ(policy_arch(Image(true, false, machine(elf::EM_SPARCV9)).elf), "");
+}
+
+// An ARM image with e_flags (offset 36 of the ELFCLASS32 header) set.
+Image arm_image(u32 e_flags) {
+  Image image(false, true, machine(elf::EM_ARM));
+  for (int i = 0; i < 4; ++i)
+    image.bytes[36 + i] = static_cast<u8>(e_flags >> (8 * i));
+  return image;
+}
+
+TEST(PolicyArch, ArmNeedsEabi5HardFloat) {
+  EXPECT_EQ(policy_arch(arm_image(0x05000400).elf), "armv7l");
+  Image soft = arm_image(0x05000200);
+  EXPECT_EQ(policy_arch(soft.elf), "");
+  EXPECT_NE(unsupported_machine(soft.elf).find("soft-float"),
+            std::string::npos);
+  Image eabi4 = arm_image(0x04000000);
+  EXPECT_EQ(policy_arch(eabi4.elf), "");
+  EXPECT_NE(unsupported_machine(eabi4.elf).find("EABI version 4"),
+            std::string::npos);
+  Image sparc(true, false, machine(elf::EM_SPARCV9));
+  EXPECT_NE(unsupported_machine(sparc.elf).find("no platform policy"),
+            std::string::npos);
+}
+
+TEST(LibcOf, Bionic) {
+  ElfSpec s;
+  s.interp = "/system/bin/linker64";
+  EXPECT_EQ(libc_of(Image(true, true, s).elf), Libc::bionic);
+  s.interp.reset();
+  // libc.so with bionic's LIBC version: not musl's unversioned libc.so.
+  s.needed = {"libc.so"};
+  s.symbols = {{"strlen", 0, 0, elf::STB_GLOBAL, elf::STT_FUNC, 0, 2}};
+  s.verneed = {{"libc.so", {{"LIBC", 2}}}};
+  EXPECT_EQ(libc_of(Image(true, true, s).elf), Libc::bionic);
+}
+
+TEST(LibcFromSuffix, MuslAndroidAndTrustedGnu) {
+  EXPECT_EQ(libc_from_extension_suffix("p/_m.cpython-312-x86_64-linux-musl.so"),
+            Libc::musl);
+  EXPECT_EQ(
+      libc_from_extension_suffix("p/_m.cpython-313-aarch64-linux-android.so"),
+      Libc::bionic);
+  EXPECT_EQ(libc_from_extension_suffix("_m.cpython-311-x86_64-linux-gnu.so"),
+            Libc::glibc);
+  EXPECT_EQ(libc_from_extension_suffix("_m.cpython-313-x86_64-linux-gnu.so"),
+            Libc::glibc);
+  // Before 3.11 musl builds of CPython used the gnu suffix too.
+  EXPECT_EQ(libc_from_extension_suffix("_m.cpython-310-x86_64-linux-gnu.so"),
+            std::nullopt);
+  EXPECT_EQ(libc_from_extension_suffix("_m.pypy310-pp73-x86_64-linux-gnu.so"),
+            std::nullopt);
+  EXPECT_EQ(libc_from_extension_suffix("_m.abi3.so"), std::nullopt);
+  EXPECT_EQ(libc_from_extension_suffix("libfoo.so.1"), std::nullopt);
 }
 
 TEST(LibcOf, InterpreterThenNeeded) {

@@ -173,6 +173,76 @@ TEST(Evaluate, LibrariesBelowAnAllowedLibraryDoNotCount) {
   EXPECT_EQ(e.best->name, "manylinux_2_17");
 }
 
+TEST(Evaluate, MissingAllowedLibrariesAreTheTargetSystems) {
+  // A foreign-architecture wheel analysed without its sysroot: libc.so.6 is
+  // not found, but every policy allows it.
+  auto a = binary("a.so");
+  a.external = {{"libc.so.6", ""}};
+  auto e = libpkg::deps::evaluate({a}, small());
+  EXPECT_EQ(e.best->name, "manylinux_2_5");
+  // libz.so.1 not found: only the policy that doesn't allow it is blocked.
+  a.external = {{"libz.so.1", ""}};
+  e = libpkg::deps::evaluate({a}, small());
+  EXPECT_EQ(verdict(e, "manylinux_2_17").blockers.size(), 0u);
+  ASSERT_EQ(verdict(e, "manylinux_2_5").blockers.size(), 1u);
+  EXPECT_EQ(verdict(e, "manylinux_2_5").blockers[0].kind,
+            BlockerKind::missing_library);
+  EXPECT_EQ(e.best->name, "manylinux_2_17");
+}
+
+TEST(Evaluate, PythonAbiSymbolsBlockEveryPolicy) {
+  auto a = binary("fpe.so");
+  a.undefined = {{"PyFPE_jbuf", ""},
+                 {"PyUnicodeUCS2_FromString", ""},
+                 {"PyUnicode_FromString", ""}};
+  for (bool libraries_block : {true, false}) {
+    auto e = libpkg::deps::evaluate({a}, small(),
+                                    {.libraries_block = libraries_block});
+    EXPECT_EQ(e.best->name, "linux");
+    for (const char* name : {"manylinux_2_5", "manylinux_2_17"}) {
+      const auto& v = verdict(e, name);
+      ASSERT_EQ(v.blockers.size(), 2u) << name;
+      for (const auto& b : v.blockers)
+        EXPECT_EQ(b.kind, BlockerKind::python_abi);
+      EXPECT_EQ(v.blockers[0].detail, "PyFPE_jbuf");
+      EXPECT_EQ(v.blockers[1].detail, "PyUnicodeUCS2_FromString");
+      EXPECT_NE(v.blockers[0].message().find("fpectl"), std::string::npos);
+    }
+  }
+}
+
+TEST(Evaluate, LibpythonBlocksOnlyAsItIs) {
+  auto a = binary("ext.so");
+  a.needed = {"libpython3.11.so.1.0", "libc.so.6"};
+  auto as_is = libpkg::deps::evaluate({a}, small());
+  EXPECT_EQ(as_is.best->name, "linux");
+  const auto& v = verdict(as_is, "manylinux_2_5");
+  ASSERT_EQ(v.blockers.size(), 1u);
+  EXPECT_EQ(v.blockers[0].kind, BlockerKind::libpython);
+  EXPECT_EQ(v.blockers[0].detail, "libpython3.11.so.1.0");
+  auto repaired =
+      libpkg::deps::evaluate({a}, small(), {.libraries_block = false});
+  EXPECT_EQ(repaired.best->name, "manylinux_2_5");
+}
+
+TEST(Evaluate, LibcOptionDecidesWhenNoBinarySays) {
+  auto a = binary("a.so");
+  a.libc = std::nullopt;
+  a.needed = {};
+  EXPECT_EQ(libpkg::deps::evaluate({a}, PolicySet::builtin()).libc,
+            Libc::glibc);
+  auto e =
+      libpkg::deps::evaluate({a}, PolicySet::builtin(), {.libc = Libc::musl});
+  EXPECT_EQ(e.libc, Libc::musl);
+  EXPECT_EQ(e.best->name, "musllinux_1_1");
+  e = libpkg::deps::evaluate({a}, PolicySet::builtin(), {.libc = Libc::bionic});
+  EXPECT_EQ(e.best->tag("x86_64"), "android_21_x86_64");
+  a.arch = "aarch64";
+  e = libpkg::deps::evaluate({a}, PolicySet::builtin(), {.libc = Libc::bionic});
+  EXPECT_EQ(e.best->tag("aarch64"), "android_21_arm64_v8a");
+  EXPECT_EQ(PolicySet::builtin().find("android_21_arm64_v8a"), e.best);
+}
+
 TEST(Evaluate, MissingLibrariesAlwaysBlock) {
   auto a = binary("a.so");
   a.external = {{"libgone.so.3", ""}};
@@ -337,6 +407,10 @@ TEST(Blocker, KindNames) {
                "blacklisted_symbol");
   EXPECT_STREQ(libpkg::deps::blocker_kind_name(BlockerKind::missing_library),
                "missing_library");
+  EXPECT_STREQ(libpkg::deps::blocker_kind_name(BlockerKind::python_abi),
+               "python_abi");
+  EXPECT_STREQ(libpkg::deps::blocker_kind_name(BlockerKind::libpython),
+               "libpython");
 }
 
 }  // namespace

@@ -22,6 +22,9 @@ expect_status 0 "show reports it (exit 0)" "$PKGTOOL" show "$W" --json
 expect_eq "show: missing" "libghost.so.3 ['$ext']" \
   "$(plan_get "$SCRATCH/last.out" '" ".join(str(x) for m in p["missing"] for x in (m["soname"], m["needed_by"]))' 2>&1)"
 make_plan plan.json "$W"
+expect_status 0 "repair --ignore-missing --dry-run" "$PKGTOOL" repair "$W" -w out --ignore-missing --dry-run --json
+expect_eq "notes: the missing library and why no manylinux tag" "True True" \
+  "$(plan_get "$SCRATCH/last.out" 'any("libghost.so.3" in n for n in p["notes"]), any("no manylinux tag" in n for n in p["notes"])')"
 expect_status 0 "repair --ignore-missing" "$PKGTOOL" repair "$W" -w out --ignore-missing
 R=$(repaired_wheel out)
 if [[ -n $R ]]; then

@@ -28,8 +28,9 @@ namespace dp = libpkg::deps;
 
 const char* kShowUsage =
     "usage: pkgtool show WHEEL... [--json] [--lib-path DIR]... "
-    "[--ldpaths DIRS]\n"
-    "                    [--exclude PATTERN]... [--policy-file FILE]\n";
+    "[--ldpaths DIRS] [--root DIR]\n"
+    "                    [--exclude PATTERN]... [--policy-file FILE] "
+    "[--libc glibc|musl|bionic]\n";
 
 const char* kRepairUsage =
     "usage: pkgtool repair WHEEL... -w DIR [--plat TAG|auto|linux]\n"
@@ -38,8 +39,9 @@ const char* kRepairUsage =
     "         [--keep-name GLOB]... [--no-default-keep-names] "
     "[--rpath-tag rpath|runpath]\n"
     "         [-z LEVEL] [-j N] [--strip] [--only-plat] [--ignore-missing]\n"
-    "         [--lib-path DIR]... [--ldpaths DIRS] [--policy-file FILE] "
-    "[--dry-run] [--json]\n";
+    "         [--lib-path DIR]... [--ldpaths DIRS] [--root DIR] "
+    "[--policy-file FILE]\n"
+    "         [--libc glibc|musl|bionic] [--dry-run] [--json]\n";
 
 std::string env(const char* name) {
   const char* v = std::getenv(name);
@@ -52,6 +54,8 @@ struct AnalysisFlags {
   std::vector<std::string> wheels;
   std::vector<std::string> lib_paths;
   std::string ldpaths;
+  std::string root;
+  std::string libc;
   std::string policy_file;
   std::vector<std::string> exclude;
   std::vector<std::string> include;
@@ -64,6 +68,13 @@ struct AnalysisFlags {
     app.add_option("--ldpaths", ldpaths,
                    "':'-separated list replacing ld.so.conf and the default "
                    "directories");
+    app.add_option("--root", root,
+                   "target sysroot: ld.so.conf and the default directories "
+                   "are read under it (a foreign-architecture wheel)");
+    app.add_option("--libc", libc,
+                   "the C library when neither the binaries, the extension "
+                   "suffixes nor the wheel tag say")
+        ->check(CLI::IsMember({"glibc", "musl", "bionic"}));
     app.add_option("--policy-file", policy_file,
                    "policies in auditwheel's JSON format (replaces the "
                    "built-in ones)");
@@ -83,6 +94,8 @@ struct AnalysisFlags {
     if (env("LD_LIBRARY_PATH").empty()) o.search.ld_library_path.clear();
     o.search.extra_paths = lib_paths;
     if (!ldpaths.empty()) o.search.system_dirs = dp::split_path_list(ldpaths);
+    if (!root.empty()) o.search.root = root;
+    if (!libc.empty()) o.libc = dp::parse_libc(libc);
     if (!policy_file.empty()) {
       *owned =
           std::make_shared<dp::PolicySet>(dp::PolicySet::load(policy_file));

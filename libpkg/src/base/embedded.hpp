@@ -12,6 +12,8 @@ extern const unsigned char manylinux_policy_json[];
 extern const std::size_t manylinux_policy_json_size;
 extern const unsigned char musllinux_policy_json[];
 extern const std::size_t musllinux_policy_json_size;
+extern const unsigned char android_policy_json[];
+extern const std::size_t android_policy_json_size;
 extern const unsigned char cuda_tables_json[];
 extern const std::size_t cuda_tables_json_size;
 extern const unsigned char matrix_json[];

@@ -97,7 +97,7 @@ fs::path find_included(const deps::Resolver& resolver, std::string_view soname,
 class Analyzer {
  public:
   Analyzer(const fs::path& wheel_path, const AnalyzeOptions& options)
-      : options_(options), resolver_(options.search) {
+      : options_(options) {
     a_.wheel = wheel_path;
     if (options.policies) {
       a_.policies = options.policies;
@@ -110,6 +110,10 @@ class Analyzer {
     open_wheel();
     find_binaries();
     check_architecture();
+    deps::SearchConfig search = options_.search;
+    // musl's loader rules for musl wheels (bionic's are glibc-like).
+    if (a_.libc == deps::Libc::musl) search.libc = deps::Libc::musl;
+    resolver_.emplace(search);
     resolve();
     collect_facts();
     evaluate();
@@ -163,37 +167,106 @@ class Analyzer {
 
   void check_architecture() {
     std::string first_member;
+    std::string libc_member;  // the first binary that states its libc
+    std::optional<deps::Libc> stated;
     for (auto& b : a_.binaries) {
       elf::ElfFile elf = elf::ElfFile::open(b.file);
       std::string arch = deps::policy_arch(elf);
       if (arch.empty())
-        throw Error(Errc::unsupported, a_.wheel.string(),
-                    fmt::format("{}: unsupported machine {}", b.member,
-                                elf.machine_name()));
+        throw Error(
+            Errc::unsupported, a_.wheel.string(),
+            fmt::format("{}: {}", b.member, deps::unsupported_machine(elf)));
       if (a_.arch.empty()) {
         a_.arch = arch;
         first_member = b.member;
-        a_.libc = deps::libc_of(elf).value_or(deps::Libc::glibc);
       } else if (arch != a_.arch) {
         throw Error(Errc::unsupported, a_.wheel.string(),
                     fmt::format("ELF files for two architectures: {} is {}, "
                                 "{} is {}",
                                 first_member, a_.arch, b.member, arch));
-      } else if (auto libc = deps::libc_of(elf)) {
-        if (*libc != a_.libc)
-          throw Error(
-              Errc::unsupported, a_.wheel.string(),
-              fmt::format(
-                  "{} links musl and {} glibc: one libc "
-                  "family per wheel",
-                  a_.libc == deps::Libc::musl ? first_member : b.member,
-                  a_.libc == deps::Libc::musl ? b.member : first_member));
+      }
+      if (auto libc = deps::libc_of(elf)) {
+        if (!stated) {
+          stated = libc;
+          libc_member = b.member;
+        } else if (*libc != *stated) {
+          throw Error(Errc::unsupported, a_.wheel.string(),
+                      fmt::format("{} is built for {} and {} for {}: one "
+                                  "libc family per wheel",
+                                  libc_member, deps::libc_name(*stated),
+                                  b.member, deps::libc_name(*libc)));
+        }
       }
       for (std::string_view n : elf.needed()) b.needed.emplace_back(n);
       if (auto r = elf.rpath()) b.rpath = std::string(*r);
       if (auto r = elf.runpath()) b.runpath = std::string(*r);
       b.extension = defines_python_module(elf, &b.imports_dlopen);
     }
+    decide_libc(stated, libc_member);
+  }
+
+  // The binaries' own word, else the extension suffixes, else the wheel's
+  // tag, else --libc; otherwise the wheel is undecidable and we say so
+  // (guessing glibc offered manylinux tags to musl wheels).
+  void decide_libc(std::optional<deps::Libc> stated,
+                   const std::string& member) {
+    if (stated) {
+      a_.libc = *stated;
+      a_.libc_source = member + " (interpreter or libc NEEDED)";
+      if (options_.libc && *options_.libc != *stated)
+        throw Error(Errc::usage, a_.wheel.string(),
+                    fmt::format("--libc {}: {} is built for {}",
+                                deps::libc_name(*options_.libc), member,
+                                deps::libc_name(*stated)));
+      return;
+    }
+    std::optional<deps::Libc> found;
+    std::string source;
+    auto consider = [&](deps::Libc libc, std::string why) {
+      if (found && *found != libc)
+        throw Error(
+            Errc::unsupported, a_.wheel.string(),
+            fmt::format("{} says {}, but {} says {}: pass --libc only if you "
+                        "know better than the file names",
+                        source, deps::libc_name(*found), why,
+                        deps::libc_name(libc)));
+      if (!found) source = std::move(why);
+      found = libc;
+    };
+    for (const auto& b : a_.binaries)
+      if (auto libc = deps::libc_from_extension_suffix(b.member))
+        consider(*libc, "extension suffix of " + b.member);
+    if (!found) {
+      for (const auto& tag : a_.name.platform_tags) {
+        std::string_view t = tag;
+        if (t.starts_with("musllinux_"))
+          consider(deps::Libc::musl, "wheel tag " + tag);
+        else if (t.starts_with("manylinux"))
+          consider(deps::Libc::glibc, "wheel tag " + tag);
+        else if (t.starts_with("android_"))
+          consider(deps::Libc::bionic, "wheel tag " + tag);
+      }
+    }
+    if (options_.libc) {
+      if (found && *found != *options_.libc)
+        throw Error(Errc::usage, a_.wheel.string(),
+                    fmt::format("--libc {}: {} says {}",
+                                deps::libc_name(*options_.libc), source,
+                                deps::libc_name(*found)));
+      a_.libc = *options_.libc;
+      a_.libc_source = "--libc";
+      return;
+    }
+    if (!found)
+      throw Error(
+          Errc::usage, a_.wheel.string(),
+          "cannot tell whether the binaries are for glibc, musl or bionic: "
+          "none has an interpreter or a libc NEEDED, no extension suffix "
+          "names the libc (-linux-musl.so, -linux-android.so, or "
+          "-linux-gnu.so from CPython 3.11 on) and the wheel's tag is not "
+          "manylinux/musllinux/android; pass --libc glibc|musl|bionic");
+    a_.libc = *found;
+    a_.libc_source = source;
   }
 
   // Inside the unpacked wheel?
@@ -256,6 +329,14 @@ class Analyzer {
       if (excluded_.count(node.soname) || is_libpython(node.soname)) continue;
       if (package_index(node)) continue;
       if (node.via == deps::FoundVia::not_found || !node.path) {
+        // A library some policy allows is the target system's: it need not
+        // exist here (a foreign-architecture wheel analysed without its
+        // sysroot; its symbol versions are in the binary's version needs).
+        // It still blocks the policies that don't allow it (evaluate).
+        if (is_system(node.soname)) {
+          if (facts_external) (*facts_external)[node.soname] = "";
+          continue;
+        }
         // Provided elsewhere (e.g. by another wheel): not missing either.
         if (matches_any(options_.exclude, node.soname)) {
           excluded_.insert(node.soname);
@@ -288,7 +369,7 @@ class Analyzer {
   void resolve() {
     auto prune_fn = [this](const deps::LibraryNode& n) { return prune(n); };
     for (auto& b : a_.binaries) {
-      b.tree = resolver_.tree(b.file, prune_fn);
+      b.tree = resolver_->tree(b.file, prune_fn);
       absorb_tree(b.tree, b.member, &b.facts.external);
     }
     if (options_.include.empty()) return;
@@ -296,7 +377,7 @@ class Analyzer {
     for (const auto& inc : options_.include) {
       fs::path path = inc.find('/') != std::string::npos
                           ? fs::path(inc)
-                          : find_included(resolver_, inc, like);
+                          : find_included(*resolver_, inc, like);
       elf::ElfFile lib = elf::ElfFile::open(path);
       std::string why;
       if (!deps::compatible(like, lib, &why))
@@ -321,7 +402,7 @@ class Analyzer {
       }
       ext.included = true;
       ext.needed_by.insert("--include");
-      deps::LddTree tree = resolver_.tree(path, prune_fn);
+      deps::LddTree tree = resolver_->tree(path, prune_fn);
       absorb_tree(tree, root.soname, nullptr);
     }
     satisfy_missing_with_included();
@@ -367,6 +448,7 @@ class Analyzer {
     for (const auto& b : a_.binaries) facts.push_back(b.facts);
     deps::EvaluateOptions as_is;
     as_is.libraries_block = true;
+    as_is.libc = a_.libc;
     a_.as_is = deps::evaluate(facts, *a_.policies, as_is);
     // A library every policy allows (libc, libm, ...) is never bundled, so
     // its own requirements don't matter; any other may be grafted for some
@@ -375,11 +457,12 @@ class Analyzer {
       if (!allowed_everywhere(ext.soname)) facts.push_back(ext.facts);
     deps::EvaluateOptions grafted;
     grafted.libraries_block = false;
+    grafted.libc = a_.libc;
     a_.after_repair = deps::evaluate(facts, *a_.policies, grafted);
   }
 
   const AnalyzeOptions& options_;
-  deps::Resolver resolver_;
+  std::optional<deps::Resolver> resolver_;  // once the libc is known
   WheelAnalysis a_;
   fs::path tree_;
   std::map<std::string, std::size_t> by_file_;

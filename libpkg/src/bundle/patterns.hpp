@@ -5,16 +5,15 @@
 #include <string_view>
 
 #include "base/glob.hpp"
+#include "libpkg/deps/policy.hpp"
 
 namespace libpkg::bundle {
 
 using libpkg::glob_match;
 using libpkg::matches_any;
 
-// libpython is provided by the interpreter that loads the extension: never
-// bundled, and its NEEDED entries are dropped (as auditwheel does).
-inline bool is_libpython(std::string_view soname) {
-  return soname.starts_with("libpython");
-}
+// libpython is never bundled, and its NEEDED entries are dropped (as
+// auditwheel does).
+using deps::is_libpython;
 
 }  // namespace libpkg::bundle

@@ -66,8 +66,10 @@ class Planner {
     plan_.wheel = a_.wheel;
     plan_.strip = o_.strip;
     plan_.excluded = a_.excluded;
-    choose_target();
+    // Missing libraries first: that error is more precise than "no policy
+    // admits the wheel", which they would cause.
     check_missing();
+    choose_target();
     choose_grafts();
     plan_binary_edits();
     plan_graft_edits();
@@ -85,7 +87,8 @@ class Planner {
   void choose_target() {
     const std::string& plat = o_.plat;
     const deps::Policy* best = a_.after_repair.best;
-    if (plat == "auto" || plat.empty()) {
+    const bool auto_plat = plat == "auto" || plat.empty();
+    if (auto_plat) {
       target_ = best;
     } else {
       target_ = a_.policies->find(plat);
@@ -108,8 +111,9 @@ class Planner {
     if (target_->priority > 0 && target_->libc != a_.libc)
       throw Error(
           Errc::usage, a_.wheel.string(),
-          fmt::format("--plat {}: the wheel's binaries use {}", target_->name,
-                      a_.libc == deps::Libc::musl ? "musl" : "glibc"));
+          fmt::format("--plat {}: the wheel's binaries use {} (decided from "
+                      "{})",
+                      target_->name, deps::libc_name(a_.libc), a_.libc_source));
     const deps::PolicyVerdict* v = verdict_for(target_);
     if (v && !v->satisfied)
       throw Error(
@@ -120,8 +124,11 @@ class Planner {
                       target_->tag(a_.arch), best ? best->tag(a_.arch) : "none",
                       describe_blockers(*v, 8)));
     plan_.policy = target_->name;
+    if (auto_plat && target_->priority == 0) refuse_unrepairable();
     if (target_->priority == 0 && best && best->priority == 0) {
-      // Nothing better than linux_<arch> is reachable: say why.
+      // Nothing better than linux_<arch> is reachable: say why (one note,
+      // for the least demanding policy; earlier notes are kept).
+      const auto earlier = static_cast<std::ptrdiff_t>(plan_.notes.size());
       for (const auto& verdict : a_.after_repair.verdicts)
         if (!verdict.satisfied && verdict.policy->priority > 0) {
           plan_.notes.push_back(
@@ -129,8 +136,8 @@ class Planner {
                           "demanding blocked policy is {}:{}",
                           verdict.policy->name, describe_blockers(verdict, 5)));
         }
-      if (plan_.notes.size() > 1)
-        plan_.notes.erase(plan_.notes.begin(), plan_.notes.end() - 1);
+      if (plan_.notes.size() > static_cast<std::size_t>(earlier) + 1)
+        plan_.notes.erase(plan_.notes.begin() + earlier, plan_.notes.end() - 1);
     }
     std::vector<std::string> tags = target_->tags(a_.arch);
     if (!o_.only_plat && best && best->priority > target_->priority)
@@ -138,6 +145,32 @@ class Planner {
     std::sort(tags.begin(), tags.end());
     tags.erase(std::unique(tags.begin(), tags.end()), tags.end());
     plan_.platform_tags = tags;
+  }
+
+  // `--plat auto` on a wheel no policy admits even after bundling
+  // (too-recent symbol versions, black-listed symbols, Python ABI): exit 2
+  // naming the blockers of the least demanding policy, as auditwheel does.
+  // `--plat linux` asks for the linux_<arch> wheel explicitly. With
+  // --ignore-missing, missing libraries alone don't make it unrepairable:
+  // the user chose to ship without them.
+  void refuse_unrepairable() const {
+    const deps::PolicyVerdict* least = nullptr;
+    for (const auto& verdict : a_.after_repair.verdicts)
+      if (verdict.policy->priority > 0) least = &verdict;
+    if (!least) return;  // no policy of this family covers the arch
+    if (o_.ignore_missing &&
+        std::all_of(least->blockers.begin(), least->blockers.end(),
+                    [](const deps::Blocker& b) {
+                      return b.kind == deps::BlockerKind::missing_library;
+                    }))
+      return;
+    throw Error(Errc::usage, a_.wheel.string(),
+                fmt::format("no platform policy admits this wheel, even "
+                            "after bundling; the least demanding, {}, is "
+                            "blocked by:{}\n(--plat linux writes a "
+                            "linux_{} wheel anyway)",
+                            least->policy->tag(a_.arch),
+                            describe_blockers(*least, 8), a_.arch));
   }
 
   // Relative rpath_first entries must name directories of the install

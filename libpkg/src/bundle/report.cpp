@@ -55,6 +55,18 @@ std::string best_tag(const deps::Evaluation& e, const std::string& arch) {
   return e.best ? e.best->tag(arch) : "linux_" + arch;
 }
 
+// Why the wheel is not compatible as it is with the most compatible policy
+// it reaches after repair (e.g. a libpython NEEDED, an external library):
+// what `repair` fixes.
+std::vector<const deps::Blocker*> fixed_by_repair(const WheelAnalysis& a) {
+  std::vector<const deps::Blocker*> out;
+  if (!a.after_repair.best || a.after_repair.best == a.as_is.best) return out;
+  for (const auto& v : a.as_is.verdicts)
+    if (v.policy == a.after_repair.best)
+      for (const auto& b : v.blockers) out.push_back(&b);
+  return out;
+}
+
 }  // namespace
 
 std::string show_json(const WheelAnalysis& a, int indent) {
@@ -64,7 +76,8 @@ std::string show_json(const WheelAnalysis& a, int indent) {
   doc["name"] = a.name.distribution;
   doc["version"] = a.name.version;
   doc["arch"] = a.arch;
-  doc["libc"] = a.libc == deps::Libc::musl ? "musl" : "glibc";
+  doc["libc"] = deps::libc_name(a.libc);
+  doc["libc_source"] = a.libc_source;
   doc["tags"] = {{"current", a.name.platform_tags},
                  {"as_is", best_tag(a.as_is, a.arch)},
                  {"after_repair", best_tag(a.after_repair, a.arch)}};
@@ -129,13 +142,20 @@ std::string show_text(const WheelAnalysis& a) {
   std::string out;
   const std::string as_is = best_tag(a.as_is, a.arch);
   const std::string after = best_tag(a.after_repair, a.arch);
-  out += fmt::format("{}: {} ELF file{} for {} ({})\n",
+  out += fmt::format("{}: {} ELF file{} for {} ({}, from {})\n",
                      a.wheel.filename().string(), a.binaries.size(),
                      a.binaries.size() == 1 ? "" : "s", a.arch,
-                     a.libc == deps::Libc::musl ? "musl" : "glibc");
+                     deps::libc_name(a.libc), a.libc_source);
   out += fmt::format("as it is, the wheel is consistent with {}\n", as_is);
-  if (after != as_is)
+  if (after != as_is) {
     out += fmt::format("after repair (bundling), it can be {}\n", after);
+    auto fixed = fixed_by_repair(a);
+    if (!fixed.empty()) out += fmt::format("not {} as it is:\n", after);
+    for (std::size_t i = 0; i < fixed.size() && i < 8; ++i)
+      out += "  " + fixed[i]->message() + "\n";
+    if (fixed.size() > 8)
+      out += fmt::format("  ... and {} more\n", fixed.size() - 8);
+  }
   if (!a.after_repair.max_versions.empty()) {
     out += "highest versioned symbols needed:\n";
     for (const auto& [prefix, r] : a.after_repair.max_versions) {

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "deps/arm_abi.hpp"
 #include "libpkg/deps/resolve.hpp"
 #include "libpkg/elf/format.hpp"
 
@@ -62,7 +63,8 @@ std::string policy_arch(const elf::ElfFile& elf) {
     case elf::EM_S390:
       return elf.is_64() ? "s390x" : "";
     case elf::EM_ARM:
-      return "armv7l";
+      return detail::armv7l_problem(detail::arm_abi(elf)).empty() ? "armv7l"
+                                                                  : "";
     case elf::EM_RISCV:
       return elf.is_64() ? "riscv64" : "";
     case elf::EM_LOONGARCH:
@@ -72,23 +74,14 @@ std::string policy_arch(const elf::ElfFile& elf) {
   }
 }
 
-std::optional<Libc> libc_of(const elf::ElfFile& elf) {
-  if (auto interp = elf.interpreter()) {
-    // /lib/ld-musl-x86_64.so.1 versus /lib64/ld-linux-x86-64.so.2,
-    // /lib/ld-linux-aarch64.so.1, /lib/ld64.so.2 (ppc64le, s390x)...
-    std::string_view base = interp->substr(interp->rfind('/') + 1);
-    if (base.starts_with("ld-musl-")) return Libc::musl;
-    if (base.starts_with("ld-linux") || base.starts_with("ld64.so") ||
-        base.starts_with("ld.so"))
-      return Libc::glibc;
+std::string unsupported_machine(const elf::ElfFile& elf) {
+  if (elf.machine() == elf::EM_ARM) {
+    std::string problem = detail::armv7l_problem(detail::arm_abi(elf));
+    if (!problem.empty()) return problem;
   }
-  for (std::string_view n : elf.needed()) {
-    // glibc's libc is libc.so.6; musl's is libc.so (Alpine links its
-    // packages against libc.musl-<arch>.so.1, a symlink to it).
-    if (n == "libc.so.6") return Libc::glibc;
-    if (n == "libc.so" || n.starts_with("libc.musl-")) return Libc::musl;
-  }
-  return std::nullopt;
+  return fmt::format("machine {} ({}, {}): no platform policy covers it",
+                     elf.machine_name(), class_name(elf.is_64()),
+                     order_name(elf.is_little_endian()));
 }
 
 }  // namespace libpkg::deps

@@ -17,8 +17,10 @@
 //    and the package binary whose closure holds it. Libraries below an
 //    allowed library (BinaryFacts::external_parent) don't count, as
 //    auditwheel stops its walk at whitelisted libraries. A library that
-//    could not be found always blocks (missing_library), under the same
-//    pruning.
+//    could not be found blocks (missing_library) every policy that does
+//    not allow it, under the same pruning; the policies that allow it
+//    leave it to the target system (foreign-architecture wheels are
+//    analysed without their sysroot).
 //  - Blacklist: an undefined, non-weak symbol versioned from library L
 //    blocks when the policy's blacklist[L] lists it; an unversioned one is
 //    checked against the blacklists of the binary's direct DT_NEEDED
@@ -29,6 +31,17 @@
 //    binary, for each policy P that does not allow its soname: a library P
 //    whitelists would not be grafted for P. Grafted facts are ignored when
 //    libraries_block is true (the library itself blocks then).
+//  - Python ABI (auditwheel's ucs_policy and pyfpe_policy): an undefined
+//    PyUnicodeUCS2_* symbol (a narrow-unicode CPython 2 build) or PyFPE_*
+//    (PyFPE_jbuf, PyFPE_dummy: an --with-fpectl build) blocks every
+//    policy, naming the symbol: PEP 513 interpreters provide neither.
+//  - libpython: with libraries_block, a DT_NEEDED libpythonX.Y.so blocks
+//    every policy (the extension would load a second interpreter library
+//    or fail where it is static); repair drops the entry, so it does not
+//    block after repair.
+//  - The libc family is the one the binaries state (BinaryFacts::libc);
+//    when none does, EvaluateOptions::libc (the analysis decides it from
+//    extension suffixes, the wheel tag or --libc), else glibc.
 //  - The "linux" policy is always satisfied; `best` is the most compatible
 //    satisfied policy. Policies without data for the arch are not evaluated
 //    (manylinux_2_5 on aarch64 doesn't exist).
@@ -135,8 +148,10 @@ void add_library_blockers(const BinaryFacts& binary, const Policy& policy,
                           std::vector<Blocker>& out) {
   for (const auto& [soname, path] : binary.external) {
     bool missing = path.empty();
-    if (!missing && (!options.libraries_block || policy.allows_library(soname)))
-      continue;
+    // A library the policy allows is the target system's business, found
+    // or not (a foreign-architecture wheel analysed without its sysroot).
+    if (policy.allows_library(soname)) continue;
+    if (!missing && !options.libraries_block) continue;
     if (below_allowed(binary, soname, policy)) continue;
     out.push_back(
         {missing ? BlockerKind::missing_library : BlockerKind::library,
@@ -146,6 +161,28 @@ void add_library_blockers(const BinaryFacts& binary, const Policy& policy,
          {},
          0});
   }
+}
+
+void add_python_abi_blockers(const BinaryFacts& binary,
+                             std::vector<Blocker>& out) {
+  for (const auto& [symbol, library] : binary.undefined) {
+    const char* why = symbol.starts_with("PyUnicodeUCS2_")
+                          ? "a narrow-unicode (UCS2) Python build"
+                      : symbol.starts_with("PyFPE_")
+                          ? "a Python built --with-fpectl"
+                          : nullptr;
+    if (why)
+      out.push_back({BlockerKind::python_abi, binary.path, symbol, why, {}, 0});
+  }
+}
+
+void add_libpython_blockers(const BinaryFacts& binary,
+                            const EvaluateOptions& options,
+                            std::vector<Blocker>& out) {
+  if (!options.libraries_block) return;
+  for (const auto& needed : binary.needed)
+    if (is_libpython(needed))
+      out.push_back({BlockerKind::libpython, binary.path, needed, "", {}, 0});
 }
 
 void add_blacklist_blockers(const BinaryFacts& binary, const Policy& policy,
@@ -200,7 +237,8 @@ void add_max_versions(const BinaryFacts& binary, const EvaluateOptions& options,
 // The common arch and libc of `binaries`; Errc::unsupported naming two files
 // that disagree.
 void check_consistent(const std::vector<BinaryFacts>& binaries,
-                      Evaluation& evaluation) {
+                      const EvaluateOptions& options, Evaluation& evaluation) {
+  evaluation.libc = options.libc.value_or(Libc::glibc);
   const BinaryFacts* arch_source = nullptr;
   const BinaryFacts* libc_source = nullptr;
   for (const auto& binary : binaries) {
@@ -220,13 +258,10 @@ void check_consistent(const std::vector<BinaryFacts>& binaries,
       libc_source = &binary;
       evaluation.libc = *binary.libc;
     } else if (*binary.libc != evaluation.libc) {
-      auto name = [](Libc libc) {
-        return libc == Libc::musl ? "musl" : "glibc";
-      };
       throw Error(Errc::unsupported, binary.path,
                   fmt::format("built for {}, but {} is built for {}",
-                              name(*binary.libc), libc_source->path,
-                              name(evaluation.libc)));
+                              libc_name(*binary.libc), libc_source->path,
+                              libc_name(evaluation.libc)));
     }
   }
 }
@@ -236,7 +271,7 @@ void check_consistent(const std::vector<BinaryFacts>& binaries,
 Evaluation evaluate(const std::vector<BinaryFacts>& binaries,
                     const PolicySet& policies, const EvaluateOptions& options) {
   Evaluation evaluation;
-  check_consistent(binaries, evaluation);
+  check_consistent(binaries, options, evaluation);
   const Policy* linux = policies.find("linux");
   if (!binaries.empty()) {
     for (const Policy* policy : policies.family(evaluation.libc)) {
@@ -248,6 +283,8 @@ Evaluation evaluate(const std::vector<BinaryFacts>& binaries,
         add_version_blockers(binary, arch->second, options, verdict.blockers);
         add_library_blockers(binary, *policy, options, verdict.blockers);
         add_blacklist_blockers(binary, *policy, verdict.blockers);
+        add_python_abi_blockers(binary, verdict.blockers);
+        add_libpython_blockers(binary, options, verdict.blockers);
       }
       verdict.satisfied = verdict.blockers.empty();
       evaluation.verdicts.push_back(std::move(verdict));

@@ -6,8 +6,18 @@
 
 namespace libpkg::deps {
 
+// Android tags name the NDK ABI, not the machine (PEP 738):
+// android_21_arm64_v8a, android_21_x86_64.
+std::string_view policy_tag_arch(Libc libc, std::string_view arch) {
+  if (libc != Libc::bionic) return arch;
+  if (arch == "aarch64") return "arm64_v8a";
+  if (arch == "armv7l") return "armeabi_v7a";
+  if (arch == "i686") return "x86";
+  return arch;
+}
+
 std::string Policy::tag(std::string_view arch) const {
-  return fmt::format("{}_{}", name, arch);
+  return fmt::format("{}_{}", name, policy_tag_arch(libc, arch));
 }
 
 // Aliases are legacy names (manylinux1, manylinux2010, manylinux2014) that
@@ -19,7 +29,7 @@ std::vector<std::string> Policy::tags(std::string_view arch) const {
   std::vector<std::string> out{tag(arch)};
   if (symbol_versions.contains(std::string(arch))) {
     for (const auto& alias : aliases)
-      out.push_back(fmt::format("{}_{}", alias, arch));
+      out.push_back(fmt::format("{}_{}", alias, policy_tag_arch(libc, arch)));
   }
   return out;
 }
@@ -36,6 +46,7 @@ bool Policy::allows_library(std::string_view soname) const {
            ((soname.starts_with("libc.musl-") && soname.ends_with(".so.1")) ||
             (soname.starts_with("ld-musl-") && soname.ends_with(".so.1")));
   }
+  if (libc == Libc::bionic) return false;  // the NDK libraries are listed
   // The glibc dynamic loader under its per-architecture names
   // (ld-linux-x86-64.so.2, ld-linux-aarch64.so.1, ld-linux.so.2, ...;
   // ld64.so.1/2 on s390x and ppc64).
@@ -53,6 +64,10 @@ const char* blocker_kind_name(BlockerKind kind) {
       return "blacklisted_symbol";
     case BlockerKind::missing_library:
       return "missing_library";
+    case BlockerKind::python_abi:
+      return "python_abi";
+    case BlockerKind::libpython:
+      return "libpython";
   }
   return "unknown";
 }
@@ -77,6 +92,16 @@ std::string Blocker::message() const {
                          file, detail, from);
     case BlockerKind::missing_library:
       return fmt::format("{}: needs {}, which was not found", file, detail);
+    case BlockerKind::python_abi:
+      return fmt::format(
+          "{}: references {} ({}), which no manylinux "
+          "interpreter provides (PEP 513)",
+          file, detail, from);
+    case BlockerKind::libpython:
+      return fmt::format(
+          "{}: needs {}: extensions must not link libpython (the "
+          "interpreter provides it; repair removes this NEEDED)",
+          file, detail);
   }
   return file + ": " + detail;
 }

@@ -223,7 +223,7 @@ std::vector<Policy> parse_policies(std::string_view text,
 // The libc family of a user file, from its policy names: musllinux_* →
 // musl, anything else glibc. One file holds one family.
 Libc infer_libc(std::string_view text, const std::string& file) {
-  bool musl = false, glibc = false;
+  std::set<Libc> seen;
   try {
     json document = json::parse(text.begin(), text.end());
     if (document.is_array()) {
@@ -231,19 +231,21 @@ Libc infer_libc(std::string_view text, const std::string& file) {
         if (!item.is_object() || !item.contains("name") ||
             !item["name"].is_string())
           continue;
-        auto name = item["name"].get<std::string>();
+        std::string_view name = item["name"].get_ref<const std::string&>();
         if (name == kLinux) continue;
-        (std::string_view(name).starts_with("musllinux") ? musl : glibc) = true;
+        seen.insert(name.starts_with("musllinux")  ? Libc::musl
+                    : name.starts_with("android_") ? Libc::bionic
+                                                   : Libc::glibc);
       }
     }
   } catch (const json::parse_error&) {
     return Libc::glibc;  // parse_policies reports it with the position
   }
-  if (musl && glibc)
+  if (seen.size() > 1)
     throw Error(Errc::format, file,
-                "mixes musllinux and other policies; one file holds the "
-                "policies of one libc family");
-  return musl ? Libc::musl : Libc::glibc;
+                "mixes manylinux, musllinux or android policies; one file "
+                "holds the policies of one libc family");
+  return seen.empty() ? Libc::glibc : *seen.begin();
 }
 
 }  // namespace
@@ -256,12 +258,16 @@ const PolicySet& PolicySet::builtin() {
         parse_policies(embedded::text(embedded::manylinux_policy_json,
                                       embedded::manylinux_policy_json_size),
                        "<built-in manylinux-policy.json>", Libc::glibc);
-    for (auto& policy :
-         parse_policies(embedded::text(embedded::musllinux_policy_json,
-                                       embedded::musllinux_policy_json_size),
-                        "<built-in musllinux-policy.json>", Libc::musl)) {
-      if (!is_linux(policy)) out.policies_.push_back(std::move(policy));
-    }
+    auto add = [&](std::string_view text, const char* name, Libc libc) {
+      for (auto& policy : parse_policies(text, name, libc))
+        if (!is_linux(policy)) out.policies_.push_back(std::move(policy));
+    };
+    add(embedded::text(embedded::musllinux_policy_json,
+                       embedded::musllinux_policy_json_size),
+        "<built-in musllinux-policy.json>", Libc::musl);
+    add(embedded::text(embedded::android_policy_json,
+                       embedded::android_policy_json_size),
+        "<built-in android-policy.json>", Libc::bionic);
     sort_by_priority(out.policies_);
     return out;
   }();
@@ -305,9 +311,10 @@ const Policy* PolicySet::find(std::string_view name) const {
         name[base.size()] != '_')
       return false;
     std::string_view arch = name.substr(base.size() + 1);
-    return is_linux(policy)
-               ? arches.contains(arch)
-               : policy.symbol_versions.contains(std::string(arch));
+    if (is_linux(policy)) return arches.contains(arch);
+    for (const auto& entry : policy.symbol_versions)
+      if (policy_tag_arch(policy.libc, entry.first) == arch) return true;
+    return false;
   };
   for (const auto& policy : policies_) {
     if (matches(policy, policy.name)) return &policy;

@@ -307,6 +307,14 @@ class WheelModel:
                          if not allows(policy, s) and not e["include"]]
         else:
             files.update({s: elf_facts(Path(e["path"])) for s, e in ext.items() if e["graft"]})
+        if as_is:
+            # An extension linking libpython is not compatible as it is
+            # (repair drops the NEEDED).
+            blockers += [("libpython", n, m) for m, f in self.elves.items()
+                         for n in f["needed"] if is_libpython(n)]
+        # Narrow-unicode / fpectl builds: never manylinux (PEP 513).
+        blockers += [("python_abi", sym, m) for m, f in files.items() for sym in f["undefined"]
+                     if sym.startswith(("PyFPE_", "PyUnicodeUCS2_"))]
         blockers += [("missing_library", s, w) for s, w in missing.items()]
         blockers += [("symbol_version", v, f) for f, v in version_blockers(policy, self.arch(), files)]
         blockers += [("blacklisted_symbol", s, f) for f, s in blacklist_blockers(policy, files)]

@@ -40,6 +40,10 @@ struct AnalyzeOptions {
   // a path, or a soname resolved through the search configuration. Their
   // closure is analysed like any dependency.
   std::vector<std::string> include;
+  // The C library when the binaries don't say (no interpreter, no libc
+  // NEEDED) and neither do the extension suffixes nor the wheel's tag
+  // (--libc). Contradicting what the binaries say is Errc::usage.
+  std::optional<deps::Libc> libc;
   unsigned threads = 0;  // 0: one per core
   // Parent of the scratch directory; empty = the system temp directory.
   std::filesystem::path scratch_parent;
@@ -76,6 +80,9 @@ struct WheelAnalysis {
   std::string dist_info;  // "pkg-1.0.dist-info"
   std::string arch;       // policy arch of the ELF files
   deps::Libc libc = deps::Libc::glibc;
+  // How libc was decided: "<member> (interpreter/NEEDED)", "extension
+  // suffix of <member>", "wheel tag <tag>", "--libc".
+  std::string libc_source;
   std::vector<PackageBinary> binaries;
   std::vector<ExternalLibrary> externals;  // load order, one per soname
   std::vector<std::string> excluded;       // sonames pruned by `exclude`
@@ -100,8 +107,15 @@ struct WheelAnalysis {
 
 // Throws libpkg::Error: Errc::format for a wheel that does not parse or has
 // hostile member names, Errc::unsupported for ELF files of several
-// architectures (naming two) or an ELF file under .data/purelib, Errc::usage
-// for a wheel without ELF files (a pure-Python wheel needs no repair).
+// architectures (naming two), of a machine or ARM float ABI no policy
+// covers (saying why) or an ELF file under .data/purelib, Errc::usage for a
+// wheel without ELF files (a pure-Python wheel needs no repair) and for a
+// wheel whose libc cannot be decided (naming --libc).
+//
+// The libc family, in order: what the binaries say (deps::libc_of; two
+// families is Errc::unsupported), the extension suffixes
+// (deps::libc_from_extension_suffix), the wheel's platform tags
+// (manylinux_/musllinux_/android_), AnalyzeOptions::libc.
 WheelAnalysis analyze_wheel(const std::filesystem::path& wheel,
                             const AnalyzeOptions& options = {});
 

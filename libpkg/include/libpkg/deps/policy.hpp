@@ -98,6 +98,8 @@ enum class BlockerKind {
   library,             // links a library outside the whitelist
   blacklisted_symbol,  // references a symbol the policy forbids
   missing_library,     // a dependency could not be found
+  python_abi,  // imports PyFPE_* (fpectl) or PyUnicodeUCS2_* (narrow unicode)
+  libpython,   // NEEDs libpythonX.Y.so (the interpreter provides it)
 };
 const char* blocker_kind_name(BlockerKind kind);
 
@@ -139,7 +141,21 @@ struct EvaluateOptions {
   bool libraries_block = true;
   // Examples kept per blocker.
   std::size_t max_symbols = 3;
+  // The libc family when no binary says (BinaryFacts::libc unset for all):
+  // decided from the extension suffix, the wheel's tag or --libc. Unset:
+  // glibc.
+  std::optional<Libc> libc;
 };
+
+// libpython is provided by the interpreter that loads the extension: a
+// NEEDED entry on it makes a wheel incompatible as it is (repair drops it).
+inline bool is_libpython(std::string_view soname) {
+  return soname.starts_with("libpython");
+}
+
+// The architecture as platform tags spell it: the machine name, except for
+// Android tags, which name the NDK ABI (aarch64 → arm64_v8a, PEP 738).
+std::string_view policy_tag_arch(Libc libc, std::string_view arch);
 
 // Evaluates `binaries` (all of one arch and libc family; Errc::unsupported
 // otherwise, naming two files that disagree) against `policies`.

@@ -59,7 +59,15 @@
 
 namespace libpkg::deps {
 
-enum class Libc { glibc, musl };
+// The C library a binary is built for. Bionic is Android's: its binaries
+// need the unversioned "libc.so" like musl's, and are told apart by the
+// loader (/system/bin/linker64), the .note.android.ident section or the
+// LIBC* symbol versions bionic's libc.so defines.
+enum class Libc { glibc, musl, bionic };
+// "glibc", "musl", "bionic".
+const char* libc_name(Libc libc);
+// The inverse of libc_name; nullopt for anything else.
+std::optional<Libc> parse_libc(std::string_view name);
 
 struct SearchConfig {
   Libc libc = Libc::glibc;
@@ -195,10 +203,28 @@ bool compatible(const elf::ElfFile& requester, const elf::ElfFile& candidate,
                 std::string* why = nullptr);
 
 // The policy architecture name of an ELF file: x86_64, i686, aarch64,
-// ppc64le, ppc64, s390x, armv7l, riscv64, loongarch64; "" when unknown.
+// ppc64le, ppc64, s390x, armv7l, riscv64, loongarch64; "" when no policy
+// covers it (unsupported_machine says why). ARM is armv7l only for an
+// EABI5 hard-float file (e_flags EF_ARM_ABI_FLOAT_HARD, EABI version 5)
+// whose .ARM.attributes, when present, say ARMv7 or later: soft-float
+// (armel) and ARMv5/ARMv6 binaries do not run on every armv7l system.
 std::string policy_arch(const elf::ElfFile& elf);
 
-// glibc or musl, from PT_INTERP (ld-musl-*) or the NEEDED libc name.
+// Why policy_arch(elf) is "": "machine SPARC v9: no platform policy covers
+// it", "ARM soft-float (EABI5 without EF_ARM_ABI_FLOAT_HARD): armv7l
+// wheels are hard-float, no policy applies".
+std::string unsupported_machine(const elf::ElfFile& elf);
+
+// The C library, from what the file itself says: PT_INTERP (ld-musl-*,
+// ld-linux*, /system/bin/linker*), the .note.android.ident section, the
+// NEEDED libc name (libc.so.6 glibc; libc.so bionic when versioned LIBC*,
+// else musl). nullopt when it says nothing (no interpreter, no libc).
 std::optional<Libc> libc_of(const elf::ElfFile& elf);
+
+// The libc implied by an extension module's file name: "-linux-musl.so"
+// → musl, "-linux-android.so" → bionic, "-linux-gnu.so" → glibc for
+// CPython 3.11 and later only (older musl builds of CPython used the gnu
+// suffix too, so there it proves nothing). nullopt otherwise.
+std::optional<Libc> libc_from_extension_suffix(std::string_view member);
 
 }  // namespace libpkg::deps

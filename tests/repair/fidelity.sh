@@ -1,0 +1,191 @@
+#!/usr/bin/env bash
+# `pkgtool show` / `repair` give auditwheel's answers (issue 15), each class
+# with fixtures built here (lib/fidelity.py) and asserting the tag, the
+# blockers and the exit status:
+#   libc        no interpreter, no libc NEEDED: decided from the extension
+#               suffix (-linux-musl.so musl; -linux-gnu.so glibc from
+#               CPython 3.11 on), then the wheel tag, then --libc;
+#               undecidable = exit 2 naming --libc; a musl binary never
+#               gets a manylinux tag
+#   ARM         armv7l = EABI5 hard-float ARMv7: armel (soft-float) and
+#               ARMv6 builds: exit 2 saying why
+#   Python ABI  PyFPE_* / PyUnicodeUCS2_*: a blocker naming the symbol
+#   libpython   NEEDED libpython: not compatible as it is, repair drops it
+#   foreign     aarch64/s390x/ppc64le wheels analysed without sysroots get
+#               the tag readelf + the policy JSON give; --ldpaths/--root
+#               find a target library to graft
+#   Android     bionic (versioned libc.so, /system/bin/linker64): android_
+#               tags from data/policy/android-policy.json, never musllinux
+#   unrepairable  --plat auto exits 2 naming the blockers (ceiling,
+#               blacklist, Python ABI); --plat linux still writes the wheel;
+#               a weak reference to a black-listed symbol doesn't count
+#   exit codes  show/repair of a pure or unknown-architecture wheel: 2
+# Missing compilers are failures (scripts/setup.sh installs them).
+source "$(dirname "$0")/lib/common.sh"
+FID=("$LIBPKG_PYTHON" "$REPAIRTEST_DIR/lib/fidelity.py")
+for t in gcc musl-gcc readelf arm-linux-gnueabi-gcc arm-linux-gnueabihf-gcc \
+  aarch64-linux-gnu-gcc s390x-linux-gnu-gcc powerpc64le-linux-gnu-gcc; do
+  command -v "$t" >/dev/null || {
+    echo "FAIL: $t not installed (scripts/setup.sh installs it)" >&2
+    exit 1
+  }
+done
+make_scratch
+cd "$SCRATCH"
+
+if ! "${FID[@]}" build "$SCRATCH/fx" >fx.json 2>fx.err; then
+  fail "building the fixtures: $(cat fx.err)"
+  finish
+fi
+fx() { plan_get fx.json "p['$1']"; }
+# show_json KEY [FLAGS...]: `show --json` of fixture KEY (exit 0) into KEY.json.
+show_json() {
+  local key=$1
+  shift
+  expect_status 0 "show $key $*" "$PKGTOOL" show "$(fx "$key")" --json "$@"
+  cp "$SCRATCH/last.out" "$key.json"
+}
+jget() { plan_get "$1.json" "$2"; }
+# no_policy_of_family KEY PREFIX: no policy named PREFIX* was evaluated.
+no_family() {
+  expect_eq "$1: no $2 policy evaluated" "[]" "$(jget "$1" "[x['name'] for x in p['policies'] if x['name'].startswith('$2')]")"
+}
+
+case_begin "libc: musl binary (NEEDED libc.so)"
+show_json musl_needed
+expect_eq "libc" "musl" "$(jget musl_needed 'p["libc"]')"
+expect_eq "as-is tag" "musllinux_1_1_x86_64" "$(jget musl_needed 'p["tags"]["as_is"]')"
+no_family musl_needed manylinux
+expect_exit "repair --plat manylinux_2_17 of a musl wheel" 2 "musl" \
+  "$PKGTOOL" repair "$(fx musl_needed)" -w out_m --plat manylinux_2_17
+expect_status 0 "repair (auto)" "$PKGTOOL" repair "$(fx musl_needed)" -w out_m
+check "repaired wheel is musllinux, not manylinux" bash -c '[[ $(ls out_m) == *musllinux_1_1_x86_64* && $(ls out_m) != *manylinux* ]]'
+expect_exit "--libc glibc contradicts the binary" 2 "--libc glibc.*musl" \
+  "$PKGTOOL" show "$(fx musl_needed)" --libc glibc
+show_json musl_gnu_name
+expect_eq "a -linux-gnu.so name does not override a musl binary" "musl" "$(jget musl_gnu_name 'p["libc"]')"
+
+case_begin "libc: silent binaries"
+check "fixture has no interpreter and no NEEDED" bash -c \
+  "! readelf -lW $SCRATCH/fx/objs/silent.so | grep -q 'interpreter' && ! readelf -dW $SCRATCH/fx/objs/silent.so | grep -q NEEDED"
+show_json suffix_musl
+expect_eq "-linux-musl.so suffix: libc" "musl" "$(jget suffix_musl 'p["libc"]')"
+expect_eq "-linux-musl.so suffix: tag" "musllinux_1_1_x86_64" "$(jget suffix_musl 'p["tags"]["as_is"]')"
+no_family suffix_musl manylinux
+expect_status 0 "repair --dry-run (musl suffix)" "$PKGTOOL" repair "$(fx suffix_musl)" -w o --dry-run --json
+expect_eq "repair tags (musl suffix)" "['musllinux_1_1_x86_64']" "$(plan_get "$SCRATCH/last.out" 'p["tags"]')"
+show_json suffix_gnu311
+expect_eq "cpython-311 -linux-gnu.so: libc" "glibc" "$(jget suffix_gnu311 'p["libc"]')"
+expect_eq "cpython-311 -linux-gnu.so: tag" "manylinux_2_5_x86_64" "$(jget suffix_gnu311 'p["tags"]["as_is"]')"
+expect_exit "cpython-310 -linux-gnu.so, linux_ tag: undecidable" 2 "cannot tell.*--libc glibc\|musl" \
+  "$PKGTOOL" show "$(fx suffix_gnu310)"
+expect_exit "repair of the undecidable wheel" 2 "--libc" "$PKGTOOL" repair "$(fx suffix_gnu310)" -w o310
+expect_empty_dir "nothing written" o310
+show_json suffix_gnu310 --libc musl
+expect_eq "--libc musl decides" "musl musllinux_1_1_x86_64" "$(jget suffix_gnu310 'p["libc"], p["tags"]["as_is"]' | tr -d "(),'")"
+show_json tag_musl
+expect_eq "musllinux wheel tag decides" "musl musllinux_1_1_x86_64" "$(jget tag_musl 'p["libc"], p["tags"]["as_is"]' | tr -d "(),'")"
+show_json tag_many
+expect_eq "manylinux wheel tag decides" "glibc manylinux_2_5_x86_64" "$(jget tag_many 'p["libc"], p["tags"]["as_is"]' | tr -d "(),'")"
+
+case_begin "ARM float ABI"
+check "readelf: the armhf fixture is hard-float EABI5" grep -q "Version5 EABI, hard-float ABI" <<<"$(readelf -hW "$SCRATCH/fx/objs/armhf.so")"
+check "readelf: the armel fixture is soft-float" grep -q "soft-float ABI" <<<"$(readelf -hW "$SCRATCH/fx/objs/armel.so")"
+check "readelf: the ARMv6 fixture says v6" grep -q "Tag_CPU_arch: v6" <<<"$(readelf -A "$SCRATCH/fx/objs/armv6.so")"
+show_json armhf
+expect_eq "armhf: tag (readelf + policy JSON)" "$("${FID[@]}" expect-tag "$(fx armhf)" armv7l)" "$(jget armhf 'p["tags"]["as_is"]')"
+expect_exit "armel (soft-float): show" 2 "soft-float.*no policy applies" "$PKGTOOL" show "$(fx armel)"
+expect_exit "armel (soft-float): repair" 2 "soft-float" "$PKGTOOL" repair "$(fx armel)" -w oarm
+expect_exit "ARMv6 hard-float: show" 2 "ARMv6.*no policy applies" "$PKGTOOL" show "$(fx armv6)"
+expect_empty_dir "nothing written" oarm
+
+case_begin "Python ABI symbols"
+for k in pyfpe:PyFPE_jbuf ucs2:PyUnicodeUCS2_FromString; do
+  key=${k%%:*} sym=${k#*:}
+  show_json "$key"
+  expect_eq "$key: after repair still linux" "linux_x86_64" "$(jget "$key" 'p["tags"]["after_repair"]')"
+  expect_eq "$key: every manylinux policy blocked by $sym" "True" \
+    "$(jget "$key" "all(any(b['kind'] == 'python_abi' and b['detail'] == '$sym' for b in x['after_repair']['blockers']) for x in p['policies'] if x['name'] != 'linux')")"
+  expect_exit "$key: repair (auto) refuses, naming $sym" 2 "$sym" "$PKGTOOL" repair "$(fx "$key")" -w "o_$key"
+  expect_empty_dir "$key: nothing written" "o_$key"
+  expect_status 0 "$key: repair --plat linux" "$PKGTOOL" repair "$(fx "$key")" -w "o_$key" --plat linux
+  check "$key: linux_x86_64 wheel written" bash -c "ls o_$key | grep -q 'linux_x86_64.whl'"
+done
+
+case_begin "libpython"
+show_json libpython
+lp=$(readelf -dW "$SCRATCH/fx/objs/pylink.so" | sed -n 's/.*(NEEDED).*\[\(libpython[^]]*\)\].*/\1/p')
+check "fixture NEEDs libpython ($lp)" test -n "$lp"
+expect_eq "as is: linux" "linux_x86_64" "$(jget libpython 'p["tags"]["as_is"]')"
+after=$(jget libpython 'p["tags"]["after_repair"]')
+expect_eq "after repair: the tag readelf + policy give without libpython" \
+  "$("${FID[@]}" expect-tag "$(fx suffix_gnu311)" x86_64)" "$after"
+expect_eq "as-is blocker names $lp" "True" \
+  "$(jget libpython "any(b['kind'] == 'libpython' and b['detail'] == '$lp' for x in p['policies'] if x['tag'] == '$after' for b in x['as_is']['blockers'])")"
+expect_status 0 "repair" "$PKGTOOL" repair "$(fx libpython)" -w o_lp
+R=$(repaired_wheel o_lp)
+if [[ -n $R ]]; then
+  unzip -q -o "$R" pl/_m.so -d o_lp/x
+  check "repair dropped the libpython NEEDED" bash -c "! readelf -dW o_lp/x/pl/_m.so | grep -q libpython"
+  check "repaired wheel is $after" bash -c "[[ $R == *$after* ]]"
+else
+  fail "repair wrote no wheel"
+fi
+
+case_begin "foreign architectures without sysroots"
+for arch in aarch64 s390x ppc64le; do
+  show_json "cross_$arch"
+  expect_eq "$arch: arch" "$arch" "$(jget "cross_$arch" 'p["arch"]')"
+  expect_eq "$arch: tag (readelf + policy JSON)" "$("${FID[@]}" expect-tag "$(fx "cross_$arch")" "$arch")" \
+    "$(jget "cross_$arch" 'p["tags"]["as_is"]')"
+  expect_eq "$arch: nothing missing" "[]" "$(jget "cross_$arch" 'p["missing"]')"
+  expect_status 0 "$arch: repair" "$PKGTOOL" repair "$(fx "cross_$arch")" -w "o_$arch"
+done
+show_json cross_foo
+expect_eq "libfoo (target-only) is missing without the sysroot" "['libfoo.so.1']" "$(jget cross_foo '[m["soname"] for m in p["missing"]]')"
+expect_exit "repair without the sysroot: not found" 2 "libfoo\.so\.1" "$PKGTOOL" repair "$(fx cross_foo)" -w o_foo
+SYSROOT=$(fx sysroot)
+expect_status 0 "repair --ldpaths <sysroot>/usr/lib" "$PKGTOOL" repair "$(fx cross_foo)" -w o_foo --ldpaths "$SYSROOT/usr/lib"
+R=$(repaired_wheel o_foo)
+check "libfoo grafted (--ldpaths)" bash -c "unzip -Z1 '$R' | grep -q '^crossfoo.libs/libfoo-'"
+check "tag manylinux aarch64" bash -c "[[ '$R' == *manylinux_2_31_aarch64* ]]"
+expect_status 0 "repair --root <sysroot>" "$PKGTOOL" repair "$(fx cross_foo)" -w o_root --root "$SYSROOT"
+R=$(repaired_wheel o_root)
+check "libfoo grafted (--root)" bash -c "unzip -Z1 '$R' | grep -q '^crossfoo.libs/libfoo-'"
+
+case_begin "Android"
+check "readelf: the stub libc.so versions LIBC" grep -q "Name: LIBC" <<<"$(readelf -V "$SCRATCH/fx/objs/bionic_ext.so")"
+check "readelf: the executable's interpreter" grep -q "/system/bin/linker64" <<<"$(readelf -lW "$SCRATCH/fx/objs/bionic_tool")"
+show_json android
+expect_eq "bionic, not musl" "bionic" "$(jget android 'p["libc"]')"
+expect_eq "tag" "android_21_arm64_v8a" "$(jget android 'p["tags"]["as_is"]')"
+no_family android musllinux
+no_family android manylinux
+show_json android_cam
+expect_eq "libcamera2ndk.so needs API 24" "android_24_arm64_v8a" "$(jget android_cam 'p["tags"]["as_is"]')"
+expect_eq "android_21 blocker names libcamera2ndk.so" "True" \
+  "$(jget android_cam "any(b['detail'] == 'libcamera2ndk.so' for x in p['policies'] if x['name'] == 'android_21' for b in x['as_is']['blockers'])")"
+expect_status 0 "repair --dry-run" "$PKGTOOL" repair "$(fx android_cam)" -w o --dry-run --json
+expect_eq "repair tags" "['android_24_arm64_v8a']" "$(plan_get "$SCRATCH/last.out" 'p["tags"]')"
+
+case_begin "unrepairable wheels"
+W=$(fx getrandom)
+expect_exit "ceiling: repair (auto) exits 2 naming GLIBC_2.25" 2 "GLIBC_2\.25" \
+  "$PKGTOOL" repair "$W" -w o_c --policy-file "$(fx policy_ceiling)"
+expect_empty_dir "nothing written" o_c
+expect_status 0 "ceiling: --plat linux writes the wheel" "$PKGTOOL" repair "$W" -w o_c --policy-file "$(fx policy_ceiling)" --plat linux
+check "linux_x86_64 wheel" bash -c "ls o_c | grep -q linux_x86_64.whl"
+expect_exit "blacklist: repair (auto) exits 2 naming getrandom" 2 "getrandom" \
+  "$PKGTOOL" repair "$W" -w o_b --policy-file "$(fx policy_blacklist)"
+show_json getrandom --policy-file "$(fx policy_blacklist)"
+expect_eq "blacklist: only the strong reference blocks (getentropy is weak)" "['getrandom']" \
+  "$(jget getrandom "[b['detail'] for x in p['policies'] if x['name'] == 'manylinux_2_5' for b in x['after_repair']['blockers']]")"
+check "readelf: getentropy is a weak reference" grep -Eq "WEAK +DEFAULT +UND getentropy" <<<"$(readelf --dyn-syms -W "$SCRATCH/fx/objs/rnd.so")"
+
+case_begin "exit codes: pure and unknown-architecture wheels"
+expect_exit "show of a pure wheel" 2 "^error: .*purefid-1\.0-py3-none-any\.whl: no ELF files" "$PKGTOOL" show "$(fx pure)"
+expect_exit "show of an unknown-architecture wheel" 2 "^error: .*oddarch.*sparcv9.*no platform policy covers it" \
+  "$PKGTOOL" show "$(fx unknown_arch)"
+expect_exit "repair of an unknown-architecture wheel" 2 "sparcv9" "$PKGTOOL" repair "$(fx unknown_arch)" -w o_u
+
+finish

@@ -1,0 +1,3 @@
+/* An Android executable: PT_INTERP /system/bin/linker64. */
+unsigned long strlen(const char *);
+void _start(void) { strlen("x"); for (;;) {} }

@@ -1,0 +1,1 @@
+int foo_value(void) { return 42; }

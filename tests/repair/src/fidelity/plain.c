@@ -1,0 +1,3 @@
+/* An extension module that calls the C library (so it NEEDs libc). */
+#include <string.h>
+unsigned long PyInit__m(const char *s) { return strlen(s); }
