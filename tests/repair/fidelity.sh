@@ -20,6 +20,9 @@
 #               blacklist, Python ABI); --plat linux still writes the wheel;
 #               a weak reference to a black-listed symbol doesn't count
 #   exit codes  show/repair of a pure or unknown-architecture wheel: 2
+#   SBOM        <dist-info>/sboms/pkgtool.cdx.json: CycloneDX required
+#               fields, SHA-256 of each original, dpkg -S owner as purl,
+#               listed in RECORD; deterministic
 # Missing compilers are failures (scripts/setup.sh installs them).
 source "$(dirname "$0")/lib/common.sh"
 FID=("$LIBPKG_PYTHON" "$REPAIRTEST_DIR/lib/fidelity.py")
@@ -187,5 +190,29 @@ expect_exit "show of a pure wheel" 2 "^error: .*purefid-1\.0-py3-none-any\.whl: 
 expect_exit "show of an unknown-architecture wheel" 2 "^error: .*oddarch.*sparcv9.*no platform policy covers it" \
   "$PKGTOOL" show "$(fx unknown_arch)"
 expect_exit "repair of an unknown-architecture wheel" 2 "sparcv9" "$PKGTOOL" repair "$(fx unknown_arch)" -w o_u
+
+case_begin "SBOM of the grafted libraries"
+W=$(fx sbom)
+expect_status 0 "repair (grafts libzstd.so.1 and libbar.so.1)" "$PKGTOOL" repair "$W" -w o_s --lib-path "$(fx sbom_libs)"
+R=$(repaired_wheel o_s)
+if [[ -n $R ]]; then
+  if out=$("${FID[@]}" check-sbom "$R" 2>&1); then pass; else fail "CycloneDX document: $out"; fi
+  readers_ok "$R"
+  doc=$(unzip -p "$R" sbompkg-1.0.dist-info/sboms/pkgtool.cdx.json)
+  owner=$(dpkg -S "$(readlink -f "$(gcc -print-file-name=libzstd.so.1)")" 2>/dev/null | cut -d: -f1 || true)
+  [[ -z $owner ]] && owner=$(dpkg -S "$(readlink -f /lib/x86_64-linux-gnu/libzstd.so.1 | sed 's,^/usr,,')" | cut -d: -f1)
+  check "libzstd's purl names its Debian package ($owner)" grep -q "\"purl\": \"pkg:deb/debian/$owner@[^\"]*?arch=amd64\"" <<<"$doc"
+  check "libbar (ours) has no purl" "$LIBPKG_PYTHON" -c '
+import json, sys
+d = json.loads(sys.stdin.read())
+bar = [c for c in d["components"] if c["name"].startswith("libbar")]
+sys.exit(not (len(bar) == 1 and "purl" not in bar[0]))' <<<"$doc"
+  expect_status 0 "repair again" "$PKGTOOL" repair "$W" -w o_s2 --lib-path "$(fx sbom_libs)"
+  expect_same_file "SBOM and wheel are deterministic" "$R" "$(repaired_wheel o_s2)"
+else
+  fail "repair wrote no wheel"
+fi
+expect_status 0 "repair without grafts" "$PKGTOOL" repair "$(fx suffix_gnu311)" -w o_ns
+check "no SBOM when nothing is grafted" bash -c "! unzip -Z1 \"\$(ls o_ns/*.whl)\" | grep -q sboms/"
 
 finish

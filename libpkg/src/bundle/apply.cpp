@@ -11,6 +11,7 @@
 #include "libpkg/base/error.hpp"
 #include "libpkg/base/thread_pool.hpp"
 #include "libpkg/bundle/repair.hpp"
+#include "libpkg/bundle/sbom.hpp"
 #include "libpkg/elf/editor.hpp"
 #include "libpkg/wheel/metadata.hpp"
 #include "libpkg/wheel/wheel.hpp"
@@ -131,6 +132,16 @@ RepairResult apply_repair(const WheelAnalysis& analysis, const RepairPlan& plan,
     archive::SourcePtr src = edited_source(graft_files[i], find_edit(g.member));
     result.grafted_bytes += src->size();
     edits.add.push_back({g.member, std::move(src), 0755});
+  }
+  if (options.sbom && !plan.grafts.empty()) {
+    // Replaces the SBOM of an earlier repair rather than duplicating it.
+    const std::string member = sbom_member(analysis.dist_info);
+    archive::SourcePtr doc =
+        archive::bytes_source(sbom_json(analysis, plan), member);
+    if (analysis.zip->find(member))
+      edits.replace[member] = std::move(doc);
+    else
+      edits.add.push_back({member, std::move(doc), 0644});
   }
   const std::string wheel_member = analysis.dist_info + "/WHEEL";
   edits.replace[wheel_member] = archive::bytes_source(

@@ -69,7 +69,18 @@ class Fixtures(rc.Builder):
         self.foreign()
         self.android()
         self.unknown_arch()
+        self.sbom()
         return self.wheels
+
+    # 8. SBOM: a Debian-packaged library (libzstd.so.1) and one of ours.
+    def sbom(self) -> None:
+        libs = self.out / "sbomlibs"
+        libs.mkdir(exist_ok=True)
+        run("gcc", "-O1", "-fPIC", "-shared", "-Wl,-soname,libbar.so.1", "-o", libs / "libbar.so.1",
+            SRC / "foo.c")
+        ext = self.so("sbom_ext.so", "gcc", "plain.c", "-lzstd", libs / "libbar.so.1")
+        self.wheel("sbom", "sbompkg", {"sb/_m.cpython-312-x86_64-linux-gnu.so": ext}, "linux_x86_64")
+        self.wheels["sbom_libs"] = str(libs)
 
     # 1. libc when the binaries don't say.
     def libc_classes(self) -> None:
@@ -228,10 +239,13 @@ def check_sbom(wheel: str) -> int:
         grafted = [n for n in names if ".libs/" in n and not n.endswith("/")]
         c.eq("one component per grafted library", len([x for x in comps if x.get("type") == "library"]),
              len(grafted))
-        refs = set()
+        refs = {doc.get("metadata", {}).get("component", {}).get("bom-ref")}
+        c.expect(doc.get("metadata", {}).get("component", {}).get("type") == "library",
+                 "metadata.component describes the wheel")
         for comp in comps:
             c.expect(comp.get("type") in ("library", "application"), f"component type {comp.get('type')}")
-            c.expect(bool(comp.get("name")), f"component without name: {comp}")
+            c.expect(bool(comp.get("name")) and bool(comp.get("bom-ref")),
+                     f"component without name or bom-ref: {comp}")
             refs.add(comp.get("bom-ref"))
             if comp.get("type") != "library":
                 continue

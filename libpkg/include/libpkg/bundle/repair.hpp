@@ -133,6 +133,10 @@ struct ApplyOptions {
   unsigned threads = 0;
   // mtime of new members; unset: the newest member mtime of the input.
   std::optional<i64> timestamp;
+  // Write the CycloneDX SBOM of the grafted libraries
+  // (<dist-info>/sboms/pkgtool.cdx.json, libpkg/bundle/sbom.hpp) when
+  // anything is grafted.
+  bool sbom = true;
   // Bytes written so far / in all, from the writing thread.
   std::function<void(u64 done, u64 total)> progress;
 };

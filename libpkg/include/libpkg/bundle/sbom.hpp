@@ -1,0 +1,45 @@
+// The CycloneDX 1.4 SBOM of what a repair grafted, written into the
+// repaired wheel as `<dist-info>/sboms/pkgtool.cdx.json` (PEP 770's
+// directory; auditwheel 6.x writes `auditwheel.cdx.json` there).
+//
+// One `library` component per grafted library: its name in the wheel, the
+// SHA-256 of the original file, where it was taken from (properties
+// `libpkg:source_path`, `libpkg:soname`) and, when `dpkg -S` names the
+// Debian package owning it, that package's version and a purl
+// `pkg:deb/debian/NAME@VERSION?arch=ARCH`. The wheel itself is the
+// metadata component (`pkg:pypi/NAME@VERSION?file_name=...`), depending on
+// every grafted library. The document is deterministic (no timestamp; the
+// serial number is derived from the wheel name and the grafts' hashes), so
+// repairing twice gives the same bytes.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "libpkg/bundle/repair.hpp"
+
+namespace libpkg::bundle {
+
+// The OS package that owns a file.
+struct OsPackage {
+  std::string name, version, arch;
+  std::string purl() const;  // pkg:deb/debian/NAME@VERSION?arch=ARCH
+};
+
+// Asks dpkg (`dpkg -S`, then `dpkg-query` for the version) which package
+// owns `file` (tried as given, resolved, and without a leading /usr for
+// merged-/usr systems). nullopt when dpkg is absent or no package owns it.
+std::optional<OsPackage> dpkg_owner(const std::filesystem::path& file);
+
+using OwnerLookup =
+    std::function<std::optional<OsPackage>(const std::filesystem::path&)>;
+
+// The member name: "<dist-info>/sboms/pkgtool.cdx.json".
+std::string sbom_member(const std::string& dist_info);
+
+// The document for `plan` (grafts with their source and sha256).
+std::string sbom_json(const WheelAnalysis& analysis, const RepairPlan& plan,
+                      const OwnerLookup& owner = dpkg_owner);
+
+}  // namespace libpkg::bundle
