@@ -51,6 +51,19 @@ py_check "repaired wheel vs plan (name, tags, members, NEEDED/SONAME/RPATH, ldd 
   check-repaired plan.json "$R"
 py_check "eu-elflint --gnu-ld: no new messages" check-elflint plan.json "$R"
 readers_ok "$R"
+# The SBOM of 14 grafts, most owned by Debian packages (one dpkg lookup for
+# all): each purl is checked against dpkg -S.
+if out=$("$LIBPKG_PYTHON" "$REPAIRTEST_DIR/lib/fidelity.py" check-sbom "$R" 2>&1); then
+  pass
+else
+  fail "SBOM: $out"
+fi
+owned=$(for f in $(system_realpaths plan.json); do
+  dpkg -S "$f" >/dev/null 2>&1 || dpkg -S "${f#/usr}" >/dev/null 2>&1 && echo x
+done | wc -l)
+check "dpkg owns some grafts ($owned)" test "$owned" -gt 5
+expect_eq "SBOM: a purl for every graft dpkg owns" "$owned" \
+  "$(unzip -p "$R" chainpkg-1.0.dist-info/sboms/pkgtool.cdx.json | grep -c '"purl": "pkg:deb/')"
 
 case_begin "readelf details"
 unzip -q "$R" -d ux

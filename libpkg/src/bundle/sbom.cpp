@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "libpkg/base/sha256.hpp"
@@ -15,25 +16,53 @@ using nlohmann::json;
 namespace libpkg::bundle {
 namespace {
 
-std::string trim(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-  return s;
+constexpr std::size_t kMaxOutput = 4 << 20;
+
+// `dpkg -S` lines: "libzstd1:amd64: /usr/lib/x86_64-linux-gnu/libzstd.so.1"
+// → path → "libzstd1:amd64". Paths several packages share ("a, b: path")
+// and diversions are skipped; errors for unowned paths are not such lines.
+std::map<std::string, std::string> dpkg_search(
+    const std::vector<std::string>& paths) {
+  std::vector<std::string> argv{"dpkg", "-S"};
+  argv.insert(argv.end(), paths.begin(), paths.end());
+  RunResult r =
+      run_process(argv, {.timeout_seconds = 60, .max_output = kMaxOutput});
+  std::map<std::string, std::string> out;
+  std::istringstream lines(r.output);
+  for (std::string line; std::getline(lines, line);) {
+    auto sep = line.find(": /");
+    if (sep == std::string::npos || line.starts_with("diversion") ||
+        line.starts_with("dpkg"))
+      continue;
+    std::string package = line.substr(0, sep);
+    if (package.find(',') != std::string::npos) continue;
+    out[line.substr(sep + 2)] = package;
+  }
+  return out;
 }
 
-// "libzstd1:amd64: /usr/lib/x86_64-linux-gnu/libzstd.so.1.5.5" → package
-// "libzstd1:amd64" (the first line; diversions are reported differently
-// and skipped).
-std::optional<std::string> dpkg_search(const std::string& path) {
-  RunResult r = run_process({"dpkg", "-S", path}, {.timeout_seconds = 30});
-  if (!r.ok()) return std::nullopt;
-  std::string line = r.output.substr(0, r.output.find('\n'));
-  auto sep = line.find(": ");
-  if (sep == std::string::npos || line.starts_with("diversion")) return {};
-  std::string package = line.substr(0, sep);
-  if (package.find(',') != std::string::npos) return {};  // shared path
-  return package;
+// "libzstd1:amd64" → {name, version, arch}, one dpkg-query for all.
+std::map<std::string, OsPackage> dpkg_versions(
+    const std::set<std::string>& packages) {
+  std::vector<std::string> argv{
+      "dpkg-query", "-W", "-f",
+      "${binary:Package} ${Package} ${Version} ${Architecture}\n"};
+  argv.insert(argv.end(), packages.begin(), packages.end());
+  RunResult r =
+      run_process(argv, {.timeout_seconds = 60, .max_output = kMaxOutput});
+  std::map<std::string, OsPackage> out;
+  std::istringstream lines(r.output);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream fields(line);
+    std::string qualified;
+    OsPackage p;
+    fields >> qualified >> p.name >> p.version >> p.arch;
+    if (p.version.empty()) continue;
+    out[qualified] = p;
+    out.emplace(p.name, p);  // "libfoo" when dpkg -S printed no arch
+  }
+  return out;
 }
-
 // A version 5-style UUID from a SHA-256 of `seed`.
 std::string uuid_from(const std::string& seed) {
   Sha256 h;
@@ -54,29 +83,37 @@ std::string OsPackage::purl() const {
   return out;
 }
 
-std::optional<OsPackage> dpkg_owner(const fs::path& file) {
-  std::vector<std::string> candidates{file.string()};
-  std::error_code ec;
-  fs::path real = fs::canonical(file, ec);
-  if (!ec && real != file) candidates.push_back(real.string());
-  for (std::size_t i = 0, n = candidates.size(); i < n; ++i)
-    if (candidates[i].starts_with("/usr/"))
-      candidates.push_back(candidates[i].substr(4));
-  for (const auto& path : candidates) {
-    auto package = dpkg_search(path);
-    if (!package) continue;
-    RunResult q =
-        run_process({"dpkg-query", "-W", "-f",
-                     "${Package} ${Version} ${Architecture}", *package},
-                    {.timeout_seconds = 30});
-    if (!q.ok()) continue;
-    std::istringstream fields(trim(q.output));
-    OsPackage p;
-    fields >> p.name >> p.version >> p.arch;
-    if (p.name.empty() || p.version.empty()) continue;
-    return p;
+std::map<fs::path, OsPackage> dpkg_owners(const std::vector<fs::path>& files) {
+  std::map<fs::path, std::vector<std::string>> candidates;
+  std::vector<std::string> all;
+  for (const auto& file : files) {
+    auto& c = candidates[file];
+    c.push_back(file.string());
+    std::error_code ec;
+    fs::path real = fs::canonical(file, ec);
+    if (!ec && real != file) c.push_back(real.string());
+    for (std::size_t i = 0, n = c.size(); i < n; ++i)
+      if (c[i].starts_with("/usr/")) c.push_back(c[i].substr(4));
+    all.insert(all.end(), c.begin(), c.end());
   }
-  return std::nullopt;
+  std::map<fs::path, OsPackage> out;
+  if (all.empty()) return out;
+  const auto owners = dpkg_search(all);
+  std::set<std::string> packages;
+  for (const auto& [path, package] : owners) packages.insert(package);
+  if (packages.empty()) return out;
+  const auto versions = dpkg_versions(packages);
+  for (const auto& [file, paths] : candidates) {
+    for (const auto& path : paths) {
+      auto owner = owners.find(path);
+      if (owner == owners.end()) continue;
+      auto version = versions.find(owner->second);
+      if (version == versions.end()) continue;
+      out[file] = version->second;
+      break;
+    }
+  }
+  return out;
 }
 
 std::string sbom_member(const std::string& dist_info) {
@@ -84,10 +121,13 @@ std::string sbom_member(const std::string& dist_info) {
 }
 
 std::string sbom_json(const WheelAnalysis& a, const RepairPlan& plan,
-                      const OwnerLookup& owner) {
+                      const OwnerLookup& owners) {
   const std::string wheel_ref =
       fmt::format("pkg:pypi/{}@{}?file_name={}", a.name.distribution,
                   a.name.version, plan.output_name);
+  std::vector<fs::path> sources;
+  for (const auto& g : plan.grafts) sources.push_back(g.source);
+  const auto owned = owners ? owners(sources) : std::map<fs::path, OsPackage>{};
   std::string seed = plan.output_name;
   json components = json::array();
   json depends = json::array();
@@ -106,12 +146,12 @@ std::string sbom_json(const WheelAnalysis& a, const RepairPlan& plan,
               {{"name", "libpkg:realpath"},
                {"value", ec ? g.source.string() : real.string()}},
               {{"name", "libpkg:soname"}, {"value", g.soname}}})}};
-    if (auto p = owner ? owner(g.source) : std::nullopt) {
-      c["version"] = p->version;
-      c["purl"] = p->purl();
+    if (auto p = owned.find(g.source); p != owned.end()) {
+      c["version"] = p->second.version;
+      c["purl"] = p->second.purl();
       c["publisher"] = "Debian";
       c["properties"].push_back(
-          {{"name", "libpkg:os_package"}, {"value", p->name}});
+          {{"name", "libpkg:os_package"}, {"value", p->second.name}});
     }
     components.push_back(std::move(c));
     depends.push_back(g.member);
