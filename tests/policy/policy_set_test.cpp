@@ -262,6 +262,24 @@ TEST(PolicyBuiltin, MatchesTheDataFiles) {
   EXPECT_EQ(m[0]->name, "musllinux_1_1");
   EXPECT_EQ(m[1]->name, "musllinux_1_2");
   EXPECT_EQ(m[1]->lib_whitelist, musl.family(Libc::musl)[1]->lib_whitelist);
+  // Android: the user file is recognised as bionic, and the built-in
+  // family is the same, API levels in order, tags with the NDK ABI names.
+  auto android = PolicySet::load(LIBPKG_POLICY_DATA_DIR "/android-policy.json");
+  auto a = builtin.family(Libc::bionic);
+  ASSERT_EQ(a.size(), android.family(Libc::bionic).size());
+  ASSERT_FALSE(a.empty());
+  EXPECT_EQ(a[0]->name, "android_21");
+  for (std::size_t i = 0; i < a.size(); ++i)
+    EXPECT_EQ(a[i]->lib_whitelist,
+              android.family(Libc::bionic)[i]->lib_whitelist);
+  EXPECT_TRUE(a[0]->allows_library("libc.so"));
+  EXPECT_FALSE(a[0]->allows_library("libcamera2ndk.so"));
+  EXPECT_FALSE(a[0]->allows_library("ld-linux-aarch64.so.1"));
+  EXPECT_EQ(a[0]->tags("aarch64"),
+            std::vector<std::string>{"android_21_arm64_v8a"});
+  EXPECT_EQ(builtin.find("android_24_arm64_v8a"), a[1]);
+  EXPECT_EQ(builtin.find("android_24_x86_64"), a[1]);
+  EXPECT_EQ(builtin.find("android_24_aarch64"), nullptr);
   // One "linux", last.
   std::size_t linux_count = 0;
   for (const auto& p : builtin.policies()) linux_count += p.name == "linux";
