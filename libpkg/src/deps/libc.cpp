@@ -83,7 +83,8 @@ std::optional<Libc> libc_from_extension_suffix(std::string_view member) {
   unsigned minor = 0;
   auto [end, ec] =
       std::from_chars(digits.data(), digits.data() + digits.size(), minor);
-  if (ec != std::errc() || end == digits.data() || *end != '-')
+  if (ec != std::errc() || end == digits.data() ||
+      end == digits.data() + digits.size() || *end != '-')
     return std::nullopt;
   if (minor >= 11) return Libc::glibc;
   return std::nullopt;
