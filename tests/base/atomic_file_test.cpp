@@ -4,9 +4,12 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <optional>
 #include <string>
+#include <thread>
 
 #include "libpkg/base/error.hpp"
 #include "temp_dir.hpp"
@@ -44,6 +47,74 @@ TEST(AtomicFile, CommitRenamesWithMode) {
   EXPECT_EQ(read_file(target), "hello world");
   EXPECT_EQ(stat_of(target).st_mode & 07777, 0751u);
   EXPECT_EQ(list_dir(dir.path()), std::vector<std::string>{"out.so"});
+}
+
+// An existing FIFO is written into (a reader gets the bytes) and stays a
+// FIFO; without a reader it is refused at once; /dev/null stays the null
+// device; a directory is refused.
+TEST(AtomicFile, NonRegularTargetsAreWrittenIntoNotReplaced) {
+  TempDir dir;
+  auto fifo = dir / "fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_THROW(AtomicFile::create(fifo), Error);  // no reader: no wait
+  std::string got;
+  std::thread reader([&] {
+    int fd = ::open(fifo.c_str(), O_RDONLY);
+    char buf[64];
+    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;)
+      got.append(buf, static_cast<size_t>(n));
+    ::close(fd);
+  });
+  // The reader's open is what lets ours succeed: retry until it is there.
+  std::optional<AtomicFile> f;
+  for (int i = 0; i < 500 && !f; ++i) {
+    try {
+      f.emplace(AtomicFile::create(fifo));
+    } catch (const Error&) {
+      ::usleep(10000);
+    }
+  }
+  ASSERT_TRUE(f.has_value());
+  EXPECT_TRUE(f->writes_through());
+  f->pwrite(6, as_bytes("world"));
+  f->pwrite(0, as_bytes("hello "));
+  f->commit();
+  f.reset();
+  reader.join();
+  EXPECT_EQ(got, "hello world");
+  EXPECT_TRUE(S_ISFIFO(stat_of(fifo).st_mode));
+  EXPECT_EQ(list_dir(dir.path()), std::vector<std::string>{"fifo"});
+
+  AtomicFile null = AtomicFile::create("/dev/null", 0755);
+  null.write(std::string_view("discarded"));
+  null.commit();
+  EXPECT_TRUE(S_ISCHR(stat_of("/dev/null").st_mode));
+  EXPECT_EQ(stat_of("/dev/null").st_mode & 0777, 0666u);
+
+  std::filesystem::create_directory(dir / "d");
+  EXPECT_THROW(AtomicFile::create(dir / "d"), Error);
+}
+
+// Links::keep rewrites a hard-linked file in its inode; the default replaces
+// this name only.
+TEST(AtomicFile, HardLinksKeptOnlyWhenAsked) {
+  TempDir dir;
+  write_file(dir / "a", "old contents");
+  ASSERT_EQ(::link((dir / "a").c_str(), (dir / "b").c_str()), 0);
+  {
+    AtomicFile f = AtomicFile::create(dir / "a", 0644, AtomicFile::Links::keep);
+    f.write(std::string_view("new"));
+    f.commit();
+  }
+  EXPECT_EQ(read_file(dir / "b"), "new");
+  EXPECT_EQ(stat_of(dir / "a").st_ino, stat_of(dir / "b").st_ino);
+  {
+    AtomicFile f = AtomicFile::create(dir / "a");
+    f.write(std::string_view("newer"));
+    f.commit();
+  }
+  EXPECT_EQ(read_file(dir / "a"), "newer");
+  EXPECT_EQ(read_file(dir / "b"), "new");
 }
 
 // The copy has the source's bytes and permission bits plus add_mode, also

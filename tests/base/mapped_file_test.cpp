@@ -2,6 +2,7 @@
 #include "libpkg/base/mapped_file.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <string>
 
@@ -27,6 +28,22 @@ TEST(MappedFile, MapsContents) {
   ByteView s = f.slice(6, 5, "word");
   EXPECT_EQ(s.base(), 6u);
   EXPECT_EQ(s.data()[0], 'w');
+}
+
+// A FIFO is refused without blocking in open(2) (no writer ever appears
+// here: a blocking open would hang the test).
+TEST(MappedFile, RefusesFifoWithoutBlocking) {
+  TempDir dir;
+  ASSERT_EQ(::mkfifo((dir / "fifo").c_str(), 0600), 0);
+  try {
+    MappedFile::open(dir / "fifo");
+    FAIL() << "a FIFO was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.file(), (dir / "fifo").string());
+    EXPECT_NE(e.message().find("not a regular file (a FIFO)"),
+              std::string::npos)
+        << e.message();
+  }
 }
 
 TEST(MappedFile, EmptyFile) {

@@ -13,6 +13,7 @@
 
 #include "libpkg/base/error.hpp"
 #include "libpkg/base/overlay.hpp"
+#include "libpkg/base/regular_file.hpp"
 
 namespace libpkg::archive {
 namespace {
@@ -47,8 +48,9 @@ u64 stat_regular_size(const std::filesystem::path& path) {
 void pread_exact(const std::filesystem::path& path, const std::string& name,
                  u64 recorded_size, u64 offset, std::span<u8> out) {
   if (out.empty()) return;
-  ScopedFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) throw_errno(name, "cannot open");
+  // The file may have been replaced by a FIFO since it was queued: never
+  // block on it.
+  ScopedFd fd(open_regular_file(path, name));
   u8* p = out.data();
   size_t left = out.size();
   u64 at = offset;

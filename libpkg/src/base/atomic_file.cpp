@@ -4,12 +4,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <random>
 #include <utility>
 #include <vector>
 
 #include "libpkg/base/error.hpp"
+#include "libpkg/base/regular_file.hpp"
 
 namespace libpkg {
 
@@ -23,8 +25,7 @@ void create_output_directory(const std::filesystem::path& dir) {
 
 void copy_file_atomically(const std::filesystem::path& from,
                           const std::filesystem::path& to, unsigned add_mode) {
-  int fd = ::open(from.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw_errno(from.string(), "open");
+  int fd = open_regular_file(from);
   try {
     struct stat st;
     if (::fstat(fd, &st) != 0) throw_errno(from.string(), "stat");
@@ -43,10 +44,23 @@ void copy_file_atomically(const std::filesystem::path& from,
 // and nothing is left behind. Elsewhere a named `.NAME.libpkg-XXXXXX` file is
 // used (and removed on any error we can see).
 AtomicFile AtomicFile::create(const std::filesystem::path& target,
-                              unsigned mode) {
+                              unsigned mode, Links links) {
   AtomicFile f;
   f.target_ = target;
   f.mode_ = mode;
+  struct stat st {};
+  if (::stat(target.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode))
+      throw Error(Errc::io, target.string(),
+                  "the output path is a directory, not a file");
+    bool shared_inode =
+        S_ISREG(st.st_mode) && st.st_nlink > 1 && links == Links::keep;
+    if (!S_ISREG(st.st_mode) || shared_inode) {
+      f.open_sink(S_ISREG(st.st_mode));
+      f.open_scratch();
+      return f;
+    }
+  }
   std::filesystem::path dir = target.parent_path();
   if (dir.empty()) dir = ".";
   f.fd_ = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
@@ -63,6 +77,36 @@ AtomicFile AtomicFile::create(const std::filesystem::path& target,
   return f;
 }
 
+// The existing target we write into on commit. O_NONBLOCK makes opening a
+// FIFO without a reader fail (ENXIO) instead of waiting forever.
+void AtomicFile::open_sink(bool regular) {
+  sink_regular_ = regular;
+  sink_fd_ = ::open(target_.c_str(), O_WRONLY | O_CLOEXEC | O_NONBLOCK);
+  if (sink_fd_ < 0 && errno == ENXIO)
+    throw Error(Errc::io, target_.string(),
+                "the output is a FIFO with no reader (refusing to wait)");
+  if (sink_fd_ < 0) throw_errno(target_.string(), "cannot open for writing");
+  int flags = ::fcntl(sink_fd_, F_GETFL);
+  if (flags >= 0) ::fcntl(sink_fd_, F_SETFL, flags & ~O_NONBLOCK);
+}
+
+// The bytes are assembled in an unnamed file in the temporary directory
+// (callers write at offsets, which a FIFO cannot take; and a device's
+// directory, such as /dev, is no place for scratch files).
+void AtomicFile::open_scratch() {
+  std::error_code ec;
+  std::filesystem::path dir = std::filesystem::temp_directory_path(ec);
+  if (ec) dir = "/tmp";
+  fd_ = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  if (fd_ >= 0) return;
+  std::string templ = (dir / ".libpkg-output-XXXXXX").string();
+  std::vector<char> buf(templ.begin(), templ.end());
+  buf.push_back('\0');
+  fd_ = ::mkostemp(buf.data(), O_CLOEXEC);
+  if (fd_ < 0) throw_errno(target_.string(), "cannot create temporary file");
+  ::unlink(buf.data());  // anonymous from now on
+}
+
 std::string AtomicFile::temp_template(const std::filesystem::path& target) {
   std::filesystem::path dir = target.parent_path();
   if (dir.empty()) dir = ".";
@@ -77,6 +121,8 @@ AtomicFile::AtomicFile(AtomicFile&& other) noexcept
     : target_(std::move(other.target_)),
       temp_(std::move(other.temp_)),
       fd_(std::exchange(other.fd_, -1)),
+      sink_fd_(std::exchange(other.sink_fd_, -1)),
+      sink_regular_(other.sink_regular_),
       mode_(other.mode_),
       committed_(std::exchange(other.committed_, true)) {}
 
@@ -85,6 +131,8 @@ AtomicFile::~AtomicFile() { discard(); }
 void AtomicFile::discard() noexcept {
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
+  if (sink_fd_ >= 0) ::close(sink_fd_);
+  sink_fd_ = -1;
   if (!committed_ && !temp_.empty()) ::unlink(temp_.c_str());
   committed_ = true;
 }
@@ -197,7 +245,43 @@ void AtomicFile::truncate(u64 size) {
     throw_errno(target_.string(), "cannot resize");
 }
 
+// Streams the finished scratch file into the existing target from its
+// start (a device or FIFO takes it as a stream; a hard-linked regular file is
+// overwritten and cut to the new size). Its mode and owner stay as they are.
+void AtomicFile::commit_through(bool durable) {
+  struct stat st {};
+  if (::fstat(fd_, &st) != 0) throw_errno(target_.string(), "cannot stat");
+  u64 size = static_cast<u64>(st.st_size);
+  std::vector<u8> buf(static_cast<size_t>(std::min<u64>(size, 1 << 20)));
+  for (u64 pos = 0; pos < size;) {
+    size_t chunk = static_cast<size_t>(std::min<u64>(size - pos, buf.size()));
+    ssize_t n = ::pread(fd_, buf.data(), chunk, static_cast<off_t>(pos));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw_errno(target_.string(), "cannot read temporary file");
+    for (ssize_t done = 0; done < n;) {
+      ssize_t w =
+          ::write(sink_fd_, buf.data() + done, static_cast<size_t>(n - done));
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) throw_errno(target_.string(), "cannot write");
+      done += w;
+    }
+    pos += static_cast<u64>(n);
+  }
+  if (sink_regular_ && ::ftruncate(sink_fd_, static_cast<off_t>(size)) != 0)
+    throw_errno(target_.string(), "cannot resize");
+  if (durable && sink_regular_ && ::fsync(sink_fd_) != 0)
+    throw_errno(target_.string(), "cannot sync");
+  int sink = std::exchange(sink_fd_, -1);
+  if (::close(sink) != 0) throw_errno(target_.string(), "cannot close");
+  ::close(std::exchange(fd_, -1));
+  committed_ = true;
+}
+
 void AtomicFile::commit(bool durable) {
+  if (sink_fd_ >= 0) {
+    commit_through(durable);
+    return;
+  }
   if (::fchmod(fd_, mode_) != 0) throw_errno(target_.string(), "cannot chmod");
   if (durable && ::fsync(fd_) != 0)
     throw_errno(target_.string(), "cannot sync");

@@ -7,21 +7,19 @@
 
 #include <utility>
 
+#include "libpkg/base/regular_file.hpp"
+
 namespace libpkg {
 
 MappedFile MappedFile::open(const std::filesystem::path& path) {
   MappedFile f;
   f.name_ = path.string();
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw_errno(f.name_, "cannot open");
+  // Never blocks: a FIFO or device is refused before any read.
+  int fd = open_regular_file(path, f.name_);
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
     ::close(fd);
     throw_errno(f.name_, "cannot stat");
-  }
-  if (!S_ISREG(st.st_mode)) {
-    ::close(fd);
-    throw Error(Errc::io, f.name_, "not a regular file");
   }
   f.mode_ = st.st_mode & 07777;
   f.size_ = static_cast<u64>(st.st_size);

@@ -161,13 +161,19 @@ WriteResult write_overlay(const MappedFile& input, const Overlay& overlay,
 
   if (in_place && identity) return result;
 
+  // A file the caller may not write is never replaced, even when its
+  // directory would allow a rename over it (write protection, as patchelf
+  // and cp honour it).
+  if (::faccessat(AT_FDCWD, target.c_str(), W_OK, AT_EACCESS) != 0 &&
+      (errno == EACCES || errno == EPERM || errno == EROFS))
+    throw_errno(target.string(), "cannot write");
+
   int fd = -1;
   if (in_place && mode == WriteMode::patch_in_place && !overlay.grows()) {
     fd = ::open(target.c_str(), O_WRONLY | O_CLOEXEC);
-    // A running executable can't be opened for writing (ETXTBSY), and a
-    // read-only file may still be replaceable in a writable directory: both
-    // fall back to temp file + rename, which replaces the inode instead.
-    if (fd < 0 && errno != ETXTBSY && errno != EACCES && errno != EPERM)
+    // A running executable can't be opened for writing (ETXTBSY): fall back
+    // to temp file + rename, which replaces the inode instead.
+    if (fd < 0 && errno != ETXTBSY)
       throw_errno(target.string(), "cannot open for writing");
   }
   if (fd >= 0) {
@@ -189,7 +195,15 @@ WriteResult write_overlay(const MappedFile& input, const Overlay& overlay,
   int src = ::open(input.name().c_str(), O_RDONLY | O_CLOEXEC);
   if (src < 0) throw_errno(input.name(), "cannot open");
   try {
-    AtomicFile out = AtomicFile::create(target, input.mode());
+    // Patched in place (patchelf's mode), a hard-linked file that must grow
+    // is rewritten in its own inode so every link sees the edit, as patchelf
+    // does. WriteMode::atomic keeps replacing this name only: callers that
+    // stage trees with hard links (conda relocation, bundling) rely on the
+    // other links keeping the original bytes.
+    bool keep_links = in_place && mode == WriteMode::patch_in_place;
+    AtomicFile out = AtomicFile::create(
+        target, input.mode(),
+        keep_links ? AtomicFile::Links::keep : AtomicFile::Links::replace);
     out.copy_from(src, 0, std::min(input.size(), overlay.size()), 0);
     for (const Patch& p : overlay.patches()) {
       out.pwrite(p.offset, p.bytes);

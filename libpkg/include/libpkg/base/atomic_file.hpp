@@ -7,6 +7,12 @@
 // temporary is an unnamed O_TMPFILE inode where the filesystem allows, so a
 // process killed mid-write leaves nothing behind; elsewhere a named
 // `.NAME.libpkg-XXXXXX` file.
+//
+// Only a regular file (or nothing) at the target is ever replaced. An
+// existing FIFO, character or block device or socket is written into on
+// commit instead, as patchelf and cp do, so `--output /dev/null` stays a sink
+// and never turns the device node into a regular file; a FIFO without a
+// reader is refused rather than waited on. A directory is refused.
 #pragma once
 
 #include <filesystem>
@@ -31,9 +37,21 @@ void copy_file_atomically(const std::filesystem::path& from,
 
 class AtomicFile {
  public:
-  // Creates the temporary next to `target`. `mode` is applied on commit.
+  // What happens to an existing regular file with several hard links.
+  enum class Links {
+    // Rename over it: this name gets a new inode, the others keep the old
+    // bytes (the default for fresh outputs).
+    replace,
+    // Write the finished bytes into the existing inode on commit, so every
+    // name sees the result (in-place edits, as patchelf does). Not atomic.
+    keep,
+  };
+
+  // Creates the temporary next to `target` (or, when the result is written
+  // into an existing non-regular file, in the temporary directory). `mode` is
+  // applied on commit to a file we create or replace, never to a device.
   static AtomicFile create(const std::filesystem::path& target,
-                           unsigned mode = 0644);
+                           unsigned mode = 0644, Links links = Links::replace);
 
   AtomicFile(AtomicFile&& other) noexcept;
   AtomicFile& operator=(AtomicFile&&) = delete;
@@ -41,6 +59,8 @@ class AtomicFile {
   ~AtomicFile();
 
   int fd() const { return fd_; }
+  // True when commit writes into the existing target instead of renaming.
+  bool writes_through() const { return sink_fd_ >= 0; }
   const std::filesystem::path& target() const { return target_; }
   // The temporary's name; empty while it is an unnamed O_TMPFILE inode.
   const std::filesystem::path& temp_path() const { return temp_; }
@@ -66,10 +86,15 @@ class AtomicFile {
   AtomicFile() = default;
   static std::string temp_template(const std::filesystem::path& target);
   void discard() noexcept;
+  void open_sink(bool regular);
+  void open_scratch();
+  void commit_through(bool durable);
 
   std::filesystem::path target_;
   std::filesystem::path temp_;
   int fd_ = -1;
+  int sink_fd_ = -1;  // the existing target, when written through
+  bool sink_regular_ = false;
   unsigned mode_ = 0644;
   bool committed_ = false;
 };

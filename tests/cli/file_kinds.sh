@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# Inputs and outputs that are not regular files, and write protection
+# (issue 21):
+#  - a FIFO named like the input is refused at once (exit 2, "error: FILE:
+#    not a regular file (a FIFO)") by inspect, patchelf, wheel verify and
+#    conda verify; every call runs under `timeout` so a reader that blocks in
+#    open(2) fails the test instead of hanging it;
+#  - an output path that is an existing character device or FIFO is written
+#    into, never replaced by a regular file: /dev/null stays a character
+#    device after `patchelf --output /dev/null`, `wheel update -o /dev/null`
+#    and `conda pack -o` (a symlink to /dev/null at the output's name); a FIFO
+#    with a reader receives the bytes; a FIFO without one is refused;
+#  - a file the caller cannot write is not replaced by patchelf (as a
+#    non-root user in a world-writable directory: "Permission denied",
+#    exit 2, file untouched, owner kept), and a growing edit of a hard-linked
+#    file keeps the link (both names see the edit, one inode).
+set -euo pipefail
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp"
+
+fails=0
+checks=0
+ok() { checks=$((checks + 1)); }
+bad() {
+  echo "FAIL: $*" >&2
+  fails=$((fails + 1))
+}
+expect_eq() { if [[ $2 == "$3" ]]; then ok; else bad "$1: expected [$2], got [$3]"; fi; }
+
+# refused WHAT FILE CMD...: CMD must exit 2 within 10 s with "error: FILE: ..."
+# mentioning "not a regular file".
+refused() {
+  local what=$1 file=$2 rc=0
+  shift 2
+  timeout 10 "$@" >out 2>err </dev/null || rc=$?
+  if ((rc == 124)); then
+    bad "$what: hung (killed after 10 s)"
+    return
+  fi
+  expect_eq "$what: exit status" 2 "$rc"
+  if grep -q "^error: $file: .*not a regular file" err; then ok; else
+    bad "$what: stderr [$(head -c 300 err)]"
+  fi
+}
+
+P=$PKGTOOL
+printf 'int main(void) { return 0; }\n' >prog.c
+gcc -o prog prog.c
+
+# A tiny wheel and a conda package to have real inputs next to the FIFOs.
+mkdir -p tree/demo tree/demo-1.0.dist-info
+printf 'x = 1\n' >tree/demo/__init__.py
+printf 'Metadata-Version: 2.1\nName: demo\nVersion: 1.0\n' >tree/demo-1.0.dist-info/METADATA
+printf 'Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n' \
+  >tree/demo-1.0.dist-info/WHEEL
+mkdir whl
+"$P" wheel pack tree -d whl >/dev/null
+W=whl/demo-1.0-py3-none-any.whl
+[[ -f $W ]] || { echo "wheel pack did not produce $W" >&2; exit 1; }
+
+echo "--- FIFO inputs"
+mkfifo in.fifo demo-1.0-py3-none-any.whl pkg-1.0-0.conda
+refused "inspect FIFO" in.fifo "$P" inspect in.fifo
+refused "patchelf --print-needed FIFO" in.fifo "$P" patchelf --print-needed in.fifo
+refused "patchelf --set-rpath FIFO" in.fifo "$P" patchelf --set-rpath /x in.fifo
+refused "ldd FIFO" in.fifo "$P" ldd in.fifo
+refused "wheel verify FIFO" demo-1.0-py3-none-any.whl "$P" wheel verify demo-1.0-py3-none-any.whl
+refused "conda verify FIFO" pkg-1.0-0.conda "$P" conda verify pkg-1.0-0.conda
+[[ -p in.fifo ]] && ok || bad "the input FIFO was replaced"
+
+echo "--- outputs that are devices or FIFOs"
+dev_null_intact() {
+  if [[ -c /dev/null ]] && [[ $(stat -c '%t:%T' /dev/null) == "1:3" ]]; then ok; else
+    bad "$1: /dev/null is no longer the null character device: $(ls -l /dev/null)"
+  fi
+}
+timeout 10 "$P" patchelf --set-rpath /x --output /dev/null prog && ok || bad "patchelf --output /dev/null failed"
+dev_null_intact "patchelf --output /dev/null"
+timeout 10 "$P" wheel update "$W" -o /dev/null --set demo/__init__.py=prog.c >/dev/null &&
+  ok || bad "wheel update -o /dev/null failed"
+dev_null_intact "wheel update -o /dev/null"
+mkdir -p prefix/lib condaout
+cp prog prefix/lib/
+ln -s /dev/null condaout/pkg-1.0-0.conda
+timeout 30 "$P" conda pack prefix --name pkg --version 1.0 -o condaout >/dev/null &&
+  ok || bad "conda pack into a symlink to /dev/null failed"
+dev_null_intact "conda pack -o (symlink to /dev/null)"
+[[ -L condaout/pkg-1.0-0.conda ]] && ok || bad "conda pack replaced the symlink to /dev/null"
+
+mkfifo out.fifo
+# A FIFO with a reader gets the edited file as a stream.
+timeout 10 cat out.fifo >streamed &
+reader=$!
+sleep 0.2
+timeout 10 "$P" patchelf --set-rpath /streamed --output out.fifo prog && ok || bad "patchelf --output FIFO failed"
+wait "$reader" || true
+expect_eq "FIFO output: RUNPATH of the streamed bytes" "/streamed" "$("$P" patchelf --print-rpath streamed)"
+[[ -p out.fifo ]] && ok || bad "the output FIFO was replaced by $(stat -c %F out.fifo)"
+timeout 10 cat out.fifo >wheel.streamed &
+reader=$!
+sleep 0.2
+timeout 10 "$P" wheel update "$W" -o out.fifo --set demo/__init__.py=prog.c >/dev/null && ok ||
+  bad "wheel update -o FIFO failed"
+wait "$reader" || true
+"${LIBPKG_PYTHON:-python3}" -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).testzip()' wheel.streamed &&
+  ok || bad "the wheel streamed through the FIFO is not a valid zip"
+# Without a reader: refused at once, not waited on.
+rc=0
+timeout 10 "$P" patchelf --set-rpath /x --output out.fifo prog 2>err || rc=$?
+expect_eq "FIFO without reader: exit status" 2 "$rc"
+grep -q "^error: out.fifo: .*FIFO with no reader" err && ok || bad "FIFO without reader: stderr [$(cat err)]"
+[[ -p out.fifo ]] && ok || bad "the reader-less FIFO was replaced"
+# A directory at the output path is refused, not renamed over.
+mkdir outdir
+rc=0
+"$P" patchelf --set-rpath /x --output outdir prog 2>err || rc=$?
+expect_eq "directory output: exit status" 2 "$rc"
+[[ -d outdir ]] && ok || bad "the output directory was replaced"
+
+echo "--- write protection and hard links"
+# Root ignores permission bits: run as nobody in a world-writable directory
+# (the directory would allow a rename over the file; patchelf must not).
+mkdir shared
+chmod 1777 shared
+cp prog shared/ro
+chmod 0444 shared/ro
+sum=$(sha256sum shared/ro | cut -d' ' -f1)
+long=/opt/$(printf 'long-entry-%.0s' {1..40})
+as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+for rpath in /x "$long"; do
+  rc=0
+  as_nobody "$P" patchelf --set-rpath "$rpath" shared/ro 2>err || rc=$?
+  expect_eq "read-only file (rpath ${#rpath} bytes): exit status" 2 "$rc"
+  grep -q "^error: .*shared/ro: .*Permission denied" err && ok ||
+    bad "read-only file: stderr must say Permission denied: [$(cat err)]"
+  expect_eq "read-only file untouched" "$sum" "$(sha256sum shared/ro | cut -d' ' -f1)"
+  expect_eq "read-only file owner" "0" "$(stat -c %u shared/ro)"
+done
+# --output over a read-only file the caller does not own: refused too.
+cp prog shared/mine
+chmod 0666 shared/mine
+rc=0
+as_nobody "$P" patchelf --set-rpath /x --output shared/ro shared/mine 2>err || rc=$?
+expect_eq "--output over a read-only file: exit status" 2 "$rc"
+expect_eq "--output over a read-only file untouched" "$sum" "$(sha256sum shared/ro | cut -d' ' -f1)"
+
+cp prog linked
+ln linked linked2
+"$P" patchelf --set-rpath "$long" linked
+expect_eq "hard link: same inode after a growing edit" "$(stat -c %i linked)" "$(stat -c %i linked2)"
+expect_eq "hard link: the other name sees the edit" "$long" "$("$P" patchelf --print-rpath linked2)"
+./linked && ok || bad "the edited hard-linked program does not run"
+
+if ((fails > 0)); then
+  echo "$fails check(s) FAILED, $checks passed"
+  exit 1
+fi
+echo "PASS: $checks checks"
