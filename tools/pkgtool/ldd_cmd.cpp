@@ -40,8 +40,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
-#include <set>
 #include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "commands.hpp"
@@ -130,7 +132,11 @@ nlohmann::ordered_json to_json(const deps::LddTree& tree, deps::Libc libc) {
 
 class TextPrinter {
  public:
-  explicit TextPrinter(const deps::LddTree& tree) : tree_(tree) {}
+  // Indexed once: LddTree::find scans the list, which made printing a file
+  // with N NEEDED entries O(N^2).
+  explicit TextPrinter(const deps::LddTree& tree) : tree_(tree) {
+    for (const auto& lib : tree.libraries) by_name_.emplace(lib.soname, &lib);
+  }
 
   void print() {
     if (tree_.interpreter)
@@ -146,8 +152,9 @@ class TextPrinter {
                 const std::string& parent, int depth) {
     std::string indent(static_cast<size_t>(depth) * 4, ' ');
     for (const auto& name : needed) {
-      const deps::LibraryNode* lib = tree_.find(name);
-      if (!lib) continue;  // below a pruned library
+      auto it = by_name_.find(name);
+      if (it == by_name_.end()) continue;  // below a pruned library
+      const deps::LibraryNode* lib = it->second;
       bool first = lib->needed_by == parent && printed_.insert(name).second;
       if (!lib->path) {
         fmt::print("{}{} => not found{}\n", indent, name,
@@ -169,7 +176,8 @@ class TextPrinter {
   }
 
   const deps::LddTree& tree_;
-  std::set<std::string> printed_;
+  std::unordered_map<std::string_view, const deps::LibraryNode*> by_name_;
+  std::unordered_set<std::string> printed_;
 };
 
 std::vector<std::string> environment_library_path() {
@@ -255,8 +263,13 @@ int run_ldd(const std::vector<std::string>& args) {
       TextPrinter(tree).print();
     auto missing = tree.missing();
     if (!missing.empty()) {
+      // At most 20 names: a crafted file can need a million libraries.
+      constexpr size_t kShown = 20;
       std::string names;
-      for (const auto& m : missing) names += (names.empty() ? "" : ", ") + m;
+      for (size_t i = 0; i < missing.size() && i < kShown; ++i)
+        names += (i ? ", " : "") + missing[i];
+      if (missing.size() > kShown)
+        names += fmt::format(" and {} more", missing.size() - kShown);
       fmt::print(stderr, "pkgtool ldd: {}: {} librar{} not found: {}\n", f,
                  missing.size(), missing.size() == 1 ? "y" : "ies", names);
       status = 1;

@@ -140,24 +140,19 @@ class ModelBuilder {
     }
   }
 
+  // One pass over the entries (erasing one at a time is quadratic in the
+  // number of entries).
   void remove_needed(const std::vector<std::string>& names) {
-    for (const auto& n : names) {
-      // Without its library, a version-needs record makes ld.so abort
-      // (_dl_check_map_versions: "needed != NULL"); drop it too. patchelf
-      // leaves it in place.
-      for (auto& [record, vn] : verneeds_)
-        if (vn.current == n) vn.removed = true;
-      auto& v = model.entries;
-      for (auto it = v.begin(); it != v.end();) {
-        if (it->tag == DT_NEEDED && *it->text == n) {
-          release(*it);
-          it = v.erase(it);
-          model.dynamic_changed = true;
-        } else {
-          ++it;
-        }
-      }
-    }
+    if (names.empty()) return;
+    std::set<std::string, std::less<>> gone(names.begin(), names.end());
+    // Without its library, a version-needs record makes ld.so abort
+    // (_dl_check_map_versions: "needed != NULL"); drop it too. patchelf
+    // leaves it in place.
+    for (auto& [record, vn] : verneeds_)
+      if (gone.contains(vn.current)) vn.removed = true;
+    erase_entries([&](const ModelEntry& e) {
+      return e.tag == DT_NEEDED && gone.contains(*e.text);
+    });
   }
 
   // patchelf semantics: the replacements form one map applied once, so a
@@ -184,16 +179,19 @@ class ModelBuilder {
     // New NEEDED entries go first, as with patchelf, but in the order given
     // (patchelf sorts them by name); a library already needed is not added
     // twice.
-    size_t pos = 0;
-    for (const auto& n : names) {
-      bool present = std::any_of(
-          model.entries.begin(), model.entries.end(),
-          [&](auto& e) { return e.tag == DT_NEEDED && *e.text == n; });
-      if (present) continue;
-      model.entries.insert(model.entries.begin() + static_cast<long>(pos++),
-                           {DT_NEEDED, 0, n, std::nullopt, true});
-      model.dynamic_changed = true;
-    }
+    std::set<std::string_view> present;
+    for (const auto& e : model.entries)
+      if (e.tag == DT_NEEDED) present.insert(*e.text);
+    std::vector<ModelEntry> added;
+    for (const auto& n : names)
+      if (present.insert(n).second)
+        added.push_back({DT_NEEDED, 0, n, std::nullopt, true});
+    if (added.empty()) return;
+    // One insertion of all new entries (not one shift per name).
+    model.entries.insert(model.entries.begin(),
+                         std::make_move_iterator(added.begin()),
+                         std::make_move_iterator(added.end()));
+    model.dynamic_changed = true;
   }
 
   void add_verneed(u64 record, u64 file_offset, std::string file) {
@@ -232,16 +230,16 @@ class ModelBuilder {
     model.dynamic_changed = true;
   }
   void erase_tag(i64 tag) {
-    auto& v = model.entries;
-    for (auto it = v.begin(); it != v.end();) {
-      if (it->tag == tag) {
-        release(*it);
-        it = v.erase(it);
-        model.dynamic_changed = true;
-      } else {
-        ++it;
-      }
-    }
+    erase_entries([&](const ModelEntry& e) { return e.tag == tag; });
+  }
+  template <typename Pred>
+  void erase_entries(Pred pred) {
+    auto n = std::erase_if(model.entries, [&](const ModelEntry& e) {
+      if (!pred(e)) return false;
+      release(e);
+      return true;
+    });
+    if (n > 0) model.dynamic_changed = true;
   }
   void insert_after_needed(ModelEntry e) {
     auto& v = model.entries;
@@ -339,11 +337,13 @@ EditModel build_edit_model(const Reader<E>& r, const EditOptions& o) {
                 "no dynamic section (the file is statically linked)");
   if (!table.empty()) {
     u64 used = r.dynamic_used(table);
+    std::optional<typename Reader<E>::StringTable> strings;
     for (u64 i = 0; i < used; ++i) {
       ModelEntry e{table[i].d_tag, static_cast<u64>(table[i].d_val),
                    std::nullopt, std::nullopt, false};
       if (is_string_tag(e.tag)) {
-        e.text = std::string(r.dynstr(e.value));
+        if (!strings) strings.emplace(r.string_table());
+        e.text = std::string((*strings)(e.value));
         e.old_offset = e.value;
       }
       b.model.entries.push_back(std::move(e));

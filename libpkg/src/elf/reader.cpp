@@ -224,17 +224,29 @@ std::optional<FileRange> Reader<E>::dynstr_range() const {
 }
 
 template <typename E>
-std::string_view Reader<E>::dynstr(u64 offset) const {
-  auto r = dynstr_range();
-  if (!r) throw Error(Errc::format, name(), "no dynamic string table");
-  if (offset >= r->size) {
-    throw_format(name(), r->offset,
+Reader<E>::StringTable::StringTable(const Reader& r,
+                                    std::optional<FileRange> range)
+    : r_(&r), range_(range) {
+  if (range_)
+    view_ =
+        r.bytes().slice(range_->offset, range_->size, "dynamic string table");
+}
+
+template <typename E>
+std::string_view Reader<E>::StringTable::operator()(u64 offset) const {
+  if (!range_) throw Error(Errc::format, r_->name(), "no dynamic string table");
+  if (offset >= range_->size) {
+    throw_format(r_->name(), range_->offset,
                  fmt::format("string offset 0x{:x} is outside the dynamic "
                              "string table (0x{:x} bytes)",
-                             offset, r->size));
+                             offset, range_->size));
   }
-  return bytes_.slice(r->offset, r->size, "dynamic string table")
-      .cstring(offset, "dynamic string");
+  return view_.cstring(offset, "dynamic string");
+}
+
+template <typename E>
+std::string_view Reader<E>::dynstr(u64 offset) const {
+  return string_table()(offset);
 }
 
 // ---- symbols and versions -------------------------------------------------

@@ -61,6 +61,24 @@ class Reader {
   std::optional<FileRange> dynstr_range() const;
   std::string_view dynstr(u64 offset) const;
 
+  // The dynamic string table located once. Loops over entries look their
+  // strings up through this: dynstr() finds the table again per call (a
+  // scan of the dynamic table), which made printing N DT_NEEDED entries
+  // O(N^2).
+  class StringTable {
+   public:
+    StringTable(const Reader& r, std::optional<FileRange> range);
+    std::string_view operator()(u64 offset) const;
+
+   private:
+    const Reader* r_;
+    std::optional<FileRange> range_;
+    ByteView view_;
+  };
+  StringTable string_table() const {
+    return StringTable(*this, dynstr_range());
+  }
+
   // .dynsym / .gnu.version / .gnu.version_r / .gnu.version_d locations.
   std::optional<FileRange> dynsym_range() const;
   std::optional<u64> versym_offset() const;

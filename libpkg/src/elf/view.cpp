@@ -158,8 +158,12 @@ std::vector<std::string_view> strings_for(const R& r, i64 tag) {
   std::vector<std::string_view> out;
   auto table = r.dynamic_table();
   u64 used = r.dynamic_used(table);
-  for (u64 i = 0; i < used; ++i)
-    if (table[i].d_tag == tag) out.push_back(r.dynstr(table[i].d_val));
+  std::optional<typename R::StringTable> strings;
+  for (u64 i = 0; i < used; ++i) {
+    if (table[i].d_tag != tag) continue;
+    if (!strings) strings.emplace(r.string_table());
+    out.push_back((*strings)(table[i].d_val));
+  }
   return out;
 }
 }  // namespace
