@@ -274,9 +274,13 @@ TYPED_TEST(MalformedTest, UnterminatedString) {
   ASSERT_EQ(s + 19, this->l_.dynstr_size);
   this->dyn(DT_STRSZ).d_val = this->l_.dynstr_size - 1;  // cut off its NUL
   this->dyn(DT_NEEDED).d_val = s;
-  auto e =
-      this->fails_at([](const ElfFile& f) { f.needed(); }, this->l_.dynstr + s);
-  EXPECT_NE(e->message().find("NUL"), std::string::npos);
+  // The table itself is refused (its last byte, where the NUL belongs), not
+  // only the string that runs off it: an editor appending after such a
+  // table would extend that string instead of adding one.
+  auto e = this->fails_at([](const ElfFile& f) { f.needed(); },
+                          this->l_.dynstr + this->l_.dynstr_size - 2);
+  EXPECT_NE(e->message().find("does not end with a NUL byte"),
+            std::string::npos);
 }
 
 TYPED_TEST(MalformedTest, NoStringTableAtAll) {

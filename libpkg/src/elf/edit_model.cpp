@@ -367,6 +367,12 @@ EditModel build_edit_model(const Reader<E>& r, const EditOptions& o) {
     if (!b.model.removed_verneeds.empty()) drop_verneed_entries(r, b.model);
   }
   if (o.set_interpreter) {
+    // An empty PT_INTERP makes the kernel refuse to run the program (ENOEXEC,
+    // "exec format error"): never a useful edit.
+    if (o.set_interpreter->empty())
+      throw Error(Errc::usage, r.name(),
+                  "cannot set an empty interpreter (the program could not be "
+                  "executed)");
     auto range = r.interp_range();
     if (!range)
       throw Error(

@@ -597,6 +597,7 @@ EditPlan plan_edit(const ElfFile& elf, const EditOptions& options) {
   return visit_reader(
       elf.is_64(), elf.is_little_endian(), elf.bytes(),
       [&]<typename E>(const Reader<E>& r) {
+        r.check_section_headers();
         EditModel model = build_edit_model(r, options);
         return layout::Layout<E>(r, options, std::move(model)).run();
       });

@@ -115,6 +115,66 @@ std::string_view Reader<E>::section_name(const Shdr<E>& sh) const {
   return names.cstring(sh.sh_name, "section name");
 }
 
+// The section headers an editor rewrites must describe the file they are in:
+// a name table index or name offset out of range would make us miss .dynstr
+// or .dynamic by name, and a .dynamic header that disagrees with PT_DYNAMIC
+// would be "updated" from a wrong base (the corrupt value copied into the
+// output). Each problem names the header, its index and both values.
+template <typename E>
+void Reader<E>::check_section_headers() const {
+  auto table = shdrs();
+  if (table.empty()) return;
+  u64 idx = shstrndx();
+  if (idx >= table.size()) {
+    throw_format(name(), offsetof(Ehdr<E>, e_shstrndx),
+                 fmt::format("e_shstrndx is {} but the file has {} section "
+                             "headers (0..{})",
+                             idx, table.size(), table.size() - 1));
+  }
+  auto header_offset = [&](u64 i) {
+    return u64{ehdr_->e_shoff} + i * sizeof(Shdr<E>);
+  };
+  if (idx != 0 && table[idx].sh_type != SHT_STRTAB) {
+    throw_format(name(), header_offset(idx),
+                 fmt::format("e_shstrndx {} names section header {} of type "
+                             "{}, not a string table (SHT_STRTAB, 3)",
+                             idx, idx, table[idx].sh_type.value()));
+  }
+  std::optional<FileRange> dyn_seg;
+  u64 dyn_vaddr = 0, dyn_align = 0;
+  for (const Phdr<E>& ph : phdrs()) {
+    if (ph.p_type != PT_DYNAMIC) continue;
+    dyn_seg = FileRange{ph.p_offset, ph.p_filesz};
+    dyn_vaddr = ph.p_vaddr;
+    dyn_align = ph.p_align;
+    break;
+  }
+  for (u64 i = 0; i < table.size(); ++i) {
+    const Shdr<E>& sh = table[i];
+    if (idx != 0 && sh.sh_name >= table[idx].sh_size) {
+      throw_format(
+          name(), header_offset(i),
+          fmt::format("section header {}: name offset 0x{:x} is "
+                      "outside the section name table (section {}, "
+                      "0x{:x} bytes)",
+                      i, sh.sh_name.value(), idx, table[idx].sh_size.value()));
+    }
+    if (sh.sh_type != SHT_DYNAMIC || !dyn_seg) continue;
+    auto disagree = [&](const char* field, u64 have, const char* pfield,
+                        u64 want) {
+      if (have == want) return;
+      throw_format(name(), header_offset(i),
+                   fmt::format("section header {} (SHT_DYNAMIC): {} 0x{:x} "
+                               "disagrees with PT_DYNAMIC {} 0x{:x}",
+                               i, field, have, pfield, want));
+    };
+    disagree("sh_offset", sh.sh_offset, "p_offset", dyn_seg->offset);
+    disagree("sh_addr", sh.sh_addr, "p_vaddr", dyn_vaddr);
+    disagree("sh_addralign", sh.sh_addralign, "p_align", dyn_align);
+  }
+  for (const Shdr<E>& sh : table) (void)section_name(sh);  // names in range
+}
+
 template <typename E>
 const Shdr<E>* Reader<E>::find_section(std::string_view wanted) const {
   for (const Shdr<E>& sh : shdrs())
@@ -213,14 +273,26 @@ std::optional<FileRange> Reader<E>::dynstr_range() const {
     if (!size) {
       if (const Shdr<E>* sh = find_section(".dynstr")) sz = sh->sh_size;
     }
-    bytes_.range(*off, sz, "dynamic string table");
-    return FileRange{*off, sz};
+    return checked_string_table(FileRange{*off, sz});
   }
-  if (const Shdr<E>* sh = find_section(".dynstr")) {
-    bytes_.range(sh->sh_offset, sh->sh_size, "dynamic string table");
-    return FileRange{sh->sh_offset, sh->sh_size};
-  }
+  if (const Shdr<E>* sh = find_section(".dynstr"))
+    return checked_string_table(FileRange{sh->sh_offset, sh->sh_size});
   return std::nullopt;
+}
+
+// Inside the file and NUL-terminated: without the final NUL the last string
+// runs into whatever follows, and an editor appending to the table would
+// extend that string (corrupting, say, a version name) instead of adding one.
+template <typename E>
+FileRange Reader<E>::checked_string_table(FileRange r) const {
+  auto bytes = bytes_.range(r.offset, r.size, "dynamic string table");
+  if (r.size > 0 && bytes[r.size - 1] != 0) {
+    throw_format(name(), r.offset + r.size - 1,
+                 fmt::format("the dynamic string table (0x{:x} bytes at "
+                             "0x{:x}) does not end with a NUL byte",
+                             r.size, r.offset));
+  }
+  return r;
 }
 
 template <typename E>

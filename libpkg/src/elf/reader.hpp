@@ -44,6 +44,9 @@ class Reader {
   std::string_view section_name(const Shdr<E>& sh) const;
   const Shdr<E>* find_section(std::string_view name) const;
   const Shdr<E>* find_section_by_type(u32 type) const;
+  // Throws a format error when the section headers contradict themselves or
+  // the program headers (see reader.cpp); editors call it before planning.
+  void check_section_headers() const;
 
   std::optional<u64> vaddr_to_offset(u64 vaddr) const;
 
@@ -108,6 +111,7 @@ class Reader {
   std::vector<Note> notes() const;
 
  private:
+  FileRange checked_string_table(FileRange r) const;
   u64 gnu_hash_symbol_count(u64 offset) const;
   u64 version_count(i64 tag, u32 section_type) const;
   template <typename Rec, typename Aux, typename Out>
