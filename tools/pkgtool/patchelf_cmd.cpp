@@ -6,6 +6,7 @@
 // exactly one.
 #include <fmt/format.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <optional>
 #include <string>
@@ -13,7 +14,9 @@
 
 #include "commands.hpp"
 #include "libpkg/base/error.hpp"
+#include "libpkg/base/mapped_file.hpp"
 #include "libpkg/elf/editor.hpp"
+#include "libpkg/elf/format.hpp"
 #include "libpkg/elf/view.hpp"
 
 namespace pkgtool {
@@ -22,6 +25,7 @@ namespace {
 
 using libpkg::Errc;
 using libpkg::Error;
+using libpkg::u8;
 
 // The version auditwheel and conda-build probe for (`patchelf --version`
 // must report >= 0.14.5): we implement 0.18's semantics for these options.
@@ -45,16 +49,31 @@ const char* kHelp =
     "  [--remove-needed LIBRARY]\n"
     "  [--replace-needed LIBRARY NEW_LIBRARY]\n"
     "  [--print-needed]\n"
+    "  [--print-os-abi]\t\tPrints the EI_OSABI field of the ELF header\n"
+    "  [--set-os-abi ABI]\t\tSets EI_OSABI (System V, Linux, FreeBSD, ...)\n"
+    "  [--print-execstack]\t\tPrints whether the object requests an "
+    "executable stack\n"
+    "  [--set-execstack]\n"
+    "  [--clear-execstack]\n"
+    "  [--no-default-lib]\n"
+    "  [--add-debug-tag]\n"
+    "  [--clear-symbol-version SYMBOL]\n"
+    "  [--no-sort]\t\t\tAccepted; headers are never sorted\n"
     "  [--output FILE]\n"
     "  [--in-place-atomic]\t\tRewrite via a temporary file even when the\n"
     "\t\t\t\tedit fits in place (default: patch the bytes)\n"
     "  [--debug]\n"
     "  [--version]\n"
-    "  FILENAME...\n";
+    "  FILENAME...\n"
+    "Arguments of --set-interpreter, --set-os-abi, --set-soname, --set-rpath,\n"
+    "--add-rpath, --add-needed, --remove-needed, --clear-symbol-version and\n"
+    "--output may be @FILE: the file's exact contents are the value.\n"
+    "--rename-dynamic-symbols is not supported (an error).\n";
 
 struct Args {
   bool print_interpreter = false, print_soname = false, print_rpath = false,
-       print_needed = false, debug = false, atomic = false;
+       print_needed = false, print_os_abi = false, print_execstack = false,
+       debug = false, atomic = false;
   bool force_rpath = false;
   std::optional<std::string> output;
   libpkg::elf::EditOptions edit;
@@ -73,6 +92,49 @@ std::vector<std::string> split(const std::string& s, char sep) {
   return out;
 }
 
+// patchelf 0.18: an argument "@FILE" stands for FILE's exact contents (a
+// trailing newline included, as patchelf reads it).
+std::string resolve_argument(const std::string& arg) {
+  if (!arg.starts_with('@')) return arg;
+  std::string path = arg.substr(1);
+  libpkg::MappedFile f = libpkg::MappedFile::open(path);
+  return std::string(reinterpret_cast<const char*>(f.data()), f.size());
+}
+
+// EI_OSABI names as patchelf prints them; other values print as 0xNN.
+constexpr std::pair<u8, const char*> kOsAbiNames[] = {
+    {0, "System V"}, {1, "HP-UX"},   {2, "NetBSD"},   {3, "Linux"},
+    {4, "GNU Hurd"}, {6, "Solaris"}, {7, "AIX"},      {8, "IRIX"},
+    {9, "FreeBSD"},  {10, "Tru64"},  {12, "OpenBSD"}, {13, "OpenVMS"},
+};
+
+// --set-os-abi: the printed names plus patchelf's spellings, any case,
+// surrounding whitespace ignored.
+u8 parse_os_abi(const std::string& value) {
+  std::string v = value;
+  auto space = [](unsigned char c) { return std::isspace(c) != 0; };
+  while (!v.empty() && space(v.back())) v.pop_back();
+  size_t start = 0;
+  while (start < v.size() && space(v[start])) ++start;
+  v = v.substr(start);
+  for (char& c : v) c = static_cast<char>(std::tolower(c));
+  static const std::pair<const char*, u8> kAliases[] = {
+      {"system-v", 0}, {"sysv", 0}, {"gnu", 3}, {"gnu-hurd", 4}, {"hurd", 4},
+  };
+  for (const auto& [abi, name] : kOsAbiNames) {
+    std::string lower = name;
+    for (char& c : lower) c = static_cast<char>(std::tolower(c));
+    if (v == lower) return abi;
+  }
+  for (const auto& [name, abi] : kAliases)
+    if (v == name) return abi;
+  throw Error(Errc::usage, "",
+              fmt::format("unrecognized OS ABI '{}' (System V, HP-UX, NetBSD, "
+                          "Linux, GNU Hurd, Solaris, AIX, IRIX, FreeBSD, "
+                          "Tru64, OpenBSD, OpenVMS)",
+                          value));
+}
+
 Args parse(const std::vector<std::string>& argv) {
   Args a;
   using libpkg::elf::RpathOp;
@@ -82,6 +144,14 @@ Args parse(const std::vector<std::string>& argv) {
                   fmt::format("option '{}' needs {} argument{}", argv[i], n,
                               n > 1 ? "s" : ""));
     return argv[++i];
+  };
+  // An option value that may be @FILE.
+  auto value = [&](size_t& i) { return resolve_argument(need(i, 1)); };
+  auto set_execstack = [&](bool on) {
+    if (a.edit.execstack && *a.edit.execstack != on)
+      throw Error(Errc::usage, "",
+                  "--set-execstack and --clear-execstack conflict");
+    a.edit.execstack = on;
   };
   auto set_rpath_op = [&](RpathOp op, const std::string& flag) {
     if (a.edit.rpath_op != RpathOp::none && a.edit.rpath_op != op)
@@ -93,7 +163,7 @@ Args parse(const std::vector<std::string>& argv) {
   for (size_t i = 0; i < argv.size(); ++i) {
     const std::string& arg = argv[i];
     if (arg == "--set-interpreter" || arg == "--interpreter") {
-      a.edit.set_interpreter = need(i, 1);
+      a.edit.set_interpreter = value(i);
     } else if (arg == "--page-size") {
       const std::string& v = need(i, 1);
       char* end = nullptr;
@@ -107,13 +177,13 @@ Args parse(const std::vector<std::string>& argv) {
     } else if (arg == "--print-soname") {
       a.print_soname = true;
     } else if (arg == "--set-soname") {
-      a.edit.set_soname = need(i, 1);
+      a.edit.set_soname = value(i);
     } else if (arg == "--set-rpath") {
       set_rpath_op(RpathOp::set, arg);
-      a.edit.rpath = need(i, 1);
+      a.edit.rpath = value(i);
     } else if (arg == "--add-rpath") {
       set_rpath_op(RpathOp::add, arg);
-      a.edit.rpath = need(i, 1);
+      a.edit.rpath = value(i);
     } else if (arg == "--remove-rpath") {
       set_rpath_op(RpathOp::remove, arg);
     } else if (arg == "--shrink-rpath") {
@@ -126,17 +196,41 @@ Args parse(const std::vector<std::string>& argv) {
     } else if (arg == "--force-rpath") {
       a.force_rpath = true;
     } else if (arg == "--add-needed") {
-      a.edit.add_needed.push_back(need(i, 1));
+      a.edit.add_needed.push_back(value(i));
     } else if (arg == "--remove-needed") {
-      a.edit.remove_needed.push_back(need(i, 1));
+      a.edit.remove_needed.push_back(value(i));
     } else if (arg == "--replace-needed") {
       const std::string& from = need(i, 2);
       const std::string& to = argv[++i];
       a.edit.replace_needed.emplace_back(from, to);
     } else if (arg == "--print-needed") {
       a.print_needed = true;
+    } else if (arg == "--print-os-abi") {
+      a.print_os_abi = true;
+    } else if (arg == "--set-os-abi") {
+      a.edit.os_abi = parse_os_abi(value(i));
+    } else if (arg == "--print-execstack") {
+      a.print_execstack = true;
+    } else if (arg == "--set-execstack") {
+      set_execstack(true);
+    } else if (arg == "--clear-execstack") {
+      set_execstack(false);
+    } else if (arg == "--no-default-lib") {
+      a.edit.no_default_lib = true;
+    } else if (arg == "--add-debug-tag") {
+      a.edit.add_debug_tag = true;
+    } else if (arg == "--clear-symbol-version") {
+      a.edit.clear_symbol_version.push_back(value(i));
+    } else if (arg == "--no-sort") {
+      // patchelf's debugging switch to keep header order: we never sort.
+    } else if (arg == "--rename-dynamic-symbols") {
+      // Renaming needs the symbol hash tables rebuilt, which this editor
+      // does not do: refuse rather than accept the option silently.
+      throw Error(Errc::unsupported, "",
+                  "--rename-dynamic-symbols is not supported by pkgtool "
+                  "patchelf (it would need .hash/.gnu.hash rebuilt)");
     } else if (arg == "--output") {
-      a.output = need(i, 1);
+      a.output = value(i);
     } else if (arg == "--in-place-atomic") {
       a.atomic = true;
     } else if (arg == "--debug") {
@@ -172,6 +266,16 @@ void print_facts(const Args& a, const libpkg::elf::ElfFile& elf) {
                   "statically linked)");
     fmt::print("{}\n", *interp);
   }
+  if (a.print_os_abi) {
+    u8 abi = elf.bytes().data()[libpkg::elf::EI_OSABI];
+    const char* name = nullptr;
+    for (const auto& [value, n] : kOsAbiNames)
+      if (value == abi) name = n;
+    if (name)
+      fmt::print("{}\n", name);
+    else
+      fmt::print("0x{:02X}\n", abi);
+  }
   if (a.print_soname) {
     if (auto s = elf.soname()) fmt::print("{}\n", *s);
   }
@@ -179,6 +283,16 @@ void print_facts(const Args& a, const libpkg::elf::ElfFile& elf) {
     auto run = elf.runpath();
     auto r = run ? run : elf.rpath();
     fmt::print("{}\n", r ? *r : std::string_view());
+  }
+  if (a.print_execstack) {
+    // patchelf: X (PF_X set), - (clear), ? (no PT_GNU_STACK).
+    char state = '?';
+    for (const auto& ph : elf.program_headers()) {
+      if (ph.type != libpkg::elf::PT_GNU_STACK) continue;
+      state = (ph.flags & libpkg::elf::PF_X) ? 'X' : '-';
+      break;
+    }
+    fmt::print("execstack: {}\n", state);
   }
   if (a.print_needed) {
     for (auto n : elf.needed()) fmt::print("{}\n", n);
@@ -189,8 +303,8 @@ void print_facts(const Args& a, const libpkg::elf::ElfFile& elf) {
 
 int run_patchelf(const std::vector<std::string>& argv) {
   Args a = parse(argv);
-  bool prints =
-      a.print_interpreter || a.print_soname || a.print_rpath || a.print_needed;
+  bool prints = a.print_interpreter || a.print_soname || a.print_rpath ||
+                a.print_needed || a.print_os_abi || a.print_execstack;
   for (const auto& file : a.files) {
     if (prints) {
       auto elf = libpkg::elf::ElfFile::open(file);

@@ -90,6 +90,11 @@ class Layout {
   void place_segment();
   void write_phdrs();
   void write_sections();
+  // patchelf 0.18 header/flag edits (editor.cpp): PF_X of PT_GNU_STACK in
+  // phdrs_ (written with the table), then EI_OSABI and .gnu.version entries
+  // as the last patches.
+  void apply_execstack();
+  void write_header_edits();
   struct MovedSection {
     u64 index, old_addr, old_size, new_addr;
   };

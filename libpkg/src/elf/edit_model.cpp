@@ -194,6 +194,25 @@ class ModelBuilder {
     model.dynamic_changed = true;
   }
 
+  // patchelf --no-default-lib: ORs the bit into DT_FLAGS_1, adding the
+  // entry (after the NEEDED entries) when the file has none.
+  void set_flags_1(u64 bits) {
+    if (ModelEntry* e = find(DT_FLAGS_1)) {
+      if ((e->value & bits) == bits) return;
+      e->value |= bits;
+      model.dynamic_changed = true;
+      return;
+    }
+    insert_after_needed({DT_FLAGS_1, bits, std::nullopt, std::nullopt, false});
+  }
+
+  // patchelf --add-debug-tag: a DT_DEBUG entry (for debuggers to find
+  // r_debug) unless there is one.
+  void add_debug_tag() {
+    if (find(DT_DEBUG)) return;
+    insert_after_needed({DT_DEBUG, 0, std::nullopt, std::nullopt, false});
+  }
+
   void add_verneed(u64 record, u64 file_offset, std::string file) {
     verneeds_[record] = {file_offset, file, file, false};
   }
@@ -325,9 +344,7 @@ void drop_verneed_entries(const Reader<E>& r, EditModel& model) {
 template <typename E>
 EditModel build_edit_model(const Reader<E>& r, const EditOptions& o) {
   ModelBuilder b(r.name(), r.ehdr().e_type, r.ehdr().e_machine, E::is_le);
-  bool touches_dynamic = o.set_soname || o.rpath_op != RpathOp::none ||
-                         !o.remove_needed.empty() ||
-                         !o.replace_needed.empty() || !o.add_needed.empty();
+  bool touches_dynamic = o.touches_dynamic();
   // The entries are always loaded: even an edit that only moves the
   // interpreter can rebuild a segment holding .dynamic, which is then
   // written back from this model.
@@ -363,6 +380,8 @@ EditModel build_edit_model(const Reader<E>& r, const EditOptions& o) {
     b.remove_needed(o.remove_needed);
     b.replace_needed(o.replace_needed);
     b.add_needed(o.add_needed);
+    if (o.no_default_lib) b.set_flags_1(DF_1_NODEFLIB);
+    if (o.add_debug_tag) b.add_debug_tag();
     b.finish_verneeds();
     if (!b.model.removed_verneeds.empty()) drop_verneed_entries(r, b.model);
   }

@@ -473,9 +473,67 @@ void Layout<E>::rewrite_verneeds() {
   }
 }
 
+// The stack segment's PF_X is changed in our copy of the program headers,
+// so a table rewritten for growth carries it; otherwise only that p_flags
+// field is patched. A file without PT_GNU_STACK is refused: patchelf adds a
+// header there, which we do not (it is an error, never a silent no-op).
+template <typename E>
+void Layout<E>::apply_execstack() {
+  if (!o_.execstack) return;
+  for (size_t i = 0; i < phdrs_.size(); ++i) {
+    ProgramHeader& p = phdrs_[i];
+    if (p.type != PT_GNU_STACK) continue;
+    u32 flags = *o_.execstack ? (p.flags | PF_X) : (p.flags & ~u32{PF_X});
+    if (flags == p.flags) return;
+    p.flags = flags;
+    U32<E> v = flags;
+    ov_.write(
+        phdr_table_.offset + i * sizeof(Phdr<E>) + offsetof(Phdr<E>, p_flags),
+        as_bytes(v));
+    return;
+  }
+  throw Error(Errc::unsupported, r_.name(),
+              "the file has no PT_GNU_STACK program header; adding one for "
+              "--set-execstack/--clear-execstack is not supported");
+}
+
+// EI_OSABI goes last (the grown layout rewrites the whole ELF header), and
+// --clear-symbol-version sets .gnu.version entries of the named dynamic
+// symbols to 1 (VER_NDX_GLOBAL) in place; names not found change nothing,
+// as with patchelf.
+template <typename E>
+void Layout<E>::write_header_edits() {
+  if (o_.os_abi) {
+    u8 abi = *o_.os_abi;
+    if (abi != r_.bytes().data()[EI_OSABI])
+      ov_.write(EI_OSABI, std::span<const u8>(&abi, 1));
+  }
+  if (o_.clear_symbol_version.empty()) return;
+  auto syms = r_.dynsym_range();
+  auto versym = r_.versym_offset();
+  if (!syms || !versym)
+    throw Error(Errc::not_found, r_.name(),
+                "--clear-symbol-version: the file has no dynamic symbol "
+                "version table (.gnu.version)");
+  std::set<std::string, std::less<>> names(o_.clear_symbol_version.begin(),
+                                           o_.clear_symbol_version.end());
+  u64 count = syms->size / sizeof(Sym<E>);
+  auto bytes =
+      r_.bytes().range(syms->offset, count * sizeof(Sym<E>), ".dynsym");
+  auto table = reinterpret_cast<const Sym<E>*>(bytes.data());
+  r_.bytes().range(*versym, count * 2, ".gnu.version");
+  auto strings = r_.string_table();
+  for (u64 i = 1; i < count; ++i) {
+    if (!names.contains(strings(table[i].st_name))) continue;
+    U16<E> global = u16{1};
+    ov_.write(*versym + 2 * i, as_bytes(global));
+  }
+}
+
 template <typename E>
 EditPlan Layout<E>::run() {
   load_tables();
+  apply_execstack();
   allocate_strings();
 
   bool dynstr_grows = !appended_.empty();
@@ -586,6 +644,7 @@ EditPlan Layout<E>::run() {
         fmt::format("appended {} bytes in a PT_LOAD at offset 0x{:x}",
                     seg_size_, seg_off_));
   }
+  write_header_edits();
   EditPlan plan{std::move(ov_), grows, std::move(m_.notes)};
   plan.notes.insert(plan.notes.end(), notes_.begin(), notes_.end());
   return plan;

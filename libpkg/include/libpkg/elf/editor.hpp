@@ -59,10 +59,23 @@ struct EditOptions {
   // Alignment for a new segment; 0 = max(machine's max page size, p_align).
   u64 page_size = 0;
 
+  // patchelf 0.18's header and flag edits.
+  std::optional<u8> os_abi;       // EI_OSABI
+  std::optional<bool> execstack;  // PF_X of PT_GNU_STACK (must exist)
+  bool no_default_lib = false;    // DF_1_NODEFLIB in DT_FLAGS_1
+  bool add_debug_tag = false;     // a DT_DEBUG entry if there is none
+  // Dynamic symbols (by name, without @version) whose .gnu.version entry
+  // becomes 1 (global, unversioned).
+  std::vector<std::string> clear_symbol_version;
+
+  bool touches_dynamic() const {
+    return set_soname || rpath_op != RpathOp::none || !remove_needed.empty() ||
+           !replace_needed.empty() || !add_needed.empty() || no_default_lib ||
+           add_debug_tag;
+  }
   bool empty() const {
-    return !set_soname && !set_interpreter && rpath_op == RpathOp::none &&
-           remove_needed.empty() && replace_needed.empty() &&
-           add_needed.empty();
+    return !touches_dynamic() && !set_interpreter && !os_abi && !execstack &&
+           clear_symbol_version.empty();
   }
 };
 
