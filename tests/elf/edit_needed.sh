@@ -70,6 +70,7 @@ remove_needed() {
   s=$(fx_scene "$FXD" "remove-$exe")
   pe_ok "$w" --remove-needed libdep.so.1 "$s/bin/$exe" || return 0
   chk_state "$w" "$s/bin/$exe" needed="libfixture.so.1 libc.so.6" verneed="libfixture.so.1 libc.so.6"
+  # Removing an entry never grows a file (patchelf and ours alike).
   chk_size "$w" "$s/bin/$exe" -eq "$(fsize "$FXD/bin/$exe")"
   # With the library still on disk, only a really removed DT_NEEDED makes dep_value missing.
   verify_edit "$w" "$FXD/bin/$exe" "$s/bin/$exe" -- \

@@ -61,7 +61,10 @@ long_string() {
 }
 
 # growth WHAT FILE EDITFN: call EDITFN FILE ROUND for rounds 1..10; after round 1
-# the size may grow by at most 4 KiB + the longest string in total.
+# the size may grow by at most 4 KiB + the longest string in total. (A bound,
+# not patchelf's byte count: we append .dynstr (old contents + new strings)
+# in our own segment and rebuild that segment on later edits, where patchelf
+# rewrites .dynstr and overwrites old strings; the sizes differ by design.)
 growth() {
   local what="$FX_T repeated growth: $1" file=$2 fn=$3 round first="" size longest=320
   case_begin "$what"

@@ -147,6 +147,24 @@ cp prog at2
 pe_ok "--no-sort is accepted" --no-sort --set-rpath /x at2
 expect_eq "--no-sort edit" /x "$("$P" --print-rpath at2)"
 
+# Deliberate difference: patchelf rewrites .dynstr and overwrites the old
+# RPATH string with 'X's; pkgtool never changes bytes it does not own when a
+# table grows: the old .dynstr stays as it was and a new one (old contents +
+# new strings) is appended. Both results must run; only ours keeps the old
+# string's bytes, and ours is never smaller than the input.
+case_begin "growing .dynstr: appended, old strings kept"
+gcc -O1 -Wl,--enable-new-dtags -Wl,-rpath,/opt/old-runpath-marker -o rp prog.c
+cp rp rp.ours
+cp rp rp.theirs
+pe_ok "growing set-rpath" --set-rpath "$LONG" rp.ours
+"$REF_PATCHELF" --set-rpath "$LONG" rp.theirs
+# (Twice, in fact: in the original .dynstr and in the appended copy.)
+if grep -q -a /opt/old-runpath-marker rp.ours; then pass; else fail "ours: the old string's bytes were changed"; fi
+expect_eq "patchelf: old string overwritten" 0 "$(grep -c -a /opt/old-runpath-marker rp.theirs || true)"
+expect_eq "both: new RUNPATH" "$LONG|$LONG" "$("$P" --print-rpath rp.ours)|$("$P" --print-rpath rp.theirs)"
+runs "growing set-rpath (ours)" rp.ours
+runs "growing set-rpath (patchelf)" rp.theirs
+
 case_begin "unsupported options are errors"
 printf 'vfunc vfunc2\n' >map.txt
 cp libv.so ren.so
