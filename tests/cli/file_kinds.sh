@@ -8,8 +8,9 @@
 #  - an output path that is an existing character device or FIFO is written
 #    into, never replaced by a regular file: /dev/null stays a character
 #    device after `patchelf --output /dev/null`, `wheel update -o /dev/null`
-#    and `conda pack -o` (a symlink to /dev/null at the output's name); a FIFO
-#    with a reader receives the bytes; a FIFO without one is refused;
+#    and `conda pack -o` (a symlink to /dev/null at the output's name) and
+#    the conda driver (FIFO + /dev/null outputs); a FIFO with a reader
+#    receives the bytes; a FIFO without one is refused;
 #  - a file the caller cannot write is not replaced by patchelf (as a
 #    non-root user in a world-writable directory: "Permission denied",
 #    exit 2, file untouched, owner kept), and a growing edit of a hard-linked
@@ -87,6 +88,24 @@ timeout 30 "$P" conda pack prefix --name pkg --version 1.0 -o condaout >/dev/nul
   ok || bad "conda pack into a symlink to /dev/null failed"
 dev_null_intact "conda pack -o (symlink to /dev/null)"
 [[ -L condaout/pkg-1.0-0.conda ]] && ok || bad "conda pack replaced the symlink to /dev/null"
+
+# A driver (drivers/conda) writing its two packages: the .conda into a FIFO
+# with a reader, the .tar.bz2 into a symlink to /dev/null.
+DRIVER=${LIBPKG_BINARY_DIR:?}/drivers/conda/conda
+mkdir -p drvout
+mkfifo drvout/demo-1.0-py3.11_cpu_0.conda
+ln -s /dev/null drvout/demo-1.0-py3.11_cpu_0.tar.bz2
+timeout 30 cat drvout/demo-1.0-py3.11_cpu_0.conda >driver.streamed &
+reader=$!
+sleep 0.2
+timeout 60 "$DRIVER" --no-env --prefix prefix --name demo --version 1.0 -o drvout --no-check \
+  --build-env "conda 3.11 cpu" >/dev/null && ok || bad "the conda driver failed on FIFO/device outputs"
+wait "$reader" || true
+"${LIBPKG_PYTHON:-python3}" -c 'import sys, zipfile; n = zipfile.ZipFile(sys.argv[1]).namelist(); sys.exit("metadata.json" not in n)' \
+  driver.streamed && ok || bad "the .conda the driver streamed through the FIFO is not a package"
+[[ -p drvout/demo-1.0-py3.11_cpu_0.conda ]] && ok || bad "the driver replaced its output FIFO"
+[[ -L drvout/demo-1.0-py3.11_cpu_0.tar.bz2 ]] && ok || bad "the driver replaced the symlink to /dev/null"
+dev_null_intact "conda driver output"
 
 mkfifo out.fifo
 # A FIFO with a reader gets the edited file as a stream.
