@@ -5,6 +5,7 @@
 // at once. Several files may follow the options; with --output there must be
 // exactly one.
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <cctype>
 #include <cstdlib>
@@ -316,10 +317,20 @@ int run_patchelf(const std::vector<std::string>& argv) {
     }
     std::string out = a.output ? *a.output : file;
     if (a.edit.empty() && !a.output) continue;
+    // --in-place-atomic replaces this name with a new inode: say so when
+    // other hard links will keep the old contents.
+    struct stat st {};
+    bool shared = a.atomic && !a.output && ::stat(file.c_str(), &st) == 0 &&
+                  st.st_nlink > 1;
     auto report =
         libpkg::elf::edit_file(file, out, a.edit,
                                a.atomic ? libpkg::WriteMode::atomic
                                         : libpkg::WriteMode::patch_in_place);
+    if (shared && report.changed)
+      fmt::print(stderr,
+                 "note: {}: had {} hard links; --in-place-atomic gave this "
+                 "name a new file, the other links keep the old contents\n",
+                 file, st.st_nlink);
     if (a.debug) {
       fmt::print(stderr, "{}: {}{} ({} -> {} bytes)\n", file,
                  report.changed ? "changed" : "unchanged",
