@@ -8,14 +8,17 @@
 #include <sys/stat.h>
 
 #include <cctype>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "commands.hpp"
 #include "libpkg/base/error.hpp"
-#include "libpkg/base/mapped_file.hpp"
 #include "libpkg/elf/editor.hpp"
 #include "libpkg/elf/format.hpp"
 #include "libpkg/elf/view.hpp"
@@ -95,11 +98,18 @@ std::vector<std::string> split(const std::string& s, char sep) {
 
 // patchelf 0.18: an argument "@FILE" stands for FILE's exact contents (a
 // trailing newline included, as patchelf reads it).
+// Read as a stream, not mapped: `--set-rpath @<(command)` names a pipe.
 std::string resolve_argument(const std::string& arg) {
   if (!arg.starts_with('@')) return arg;
   std::string path = arg.substr(1);
-  libpkg::MappedFile f = libpkg::MappedFile::open(path);
-  return std::string(reinterpret_cast<const char*>(f.data()), f.size());
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw Error(Errc::io, path,
+                fmt::format("cannot open: {}", std::strerror(errno)));
+  std::ostringstream value;
+  value << in.rdbuf();
+  if (in.bad()) throw Error(Errc::io, path, "cannot read");
+  return value.str();
 }
 
 // EI_OSABI names as patchelf prints them; other values print as 0xNN.
