@@ -140,6 +140,14 @@ cp prog nl
 pe_ok "--set-rpath @file with newline" --set-rpath @nl.txt nl
 # "/opt/nl\n" plus the line end of --print-rpath: 9 bytes.
 expect_eq "rpath keeps the newline" 9 "$("$P" --print-rpath nl | wc -c)"
+# A pipe works too (process substitution).
+cp prog pipe
+pe_ok "--set-rpath @<(printf ...)" --set-rpath @<(printf '/opt/piped') pipe
+expect_eq "rpath from a pipe" /opt/piped "$("$P" --print-rpath pipe)"
+printf '' >empty.txt
+cp prog empty
+pe_ok "--set-rpath @empty" --set-rpath @empty.txt empty
+expect_eq "empty rpath from an empty file" "" "$("$P" --print-rpath empty)"
 rc=0
 "$P" --set-rpath @missing.txt prog 2>err || rc=$?
 expect_eq "@missing: exit status" 2 "$rc"

@@ -6,16 +6,20 @@
 // at once. Several files may follow the options; with --output there must be
 // exactly one.
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <cctype>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "commands.hpp"
 #include "libpkg/base/error.hpp"
-#include "libpkg/base/mapped_file.hpp"
 #include "libpkg/elf/editor.hpp"
 #include "libpkg/elf/format.hpp"
 #include "libpkg/elf/view.hpp"
@@ -95,11 +99,18 @@ std::vector<std::string> split(const std::string& s, char sep) {
 
 // patchelf 0.18: an argument "@FILE" stands for FILE's exact contents (a
 // trailing newline included, as patchelf reads it).
+// Read as a stream, not mapped: `--set-rpath @<(command)` names a pipe.
 std::string resolve_argument(const std::string& arg) {
   if (!arg.starts_with('@')) return arg;
   std::string path = arg.substr(1);
-  libpkg::MappedFile f = libpkg::MappedFile::open(path);
-  return std::string(reinterpret_cast<const char*>(f.data()), f.size());
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw Error(Errc::io, path,
+                fmt::format("cannot open: {}", std::strerror(errno)));
+  std::ostringstream value;
+  value << in.rdbuf();
+  if (in.bad()) throw Error(Errc::io, path, "cannot read");
+  return value.str();
 }
 
 // EI_OSABI names as patchelf prints them; other values print as 0xNN.
@@ -317,10 +328,20 @@ int run_patchelf(const std::vector<std::string>& argv) {
     }
     std::string out = a.output ? *a.output : file;
     if (a.edit.empty() && !a.output) continue;
+    // --in-place-atomic replaces this name with a new inode: say so when
+    // other hard links will keep the old contents.
+    struct stat st {};
+    bool shared = a.atomic && !a.output && ::stat(file.c_str(), &st) == 0 &&
+                  st.st_nlink > 1;
     auto report =
         libpkg::elf::edit_file(file, out, a.edit,
                                a.atomic ? libpkg::WriteMode::atomic
                                         : libpkg::WriteMode::patch_in_place);
+    if (shared && report.changed)
+      fmt::print(stderr,
+                 "note: {}: had {} hard links; --in-place-atomic gave this "
+                 "name a new file, the other links keep the old contents\n",
+                 file, st.st_nlink);
     if (a.debug) {
       fmt::print(stderr, "{}: {}{} ({} -> {} bytes)\n", file,
                  report.changed ? "changed" : "unchanged",

@@ -196,12 +196,15 @@ WriteResult write_overlay(const MappedFile& input, const Overlay& overlay,
   int src = ::open(input.name().c_str(), O_RDONLY | O_CLOEXEC);
   if (src < 0) throw_errno(input.name(), "cannot open");
   try {
-    // Edited in place, a hard-linked file is rewritten in its own inode so
-    // every link sees the edit (patchelf's behaviour) instead of this name
-    // alone getting a new inode.
+    // Patched in place (patchelf's mode), a hard-linked file that must grow
+    // is rewritten in its own inode so every link sees the edit, as patchelf
+    // does. WriteMode::atomic keeps replacing this name only: callers that
+    // stage trees with hard links (conda relocation, bundling) rely on the
+    // other links keeping the original bytes.
+    bool keep_links = in_place && mode == WriteMode::patch_in_place;
     AtomicFile out = AtomicFile::create(
         target, input.mode(),
-        in_place ? AtomicFile::Links::keep : AtomicFile::Links::replace);
+        keep_links ? AtomicFile::Links::keep : AtomicFile::Links::replace);
     out.copy_from(src, 0, std::min(input.size(), overlay.size()), 0);
     for (const Patch& p : overlay.patches()) {
       out.pwrite(p.offset, p.bytes);

@@ -60,10 +60,14 @@ class Overlay {
 
 enum class WriteMode {
   // Temp file + rename, even in place. Safe against being killed at any point.
+  // In place, a hard-linked file gets a new inode under this name; its other
+  // links keep the old bytes.
   atomic,
   // In place only: when the overlay does not change the file size, write just
   // the patched ranges into the file (with SIGINT/SIGTERM/SIGHUP held off).
-  // Falls back to `atomic` when the file must grow or shrink.
+  // When the file must grow or shrink it is rewritten through a temporary
+  // file: renamed over the target, or, when the target has several hard
+  // links, written back into the same inode so every link sees the edit.
   patch_in_place,
 };
 
