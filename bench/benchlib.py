@@ -100,6 +100,19 @@ class Launcher:
         )
 
 
+def write_dist_info(tree: Path, name: str, version: str, generator: str) -> str:
+    """NAME-VERSION.dist-info (METADATA, WHEEL) for this Python on
+    linux_x86_64; returns the tag."""
+    info = tree / f"{name}-{version}.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+    pytag = f"cp{sys.version_info[0]}{sys.version_info[1]}"
+    tag = f"{pytag}-{pytag}-linux_x86_64"
+    (info / "WHEEL").write_text(f"Wheel-Version: 1.0\nGenerator: {generator}\nRoot-Is-Purelib: false\n"
+                                f"Tag: {tag}\n")
+    return tag
+
+
 def table(header: list[str], rows: list[list[str]], markdown: bool) -> str:
     if markdown:
         esc = [[c.replace("|", "\\|") for c in r] for r in [header] + rows]

@@ -55,7 +55,7 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchlib import Launcher, Sample, human_mb, human_ratio, log, run_text, table
+from benchlib import Launcher, Sample, human_mb, human_ratio, log, run_text, table, write_dist_info
 
 HERE = Path(__file__).resolve().parent
 # The repair tests' ldd parsing (the real loader's view): one copy for
@@ -153,13 +153,7 @@ def build_fixture(work: Path, pkgtool: str, whitelist: set[str]) -> Fixture:
     if p.returncode != 0:
         raise SystemExit(f"error: cannot build torch/_C:\n{p.stderr}")
     (tree / "torch/__init__.py").write_text("from ._C import probe\n")
-    info = tree / "torchlike-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: torchlike\nVersion: 1.0\n")
-    pytag = f"cp{sys.version_info[0]}{sys.version_info[1]}"
-    tag = f"{pytag}-{pytag}-linux_x86_64"
-    (info / "WHEEL").write_text(f"Wheel-Version: 1.0\nGenerator: repair_bench\nRoot-Is-Purelib: false\n"
-                                f"Tag: {tag}\n")
+    tag = write_dist_info(tree, "torchlike", "1.0", "repair_bench")
     out = work / "input"
     out.mkdir()
     p = run_text([pkgtool, "wheel", "pack", str(tree), "-d", str(out)],

@@ -13,6 +13,7 @@ the root (`lib64`, `extras/CUPTI/lib64`; absolute directories such as
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -95,3 +96,20 @@ def make_root(root: Path, libs: list[dict], version: str, cc: str = "gcc", move:
     for f in (stub_c, cudart_c, *objs.values()):
         f.unlink()
     return out
+
+
+def run_toolkit_hidden(argv: list, scratch: Path) -> subprocess.CompletedProcess:
+    """Runs argv in a private mount namespace (unshare -m) where every
+    /usr/local/cuda* directory is an empty directory and /etc/ld.so.cache an
+    empty file: nothing of the toolkit can be found but what the package
+    under test carries. `scratch` holds the empty stand-ins."""
+    empty = scratch / "empty-dir"
+    empty.mkdir(exist_ok=True)
+    (scratch / "empty-cache").write_bytes(b"")
+    mounts = [f"mount --bind {empty} {d}" for d in sorted(Path("/usr/local").glob("cuda*"))
+              if d.is_dir() and not d.is_symlink()]
+    mounts.append(f"mount --bind {scratch / 'empty-cache'} /etc/ld.so.cache")
+    script = " && ".join(mounts + ['exec "$@"'])
+    env = {k: v for k, v in os.environ.items() if k not in ("LD_LIBRARY_PATH", "LD_PRELOAD", "CUDA_HOME")}
+    return subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", script, "sh",
+                           *map(str, argv)], capture_output=True, text=True, cwd=scratch, env=env)

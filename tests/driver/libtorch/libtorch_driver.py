@@ -554,11 +554,80 @@ def case_table_versions(work: Path) -> None:
         check(r.returncode == 0, f"CUDA {version}: pkgtool check --expect-table passes", r.stdout[-3000:] + r.stderr)
 
 
+REAL_CUDA = Path("/usr/local/cuda")
+
+
+def case_real_cuda13(work: Path) -> None:
+    """The real toolkit (label `long`): libtorch_cuda.so relinked against
+    this machine's libcudart.so.13, libcublas.so.13 and libcudnn.so.9; the
+    13.0 table's files the toolkit lacks from a stand-in root; the
+    shared-with-deps zip bundles the table, and a client using the CUDA
+    library links against the unzipped tree and runs with /usr/local/cuda*
+    and ld.so.cache hidden, every CUDA library mapped from the zip's lib/."""
+    if not (REAL_CUDA / "lib64/libcudart.so.13").exists():
+        skip(f"no CUDA 13 toolkit at {REAL_CUDA} (this case needs the real libraries)")
+    if shutil.which("unshare") is None:
+        raise RuntimeError("unshare not installed (util-linux, scripts/setup.sh)")
+    lib64 = REAL_CUDA / "lib64"
+    fx = build_tree(work, cuda=True)
+    del fx["cuda_table"]
+    pkgtool = os.environ["PKGTOOL"]
+    libs = cuda_standin.table_libraries(pkgtool, "13.0")
+    lacking = [l for l in libs if not (Path(l["path"]).exists() or (lib64 / Path(l["path"]).name).exists())]
+    standin = work / "standin"
+    cuda_standin.make_root(standin, lacking, "13.0")
+    lib = fx["tree"] / "lib"
+    src = work / "src/torch_cuda_real.cpp"
+    src.write_text(
+        "#include <cstddef>\n"
+        "extern \"C\" int cudaRuntimeGetVersion(int*);\n"
+        "extern \"C\" std::size_t cudnnGetVersion();\n"
+        "extern \"C\" int cublasGetProperty(int, int*);\n"
+        "namespace torch { int cuda_check() { int v = 0, m = 0; cudaRuntimeGetVersion(&v);\n"
+        "  return v == 13000 && cudnnGetVersion() >= 90000 && cublasGetProperty(0, &m) == 0 && m == 13; } }\n")
+    (lib / "libtorch_cuda.so").unlink()
+    run(["g++", "-shared", "-fPIC", "-Wl,-soname,libtorch_cuda.so", "-o", lib / "libtorch_cuda.so", src,
+         "-L", lib64, "-L", lib, "-Wl,--no-as-needed", "-l:libcudart.so.13", "-l:libcublas.so.13",
+         "-l:libcudnn.so.9", "-ltorch_cpu"])
+    out = work / "dist"
+    p = driver(*common_args(fx, out, "shared-with-deps", cuda="13.0"), "--cuda-root", REAL_CUDA,
+               "--cuda-root", standin, ok=False)
+    check(p.returncode == 0, "the driver bundles the real 13.0 table and its check passes",
+          p.stdout[-3000:] + p.stderr)
+    if p.returncode != 0:
+        return
+    zpath = next(out.glob("libtorch-*-shared-with-deps-*.zip"))
+    root = unzip(zpath, work / "unzipped")
+    for sub in ("", "_graph", "_ops", "_engines_precompiled"):
+        check((root / f"lib/libcudnn{sub}.so.9").is_file(), f"libcudnn{sub}.so.9 bundled under its name")
+    check((root / "lib/libnvrtc-builtins.so.13.0").is_file(), "libnvrtc-builtins.so.13.0 kept")
+    client = work / "cuda_client.cpp"
+    client.write_text(
+        "#include <cstdio>\n#include <fstream>\n#include <string>\n"
+        "namespace torch { int cuda_check(); }\n"
+        "int main() { std::ifstream maps(\"/proc/self/maps\"); std::string line;\n"
+        "  while (std::getline(maps, line)) if (line.find(\".so\") != std::string::npos) std::printf(\"%s\\n\", line.c_str());\n"
+        "  return torch::cuda_check() ? 0 : 3; }\n")
+    exe = work / "cuda-client"
+    r = run(["g++", client, "-o", exe, "-L", root / "lib", f"-Wl,-rpath,{root / 'lib'}", "-Wl,--no-as-needed",
+             "-ltorch_cuda"], ok=False)
+    check(r.returncode == 0, "client links against the unzipped libtorch_cuda", r.stderr)
+    r = cuda_standin.run_toolkit_hidden([exe], work)
+    check(r.returncode == 0, "client runs with the toolkit hidden", r.stdout[-2000:] + r.stderr)
+    mapped = {line.split()[-1] for line in r.stdout.splitlines() if line.split()}
+    for stem in ("libcudart", "libcublas", "libcublasLt", "libcudnn"):
+        mine = [m for m in mapped if Path(m).name.startswith((stem + "-", stem + "."))]
+        check(bool(mine) and all(m.startswith(str(root / "lib") + "/") for m in mine),
+              f"{stem} mapped from the zip's lib/", str(mine))
+    check(not any(m.startswith("/usr/local/cuda") for m in mapped), "nothing from the toolkit", str(sorted(mapped)))
+
+
 CASES = {
     "with_deps": case_with_deps,
     "without_deps": case_without_deps,
     "cuda": case_cuda,
     "table_versions": case_table_versions,
+    "real_cuda13": case_real_cuda13,
     "debug_split": case_debug_split,
     "dry_run": case_dry_run,
     "wheel": case_wheel,

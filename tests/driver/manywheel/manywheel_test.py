@@ -874,20 +874,8 @@ def venv_install(venv: Path, wheel: Path) -> Path:
 
 
 def hidden_toolkit_python(python: Path, code: str, cwd: Path) -> subprocess.CompletedProcess:
-    """Runs `python -c code` in a private mount namespace where every
-    /usr/local/cuda* directory is an empty directory and /etc/ld.so.cache
-    an empty file: nothing of the toolkit can be found but what the wheel
-    (or site-packages) carries."""
-    empty = cwd / "empty-dir"
-    empty.mkdir(exist_ok=True)
-    (cwd / "empty-cache").write_bytes(b"")
-    mounts = [f"mount --bind {empty} {d}" for d in sorted(Path("/usr/local").glob("cuda*"))
-              if d.is_dir() and not d.is_symlink()]
-    mounts.append(f"mount --bind {cwd / 'empty-cache'} /etc/ld.so.cache")
-    script = " && ".join(mounts + ['exec "$0" -c "$1"'])
-    env = {k: v for k, v in os.environ.items() if k not in ("LD_LIBRARY_PATH", "LD_PRELOAD", "CUDA_HOME")}
-    return subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", script, str(python), code],
-                          capture_output=True, text=True, cwd=cwd, env=env)
+    """python -c code with the toolkit and ld.so.cache hidden."""
+    return cuda_standin.run_toolkit_hidden([python, "-c", code], cwd)
 
 
 MAPS_CODE = """
