@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Benchmark of the manywheel driver with the built-in CUDA 13.0 table
 against the old script's steps done by hand on the same input.
 
