@@ -12,12 +12,15 @@
 #              bundled into torchlike/lib, installed and imported in a venv
 #   libtorch   lib/ include/ share/ bin/ → shared-with-deps zip, -latest copy
 #              and debug zip; the example's C++ client links and runs
-#   conda      the whole prefix, relocated → .conda and .tar.bz2
+#   conda      the conda prefix (the example's cpp + conda install components:
+#              lib/ include/ share/ bin/ and lib/pythonX.Y/site-packages/torchlike),
+#              relocated → .conda and .tar.bz2; the check imports torchlike
 #
 # Environment (all optional):
 #   LIBPKG_DEMO_OUT        output root (default: <repo>/out/example). It gets
 #                          build/ (CMake build of the example), install/ (the
-#                          prefix: lib/ include/ share/ bin/ python/), logs/,
+#                          prefix: lib/ include/ share/ bin/ python/),
+#                          conda-prefix/ (what the conda driver packs), logs/,
 #                          inspect.json/.txt, show.json/.txt, dist/ (the
 #                          packages; dist/built/ the built wheel) and the
 #                          drivers' summaries manywheel.json, libtorch.json,
@@ -104,17 +107,29 @@ step configure cmake -S "$repo/examples/torchlike" -B "$build" "${generator[@]}"
   -DPython3_EXECUTABLE="$python"
 step build cmake --build "$build" -j "$jobs"
 
-# A fresh prefix, so files of an earlier configuration (say, with CUDA) do not
+# Fresh prefixes, so files of an earlier configuration (say, with CUDA) do not
 # linger. Only a directory that looks like our own install is removed.
-if [[ -e $install ]]; then
-  if [[ -d $install/share/cmake/TorchLike || -z $(ls -A "$install") ]]; then
-    rm -rf "$install"
+fresh_prefix() {
+  [[ -e $1 ]] || return 0
+  if [[ -d $1/share/cmake/TorchLike || -z $(ls -A "$1") ]]; then
+    rm -rf "$1"
   else
-    echo "demo: $install exists and is not a torchlike install; not touching it" >&2
+    echo "demo: $1 exists and is not a torchlike install; not touching it" >&2
     exit 1
   fi
-fi
+}
+fresh_prefix "$install"
 step install cmake --install "$build"
+# The conda prefix: the example's own `cpp` and `conda` install components,
+# i.e. lib/ include/ share/ bin/ and the Python package in
+# lib/pythonX.Y/site-packages (what conda's python imports), no python/.
+conda_prefix=$out/conda-prefix
+fresh_prefix "$conda_prefix"
+install_conda() {
+  cmake --install "$build" --prefix "$conda_prefix" --component cpp &&
+    cmake --install "$build" --prefix "$conda_prefix" --component conda
+}
+step install-conda install_conda
 
 # -- the packaging job: inspect every ELF file that was installed (real files,
 # not the libfoo.so -> libfoo.so.1 -> libfoo.so.1.0.0 symlinks).
@@ -211,9 +226,10 @@ step libtorch run_driver libtorch "$LIBTORCH_DRIVER" --tree "$install" --skip-ot
   --debug-split --debug-library 'libtorchlike.so*' \
   --client "$repo/examples/torchlike/client/main.cpp" --link-lib torchlike --link-lib c10like \
   "${common[@]}"
-# conda: the whole prefix, RPATHs made $ORIGIN-relative, as .conda and
-# .tar.bz2; there libgomp and libcudart come from conda dependencies.
-step conda run_driver conda "$CONDA_DRIVER" --prefix "$install" --python "$py_version" \
+# conda: the conda prefix, RPATHs made $ORIGIN-relative (_C gets $PREFIX/lib),
+# as .conda and .tar.bz2; there libgomp and libcudart come from conda
+# dependencies. The check imports torchlike from lib/pythonX.Y/site-packages.
+step conda run_driver conda "$CONDA_DRIVER" --prefix "$conda_prefix" --python "$py_version" \
   --package-name torchlike --format both "${conda_cuda[@]}" \
   --allow-external 'libcudart.so.*' --allow-external 'libgomp.so.*' "${common[@]}"
 
@@ -230,6 +246,8 @@ print()
 print("outputs (ABI=%s, CUDA %s)" % (define("TORCHLIKE_CXX11_ABI"), cuda))
 print("  install  %s   (lib/ include/ share/cmake/TorchLike/ bin/ python/)" % install)
 print("  python   PYTHONPATH=%s/python %s -c 'import torchlike'" % (install, sys.executable))
+print("  conda    %s/conda-prefix   (lib/ include/ share/ bin/ lib/python%d.%d/site-packages/)"
+      % (out, sys.version_info[0], sys.version_info[1]))
 print("  inspect  %s/inspect.json, inspect.txt; tag explanation show.txt" % out)
 print("  build    %s/build, logs in %s/logs" % (out, out))
 for driver in ("manywheel", "libtorch", "conda"):

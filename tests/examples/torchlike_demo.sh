@@ -5,6 +5,9 @@
 # Runs the demo twice into a temporary directory, once per C++ ABI
 # (_GLIBCXX_USE_CXX11_ABI=1 with CUDA if nvcc exists, =0 without CUDA), and
 # checks on each install tree what the packaging drivers will rely on:
+#   - the drivers' JSON summaries: their packages, and check_binary passed them,
+#     with the import check passing for the wheel and both conda packages
+#     (lib/pythonX.Y/site-packages of the conda-prefix/ the demo stages);
 #   - torchlike._C imports with $LIBPKG_PYTHON from install/python and calls
 #     into libtorchlike (ops, OpenMP loop), loading the libraries from the
 #     package's own lib/ and libgomp from the system;
@@ -37,6 +40,7 @@ done
 "$python" -c 'import os, sys, sysconfig; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' ||
   skip "no Python.h for $python"
 if command -v nvcc >/dev/null || [[ -x /usr/local/cuda/bin/nvcc ]]; then have_nvcc=1; else have_nvcc=0; fi
+py_version=$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/libpkg-torchlike.XXXXXX")
 if [[ ${LIBPKG_KEEP_TMP:-0} == 1 ]]; then
@@ -117,6 +121,11 @@ run_abi() {
     '{c["id"]: c["status"] for c in d["checks"][0]["checks"]}["link"] == "pass" and {c["id"]: c["status"] for c in d["checks"][0]["checks"]}["link-wrong-abi"] == "pass"'
   check "conda wrote the .conda and the .tar.bz2, both checked" json "$out/conda.json" \
     'd["passed"] and sorted(a["path"][-6:] for a in d["artifacts"]) == [".conda", "ar.bz2"] and len(d["checks"]) == 2'
+  # The conda prefix holds the package in lib/pythonX.Y/site-packages, so
+  # check_binary imports it there (a prefix without it makes the check skip).
+  check "check_binary imported torchlike from lib/python$py_version/site-packages in both conda packages" \
+    json "$out/conda.json" \
+    'sorted((r["artifact"][-6:], {c["id"]: c["status"] for c in r["checks"]}["import"]) for r in d["checks"]) == [(".conda", "pass"), ("ar.bz2", "pass")] and all("/lib/python'"$py_version"'/site-packages" in {c["id"]: c["summary"] for c in r["checks"]}["import"] for r in d["checks"])'
   check "the conda packages verify" sh -c '"$0" conda verify "$1"/dist/torchlike-1.0.0-*.conda "$1"/dist/torchlike-1.0.0-*.tar.bz2' \
     "$PKGTOOL" "$out"
 
