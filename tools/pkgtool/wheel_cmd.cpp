@@ -40,13 +40,17 @@ const char* kWheelUsage =
     "                          [--platform-tag T] [--build N] [--remove]\n"
     "                          [--strip-local-version] [--in-place] "
     "[-d DEST] [-j N]\n"
+    "                          [--allow-unverified]\n"
     "       pkgtool wheel info WHEEL [--json]\n"
     "       pkgtool wheel update WHEEL [--set MEMBER=FILE]... "
     "[--add MEMBER=FILE]...\n"
     "                          [--remove MEMBER]... [--rename OLD=NEW]...\n"
     "                          (-d DEST | -o OUT.whl | --in-place) [-z LEVEL] "
     "[-j N]\n"
-    "tag options: 'a.b' replaces, '+a.b' adds, '-a.b' removes tags\n";
+    "                          [--allow-unverified]\n"
+    "tag options: 'a.b' replaces, '+a.b' adds, '-a.b' removes tags\n"
+    "tags and update refuse a wheel that fails `verify` unless "
+    "--allow-unverified\n";
 
 [[noreturn]] void usage(const std::string& message) {
   throw Error(Errc::usage, "pkgtool wheel", message + "\n" + kWheelUsage);
@@ -214,6 +218,8 @@ int run_tags(const std::vector<std::string>& argv) {
       opt.strip_local_version = true;
     else if (a == "--in-place")
       opt.in_place = true;
+    else if (a == "--allow-unverified")
+      opt.allow_unverified = true;
     else if (a == "-d" || a == "--dest-dir")
       opt.out_dir = args.value(a);
     else if (a == "-j")
@@ -339,6 +345,8 @@ int run_update(const std::vector<std::string>& argv) {
       dest = args.value(a);
     } else if (a == "-o" || a == "--output") {
       out = args.value(a);
+    } else if (a == "--allow-unverified") {
+      opt.allow_unverified = true;
     } else if (a == "--in-place") {
       in_place = true;
     } else if (a == "-z") {
