@@ -97,9 +97,12 @@ unsigned file_mode(const ZipEntry& e, bool keep_modes) {
   return (mode & 0111) ? 0755 : 0644;
 }
 
+// A directory that every user may write to (0777, 01777 /tmp-like) would
+// let anyone replace the package's files: its world-write bit is dropped
+// rather than kept without the sticky bit that made it safe for /tmp.
 unsigned dir_mode(const ZipEntry& e, bool keep_modes) {
   const unsigned mode = e.unix_mode();
-  if (keep_modes && (mode & 0777) != 0) return mode & 0777;
+  if (keep_modes && (mode & 0777) != 0) return mode & 0775;
   return 0755;
 }
 

@@ -24,7 +24,9 @@ namespace libpkg::archive {
 
 struct ExtractOptions {
   // Apply the unix permission bits stored in the archive (masked to 0777 and
-  // never setuid/setgid/sticky); otherwise 0644 / 0755 for executables.
+  // never setuid/setgid/sticky; directories also never world-writable, so a
+  // 01777 directory becomes 0775 rather than an unprotected 0777);
+  // otherwise 0644 / 0755 for executables.
   bool keep_modes = true;
   bool allow_symlinks = true;
   // The target may already exist only if empty (unless overwrite is set).
