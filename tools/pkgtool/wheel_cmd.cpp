@@ -32,6 +32,7 @@ namespace wh = libpkg::wheel;
 
 const char* kWheelUsage =
     "usage: pkgtool wheel unpack WHEEL [-d DEST] [-j N] [--no-verify]\n"
+    "                          [--max-expansion RATIO]\n"
     "       pkgtool wheel pack DIR [-d DEST] [--build-number N] [-z LEVEL] "
     "[-j N]\n"
     "                          [--reuse OLD.whl]\n"
@@ -97,6 +98,8 @@ int run_unpack(const std::vector<std::string>& argv) {
       opt.threads = parse_unsigned(a, args.value(a), 1024);
     else if (a == "--no-verify")
       opt.verify = false;
+    else if (a == "--max-expansion")
+      opt.max_expansion = parse_unsigned(a, args.value(a), 1u << 30);
     else if (is_option(a) || wheel)
       usage("unexpected argument '" + a + "'");
     else

@@ -19,6 +19,7 @@ fs::path unpack(const fs::path& wheel, const fs::path& dest,
   fs::path target = dest / name.name_version();
   archive::ExtractOptions xopt;
   xopt.threads = options.threads;
+  xopt.max_expansion = options.max_expansion;
   archive::extract(zip, target, xopt);
   return target;
 }

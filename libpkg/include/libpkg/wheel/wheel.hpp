@@ -68,6 +68,7 @@ PackResult pack(const std::filesystem::path& dir,
 struct UnpackOptions {
   bool verify = true;  // check every member against RECORD first
   unsigned threads = 0;
+  u64 max_expansion = 200;  // archive::ExtractOptions::max_expansion
 };
 
 // Extracts `wheel` into `dest`/<name>-<version> (names from the file name,
