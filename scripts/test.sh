@@ -40,11 +40,13 @@ if [[ "${LIBPKG_NO_SANITIZE:-0}" != 1 ]]; then
   asan_dir="$root/build-asan"
   cmake -S "$root" -B "$asan_dir" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
     -DLIBPKG_SANITIZE=ON -DLIBPKG_PYTHON=/usr/bin/python3 \
-    -DLIBPKG_PYTHON_BINDINGS=OFF >/dev/null
+    -DLIBPKG_PYTHON_BINDINGS=OFF -DLIBPKG_FUZZ=ON >/dev/null
   cmake --build "$asan_dir"
   # The sanitizer pass covers our own code paths (not the Python module: an
   # instrumented extension can't load into an uninstrumented interpreter);
-  # the long and cross-arch groups add only emulator time here.
+  # the long and cross-arch groups add only emulator time here. The fuzz
+  # targets (replay mode with gcc) run their seed corpora under the
+  # sanitizers (label fuzz).
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-    run_ctest "$asan_dir/ctest.log" --test-dir "$asan_dir" --output-on-failure -j "$jobs" -L "unit|integration|sanitize" -LE "long|cross|slow"
+    run_ctest "$asan_dir/ctest.log" --test-dir "$asan_dir" --output-on-failure -j "$jobs" -L "unit|integration|sanitize|fuzz" -LE "long|cross|slow"
 fi
