@@ -182,7 +182,16 @@ RewriteResult rewrite(const archive::ZipReader& input, const fs::path& out,
     attrs.mode = m.mode;
     attrs.mtime = m.mtime;
     if (m.raw) {
-      writer.add_raw(m.name, input, *m.raw, attrs, m.sha);
+      try {
+        writer.add_raw(m.name, input, *m.raw, attrs, m.sha);
+      } catch (const Error& e) {
+        // The writer's name rules name the member; the culprit is the input.
+        if (e.file() != m.name) throw;
+        throw Error(Errc::format, input.name(),
+                    m.name + ": " + e.message() +
+                        " (copying it would write a wheel that readers "
+                        "refuse)");
+      }
       ++result.raw_copies;
     } else {
       writer.add(m.name, m.content, attrs);
