@@ -89,6 +89,10 @@ int run(const std::vector<std::string>& args, const std::string& program) {
                  "pre-cxx11)");
   app.add_option("--only", options.only, "run only this check (repeatable)");
   app.add_option("--skip", options.skip, "skip this check (repeatable)");
+  app.add_option("--require", options.require,
+                 "fail when this check is skipped (repeatable; e.g. "
+                 "--require import --require link)")
+      ->delimiter(',');
   app.add_flag("--no-runtime", no_runtime,
                "skip import, link, link-wrong-abi and gpu");
   app.add_option("--python", options.python,

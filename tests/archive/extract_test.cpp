@@ -206,6 +206,19 @@ TEST_F(Extract, CreatesTreeModesSymlinksAndTimes) {
   expect_only("out");  // no temporary directory left behind
 }
 
+// A 01777 (or 0777) directory would lose its sticky bit and stay writable by
+// every user: the world-write bit is dropped instead.
+TEST_F(Extract, DirectoriesNeverWorldWritable) {
+  ZipReader zip =
+      zip_of({dir("t/", 041777), dir("w/", 040777), file("t/f", "x", 0100666)});
+  extract(zip, root_ / "out");
+  struct stat st;
+  ASSERT_EQ(::stat((root_ / "out/t").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0775u);
+  ASSERT_EQ(::stat((root_ / "out/w").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0775u);
+}
+
 TEST_F(Extract, DefaultModesWithoutKeepModes) {
   ZipReader zip = zip_of({file("x", "1", 0100600), file("y", "2", 0100700)});
   ExtractOptions options;

@@ -88,6 +88,17 @@ def case_good_wheel(c: Case, f: fx.Fixtures) -> None:
     for cid in ("import", "link", "link-wrong-abi", "gpu"):
         c.expect(r.status(cid) == "skip", f"--no-runtime skips {cid}: {r.status(cid)}")
 
+    c.begin("--require turns a skip into a failure")
+    r = c.run(w, "--cuda", "cpu", "--no-runtime", "--require", "import,link", "--require", "integrity")
+    c.expect(r.rc == 1, f"exit 1: {r.rc} {r.stderr[:300]}")
+    c.expect_findings(r, {"import": ["required (--require import) but skipped"],
+                          "link": ["required (--require link) but skipped"]},
+                      must_pass={"integrity"})
+    for cid in ("link-wrong-abi", "gpu"):
+        c.expect(r.status(cid) == "skip", f"{cid} not required, still a skip: {r.status(cid)}")
+    r = c.run(w, "--require", "bogus")
+    c.expect(r.rc == 2, f"--require bogus is bad input: {r.rc}")
+
     c.begin("--only rpath / --skip integrity")
     r = c.run(w, "--only", "rpath")
     c.expect_findings(r, {}, must_pass={"rpath"})
@@ -247,6 +258,10 @@ def case_record(c: Case, f: fx.Fixtures) -> None:
     r = c.run(w)
     c.expect_findings(r, {"integrity": ["goodpkg/__init__.py"]},
                       must_pass={"dependencies", "rpath", "symbol-versions"})
+    # Importing would run the unverified __init__.py (and any .pth file).
+    c.expect(r.status("import") == "skip" and "integrity" in r.check("import").get("summary", ""),
+             f"import not run after a failed integrity check: {r.status('import')} "
+             f"({r.check('import').get('summary', '')})")
     c.begin("text report of a failure")
     r = c.run(w, "--no-runtime", json_out=False)
     c.expect(r.rc == 1, f"exit 1: {r.rc} {r.stderr[:300]}")

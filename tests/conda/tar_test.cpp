@@ -274,6 +274,19 @@ TEST_F(ExtractTar, GoodTree) {
   EXPECT_EQ(read_text(dir_ / "target/g"), "y");
 }
 
+TEST_F(ExtractTar, DirectoriesNeverWorldWritable) {
+  TarEntry sticky = directory("t");
+  sticky.mode = 01777;
+  TarEntry open = directory("w");
+  open.mode = 0777;
+  EXPECT_EQ(run({sticky, open, file("t/f", "x")}), "");
+  struct stat st {};
+  ASSERT_EQ(::stat((dir_ / "target/t").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0775u);
+  ASSERT_EQ(::stat((dir_ / "target/w").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0775u);
+}
+
 TEST_F(ExtractTar, RefusesHostileMembers) {
   fs::create_directories(dir_ / "outside");
   EXPECT_NE(run({file("../x", "x")}), "");

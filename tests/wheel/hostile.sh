@@ -60,6 +60,8 @@ mkdir -p work/tagged
 check_status 2 "unpack refuses a case collision" "$PKGTOOL" wheel unpack work/case-1.0-py3-none-any.whl -d work/case
 check_status 2 "tags refuses to copy it" "$PKGTOOL" wheel tags work/case-1.0-py3-none-any.whl --build 1 -d work/tagged
 check "tags wrote no wheel" test -z "$(ls -A work/tagged)"
+out=$("$PKGTOOL" wheel tags work/case-1.0-py3-none-any.whl --build 1 -d work/tagged --allow-unverified 2>&1 || true)
+check "tags names the wheel and the member" grep -q "^error: .*case-1.0-py3-none-any.whl: case/A.py: " <<<"$out"
 
 check_status 2 "unknown subcommand" "$PKGTOOL" wheel frobnicate
 check_status 2 "unknown option" "$PKGTOOL" wheel verify --bogus x.whl

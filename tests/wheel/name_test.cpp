@@ -103,6 +103,10 @@ TEST(WheelName, RejectsWithReasons) {
       {"demo-one-py3-none-any.whl", "invalid PEP 440 version"},
       {"de mo-1.0-py3-none-any.whl", "invalid distribution name"},
       {"de__mo-1.0-py3-none-any.whl", "invalid distribution name"},
+      {"..-1.0-py3-none-any.whl", "invalid distribution name"},
+      {".-1.0-py3-none-any.whl", "invalid distribution name"},
+      {"_demo-1.0-py3-none-any.whl", "invalid distribution name"},
+      {"demo.-1.0-py3-none-any.whl", "invalid distribution name"},
       {"demo-1.0-py3-none-an$y.whl", "invalid character"},
   };
   for (const auto& r : rejects) {

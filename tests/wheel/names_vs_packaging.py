@@ -69,6 +69,8 @@ STRICTER = {
     "demo-1.0-py3..py2-none-any.whl": "empty tag in a compressed set",
     "demo-1.0-py3-none-an$y.whl": "character outside [A-Za-z0-9_] in a tag",
     "demo-1.0-py3--any.whl": "empty abi tag",
+    "..-1.0-py3-none-any.whl": "PEP 508: a name begins and ends alphanumeric",
+    "_demo-1.0-py3-none-any.whl": "PEP 508: a name begins and ends alphanumeric",
 }
 
 

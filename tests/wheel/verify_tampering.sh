@@ -57,6 +57,27 @@ expect extra unlisted-member
 expect md5 bad-hash-algorithm
 expect norecord record-missing
 expect two-dist-info dist-info-count
+expect duplicate-row duplicate-row
+
+# No laundering: tools that rewrite a wheel (tags, update) refuse one that
+# fails verification, and with --allow-unverified the output still fails it
+# (an unlisted or doubly listed member stays unlisted, a stale hash stale).
+printf 'new\n' >added.txt
+for t in extra norecord content duplicate-row; do
+  case_begin "rewriting a wheel that fails verify: $t"
+  mkdir -p "tags-$t" "upd-$t"
+  check_status 2 "tags refuses it" "$PKGTOOL" wheel tags "t-$t/$W" --build 7 -d "tags-$t"
+  check "tags wrote nothing" test -z "$(ls -A "tags-$t")"
+  check_status 2 "update refuses it" "$PKGTOOL" wheel update "t-$t/$W" \
+    --add added.txt=added.txt -o "upd-$t/$W"
+  check "update wrote nothing" test -z "$(ls -A "upd-$t")"
+  check "tags --allow-unverified writes it" "$PKGTOOL" wheel tags "t-$t/$W" \
+    --build 7 -d "tags-$t" --allow-unverified
+  check_status 1 "which still fails verify" "$PKGTOOL" wheel verify "tags-$t"/*.whl
+  check "update --allow-unverified writes it" "$PKGTOOL" wheel update "t-$t/$W" \
+    --add added.txt=added.txt -o "upd-$t/$W" --allow-unverified
+  check_status 1 "which still fails verify" "$PKGTOOL" wheel verify "upd-$t/$W"
+done
 
 case_begin "expected vs actual values"
 json=$("$PKGTOOL" wheel verify --json "t-content/$W") || true

@@ -33,6 +33,7 @@ namespace wh = libpkg::wheel;
 
 const char* kWheelUsage =
     "usage: pkgtool wheel unpack WHEEL [-d DEST] [-j N] [--no-verify]\n"
+    "                          [--max-expansion RATIO]\n"
     "       pkgtool wheel pack DIR [-d DEST] [--build-number N] [-z LEVEL] "
     "[-j N]\n"
     "                          [--reuse OLD.whl]\n"
@@ -41,13 +42,17 @@ const char* kWheelUsage =
     "                          [--platform-tag T] [--build N] [--remove]\n"
     "                          [--strip-local-version] [--in-place] "
     "[-d DEST] [-j N]\n"
+    "                          [--allow-unverified]\n"
     "       pkgtool wheel info WHEEL [--json]\n"
     "       pkgtool wheel update WHEEL [--set MEMBER=FILE]... "
     "[--add MEMBER=FILE]...\n"
     "                          [--remove MEMBER]... [--rename OLD=NEW]...\n"
     "                          (-d DEST | -o OUT.whl | --in-place) [-z LEVEL] "
     "[-j N]\n"
-    "tag options: 'a.b' replaces, '+a.b' adds, '-a.b' removes tags\n";
+    "                          [--allow-unverified]\n"
+    "tag options: 'a.b' replaces, '+a.b' adds, '-a.b' removes tags\n"
+    "tags and update refuse a wheel that fails `verify` unless "
+    "--allow-unverified\n";
 
 [[noreturn]] void usage(const std::string& message) {
   throw Error(Errc::usage, "pkgtool wheel", message + "\n" + kWheelUsage);
@@ -94,6 +99,8 @@ int run_unpack(const std::vector<std::string>& argv) {
       opt.threads = parse_unsigned(a, args.value(a), 1024);
     else if (a == "--no-verify")
       opt.verify = false;
+    else if (a == "--max-expansion")
+      opt.max_expansion = parse_unsigned(a, args.value(a), 1u << 30);
     else if (is_option(a) || wheel)
       usage("unexpected argument '" + a + "'");
     else
@@ -215,6 +222,8 @@ int run_tags(const std::vector<std::string>& argv) {
       opt.strip_local_version = true;
     else if (a == "--in-place")
       opt.in_place = true;
+    else if (a == "--allow-unverified")
+      opt.allow_unverified = true;
     else if (a == "-d" || a == "--dest-dir")
       opt.out_dir = args.value(a);
     else if (a == "-j")
@@ -340,6 +349,8 @@ int run_update(const std::vector<std::string>& argv) {
       dest = args.value(a);
     } else if (a == "-o" || a == "--output") {
       out = args.value(a);
+    } else if (a == "--allow-unverified") {
+      opt.allow_unverified = true;
     } else if (a == "--in-place") {
       in_place = true;
     } else if (a == "-z") {

@@ -32,7 +32,8 @@ const char* kZipUsage =
     "       pkgtool zip extract ARCHIVE -d DIR [-j N] [--max-total-size "
     "BYTES]\n"
     "                 [--max-ratio N] [--max-entries N] [--no-symlinks] "
-    "[--overwrite]";
+    "[--overwrite]\n"
+    "                 [--max-expansion RATIO (default 200, 0: no bound)]";
 
 [[noreturn]] void usage(const std::string& message) {
   throw Error(Errc::usage, "pkgtool zip", message + "\n" + kZipUsage);
@@ -150,6 +151,8 @@ int run_extract(const std::vector<std::string>& args) {
       limits.max_ratio = parse_number(a, value());
     else if (a == "--max-entries")
       limits.max_entries = parse_number(a, value());
+    else if (a == "--max-expansion")
+      options.max_expansion = parse_number(a, value());
     else if (a == "--no-symlinks")
       options.allow_symlinks = false;
     else if (a == "--overwrite")

@@ -98,9 +98,12 @@ unsigned file_mode(const ZipEntry& e, bool keep_modes) {
   return (mode & 0111) ? 0755 : 0644;
 }
 
+// A directory that every user may write to (0777, 01777 /tmp-like) would
+// let anyone replace the package's files: its world-write bit is dropped
+// rather than kept without the sticky bit that made it safe for /tmp.
 unsigned dir_mode(const ZipEntry& e, bool keep_modes) {
   const unsigned mode = e.unix_mode();
-  if (keep_modes && (mode & 0777) != 0) return mode & 0777;
+  if (keep_modes && (mode & 0777) != 0) return mode & 0775;
   return 0755;
 }
 
@@ -284,6 +287,22 @@ ExtractReport extract(const ZipReader& zip, const fs::path& dir,
   std::vector<PlannedMember> plan =
       names::plan_members(zip, options.allow_symlinks);
 
+  if (options.max_expansion != 0) {
+    u64 declared = 0;
+    for (const PlannedMember& m : plan) declared += m.entry->uncompressed_size;
+    const u64 cap = std::max(kExpansionFloor,
+                             zip.file_size() > ~u64{0} / options.max_expansion
+                                 ? ~u64{0}
+                                 : zip.file_size() * options.max_expansion);
+    if (declared > cap)
+      throw Error(
+          Errc::format, zip.name(),
+          fmt::format("its members total {} bytes, more than {} times "
+                      "the archive's {} bytes (a decompression bomb?); "
+                      "allow it with --max-expansion RATIO (0: no "
+                      "bound)",
+                      declared, options.max_expansion, zip.file_size()));
+  }
   StagedTarget staged(dir, options.overwrite, zip.name());
   Fd root(::open(staged.path().c_str(),
                  O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));

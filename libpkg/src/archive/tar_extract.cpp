@@ -215,7 +215,9 @@ TarExtractReport extract_tar(TarReader& reader,
             refuse(c, m.path, "exists in the target and is not a directory");
           }
         }
-        dir_modes.push_back({parts, m.mode & 0777});
+        // Never world-writable (see archive/extract.hpp: 01777 would
+        // otherwise lose its sticky bit and stay writable by everyone).
+        dir_modes.push_back({parts, m.mode & 0775});
         ++report.directories;
         break;
       }

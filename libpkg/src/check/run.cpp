@@ -111,6 +111,7 @@ bool contains(const std::vector<std::string>& list, const std::string& id) {
 Report run(const std::filesystem::path& artifact, const CheckOptions& options) {
   validate_ids(options.only, "--only");
   validate_ids(options.skip, "--skip");
+  validate_ids(options.require, "--require");
   auto log = [&](const std::string& line) {
     if (options.log) options.log(line);
   };
@@ -156,6 +157,15 @@ Report run(const std::filesystem::path& artifact, const CheckOptions& options) {
       r.summary = why;
       continue;
     }
+    // Importing runs the package's code (.pth files, __init__): not when
+    // its files already failed their RECORD / paths.json hashes.
+    if (std::string_view(id) == "import" &&
+        result("integrity").status == Status::fail) {
+      r.summary =
+          "not run: the integrity check failed (importing would run "
+          "unverified code)";
+      continue;
+    }
     log(fmt::format("check {}", id));
     fn(pkg, options, r);
   }
@@ -183,6 +193,15 @@ Report run(const std::filesystem::path& artifact, const CheckOptions& options) {
   } else {
     log("check gpu");
     detail::check_gpu(pkg, options, result("gpu"));
+  }
+  for (const auto& id : options.require) {
+    CheckResult& r = result(id.c_str());
+    if (r.status != Status::skip) continue;
+    r.status = Status::fail;
+    r.problems.push_back(
+        {"", fmt::format("required (--require {}) but skipped: {}", id,
+                         r.summary)});
+    r.summary = "required, but " + r.summary;
   }
   return report;
 }

@@ -44,10 +44,13 @@ std::string collapse_separators(std::string_view name, char sep) {
 
 // Legacy names allowed what setuptools produced: letters, digits, '.', '_'
 // (the '-' separates fields). A double underscore can't come from either
-// escaping rule, so pip rejects it and so do we.
+// escaping rule, so pip rejects it and so do we. PEP 508 names begin and end
+// with a letter or digit: that also keeps "." and ".." out, which would
+// make "../-1.0.dist-info"-like paths of a name ("..-1.0.dist-info").
 bool is_valid_distribution_part(std::string_view s) {
   if (s.empty()) return false;
   if (s.find("__") != std::string_view::npos) return false;
+  if (!is_ascii_alnum(s.front()) || !is_ascii_alnum(s.back())) return false;
   return std::all_of(s.begin(), s.end(), [](char c) {
     return is_ascii_alnum(c) || c == '.' || c == '_';
   });

@@ -10,7 +10,6 @@
 #include "libpkg/archive/zip_writer.hpp"
 #include "libpkg/base/error.hpp"
 #include "libpkg/base/sha256.hpp"
-#include "libpkg/base/thread_pool.hpp"
 #include "libpkg/wheel/record.hpp"
 #include "libpkg/wheel/wheel.hpp"
 
@@ -63,12 +62,23 @@ RewriteResult rewrite(const archive::ZipReader& input, const fs::path& out,
     }
     in_dist_info = find_dist_info(input, name);
   }
+  // A rewrite gives the members a fresh RECORD: unverified members would
+  // come out looking verified.
+  if (!options.allow_unverified)
+    require_verified(input, options.threads,
+                     "a rewrite would launder it into a fresh RECORD; use "
+                     "allow_unverified / --allow-unverified to rewrite it");
   Record in_record;
   if (const auto* e = input.find(in_dist_info + "/RECORD"))
     in_record = Record::parse(input.read_text(*e),
                               input.name() + ":" + in_dist_info + "/RECORD");
+  // A path listed twice (only possible with allow_unverified) vouches for
+  // nothing: its member is left unlisted rather than picking a row.
   std::unordered_map<std::string_view, const RecordRow*> rows;
-  for (const auto& r : in_record.rows()) rows.emplace(r.path, &r);
+  std::unordered_set<std::string_view> listed_twice;
+  for (const auto& r : in_record.rows())
+    if (!rows.emplace(r.path, &r).second) listed_twice.insert(r.path);
+  for (std::string_view path : listed_twice) rows.erase(path);
 
   for (const auto& [name, _] : edits.replace)
     if (!input.find(name))
@@ -157,20 +167,9 @@ RewriteResult rewrite(const archive::ZipReader& input, const fs::path& out,
                   "duplicate member name '" + m.name + "' after the edits");
   }
 
-  // Raw copies the input RECORD doesn't vouch for are hashed (decompressed)
-  // so the output RECORD is complete.
-  std::vector<std::size_t> to_hash;
-  for (std::size_t i = 0; i < ordered.size(); ++i)
-    if (ordered[i].raw && !ordered[i].directory && !ordered[i].sha)
-      to_hash.push_back(i);
-  ThreadPool pool(options.threads);
-  pool.parallel_for(to_hash.size(), [&](std::size_t k) {
-    PlannedMember& m = ordered[to_hash[k]];
-    Sha256 sha;
-    input.read(*m.raw, [&](std::span<const u8> piece) { sha.update(piece); });
-    m.sha = sha.finish();
-  });
-
+  // Raw copies the input RECORD doesn't vouch for (only possible with
+  // allow_unverified: a verified input lists every member) stay unlisted:
+  // hashing them here would vouch for content nobody verified.
   archive::ZipWriterOptions wopt;
   wopt.threads = options.threads;
   wopt.level = options.level;
@@ -184,7 +183,16 @@ RewriteResult rewrite(const archive::ZipReader& input, const fs::path& out,
     attrs.mode = m.mode;
     attrs.mtime = m.mtime;
     if (m.raw) {
-      writer.add_raw(m.name, input, *m.raw, attrs, m.sha);
+      try {
+        writer.add_raw(m.name, input, *m.raw, attrs, m.sha);
+      } catch (const Error& e) {
+        // The writer's name rules name the member; the culprit is the input.
+        if (e.file() != m.name) throw;
+        throw Error(Errc::format, input.name(),
+                    m.name + ": " + e.message() +
+                        " (copying it would write a wheel that readers "
+                        "refuse)");
+      }
       ++result.raw_copies;
     } else {
       writer.add(m.name, m.content, attrs);
@@ -198,9 +206,11 @@ RewriteResult rewrite(const archive::ZipReader& input, const fs::path& out,
   for (std::size_t i = 0; i < written.size(); ++i) {
     const auto& r = written[i];
     if (is_dir[i]) continue;  // RECORD lists files only
-    if (!r.sha256)
+    if (!r.sha256) {
+      if (ordered[i].raw) continue;  // unlisted in the input, see above
       throw Error(Errc::io, out.string(),
                   "internal: no SHA-256 for member " + r.name);
+    }
     record.add({r.name, record_hash(*r.sha256), r.size});
   }
   record.add({record_path, "", std::nullopt});

@@ -15,19 +15,12 @@ fs::path unpack(const fs::path& wheel, const fs::path& dest,
   auto zip = archive::ZipReader::open(wheel);
   // Names first: a hostile member is a hard error (exit 2), not a finding.
   archive::check_member_names(zip);
-  if (options.verify) {
-    VerifyOptions vopt;
-    vopt.threads = options.threads;
-    VerifyReport report = verify(zip, vopt);
-    if (!report.ok())
-      throw Error(
-          Errc::format, zip.name(),
-          "RECORD check failed (" + std::to_string(report.findings.size()) +
-              " finding(s)); first: " + report.findings.front().message());
-  }
+  if (options.verify)
+    require_verified(zip, options.threads, "use --no-verify to unpack it");
   fs::path target = dest / name.name_version();
   archive::ExtractOptions xopt;
   xopt.threads = options.threads;
+  xopt.max_expansion = options.max_expansion;
   archive::extract(zip, target, xopt);
   return target;
 }

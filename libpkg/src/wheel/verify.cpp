@@ -41,6 +41,8 @@ const char* finding_kind_name(FindingKind kind) {
       return "bad-hash-algorithm";
     case FindingKind::bad_hash:
       return "bad-hash";
+    case FindingKind::duplicate_row:
+      return "duplicate-row";
     case FindingKind::hash_mismatch:
       return "hash-mismatch";
     case FindingKind::size_mismatch:
@@ -181,7 +183,10 @@ VerifyReport verify(const archive::ZipReader& zip,
   }
 
   std::unordered_map<std::string_view, const RecordRow*> rows;
-  for (const auto& row : record.rows()) rows.emplace(row.path, &row);
+  for (const auto& row : record.rows())
+    if (auto [it, fresh] = rows.emplace(row.path, &row); !fresh)
+      report.findings.push_back(
+          {FindingKind::duplicate_row, row.path, it->second->hash, row.hash});
 
   // One check per archive member, in archive order; the hashing runs on the
   // pool (the reader supports concurrent reads).
@@ -254,6 +259,19 @@ VerifyReport verify(const archive::ZipReader& zip,
       report.findings.push_back(
           {FindingKind::missing_member, row.path, "", ""});
   return report;
+}
+
+void require_verified(const archive::ZipReader& zip, unsigned threads,
+                      const std::string& hint) {
+  VerifyOptions options;
+  options.threads = threads;
+  VerifyReport report = verify(zip, options);
+  if (!report.ok())
+    throw Error(
+        Errc::format, zip.name(),
+        "RECORD check failed (" + std::to_string(report.findings.size()) +
+            " finding(s)); first: " + report.findings.front().message() + " (" +
+            hint + ")");
 }
 
 }  // namespace libpkg::wheel

@@ -134,6 +134,8 @@ def cmd_tamper(kind, src, dst):
     norecord - RECORD removed
     record-hash - a RECORD row's sha256 is of other content (the member is intact)
     two-dist-info - a second .dist-info directory (its file listed in RECORD)
+    duplicate-row - a second RECORD row for a member, with another hash (the
+              first row is right; pip and `wheel` use the last)
     (tag mismatches are made by renaming the file, see verify_tampering.sh)
     """
     with zipfile.ZipFile(src) as zf:
@@ -159,6 +161,13 @@ def cmd_tamper(kind, src, dst):
         out.insert(len(out) - 1, (zipfile.ZipInfo("other-1.0.dist-info/METADATA"), extra))
         rows.insert(0, ["other-1.0.dist-info/METADATA",
                         "sha256=" + b64(hashlib.sha256(extra).digest()), str(len(extra))])
+        buf = io.StringIO()
+        csv.writer(buf, lineterminator="\n").writerows(rows)
+        out = [(i, buf.getvalue().encode() if i.filename == rec_name else d)
+               for i, d in out]
+    if kind == "duplicate-row":
+        rows.insert(len(rows) - 1, [target, "sha256=" + b64(hashlib.sha256(b"other").digest()),
+                                    next(r[2] for r in rows if r[0] == target)])
         buf = io.StringIO()
         csv.writer(buf, lineterminator="\n").writerows(rows)
         out = [(i, buf.getvalue().encode() if i.filename == rec_name else d)

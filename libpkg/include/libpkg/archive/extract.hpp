@@ -25,7 +25,9 @@ namespace libpkg::archive {
 
 struct ExtractOptions {
   // Apply the unix permission bits stored in the archive (masked to 0777 and
-  // never setuid/setgid/sticky); otherwise 0644 / 0755 for executables.
+  // never setuid/setgid/sticky; directories also never world-writable, so a
+  // 01777 directory becomes 0775 rather than an unprotected 0777);
+  // otherwise 0644 / 0755 for executables.
   bool keep_modes = true;
   bool allow_symlinks = true;
   // The target may already exist only if empty (unless overwrite is set).
@@ -34,7 +36,17 @@ struct ExtractOptions {
   bool overwrite = false;
   unsigned threads = 0;  // 0: one per core
   std::function<void(u64 done, u64 total)> progress;
+  // What extraction may write, relative to the archive's own size: the
+  // members' declared sizes may total at most max_expansion times the file
+  // size, or kExpansionFloor, whichever is larger; 0 removes the bound.
+  // The reader's per-member ratio cap (ZipLimits::max_ratio, 1100) can never
+  // trigger on deflate, whose best ratio is about 1032:1, so without this a
+  // 1 MiB wheel of zeros unpacks to a GiB. Real packages compress 2-10x.
+  u64 max_expansion = 200;
 };
+
+// Archives may always expand to this much (small fixtures, tiny wheels).
+inline constexpr u64 kExpansionFloor = u64{256} << 20;
 
 struct ExtractReport {
   u64 files = 0;

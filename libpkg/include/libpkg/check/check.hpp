@@ -136,6 +136,10 @@ struct CheckOptions {
   // Checks to run (empty = all) and to leave out (reported as skipped).
   std::vector<std::string> only;
   std::vector<std::string> skip;
+  // Checks that must not be skipped: a skip of one of these (a missing
+  // interpreter or compiler, no GPU, --skip, --no-runtime) is turned into a
+  // failure, so a skip can't hide a missing proof (--require).
+  std::vector<std::string> require;
   bool runtime = true;  // import / link / gpu
   // Runtime tools.
   std::string python = "python3";           // for the venv of the import check

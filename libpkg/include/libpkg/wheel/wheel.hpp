@@ -69,6 +69,7 @@ PackResult pack(const std::filesystem::path& dir,
 struct UnpackOptions {
   bool verify = true;  // check every member against RECORD first
   unsigned threads = 0;
+  u64 max_expansion = 200;  // archive::ExtractOptions::max_expansion
 };
 
 // Extracts `wheel` into `dest`/<name>-<version> (names from the file name,
@@ -99,6 +100,8 @@ enum class FindingKind {
   missing_member,   // listed in RECORD, absent from the archive
   unlisted_member,  // in the archive, not in RECORD
   corrupt_member,   // the member does not decompress (CRC, truncation)
+  duplicate_row,    // RECORD lists a path twice (installers disagree which
+                    // row counts: pip/wheel use the last, we used the first)
 };
 
 const char* finding_kind_name(FindingKind kind);
@@ -133,6 +136,12 @@ VerifyReport verify(const std::filesystem::path& wheel,
 VerifyReport verify(const archive::ZipReader& zip,
                     const VerifyOptions& options = {});
 
+// Throws Errc::format naming the wheel and its first finding (then `hint`:
+// how to proceed anyway) when verify() finds anything: unpack and every
+// rewrite of a wheel go through this.
+void require_verified(const archive::ZipReader& zip, unsigned threads,
+                      const std::string& hint);
+
 // ---- rewrite --------------------------------------------------------------
 
 // Member-level edits, keyed by the names in the input wheel. RECORD is
@@ -159,6 +168,12 @@ struct RewriteOptions {
   std::optional<i64> timestamp;
   // Bytes written so far / in all (ZipWriterOptions::progress).
   std::function<void(u64 done, u64 total)> progress;
+  // Rewrite a wheel that fails verify() (refused by default: a fresh RECORD
+  // over unverified members would launder them). Even then the output
+  // RECORD lists only members this rewrite produced or whose input RECORD
+  // row it copies: an unlisted input member stays unlisted, a stale hash
+  // stays stale, so the output fails verification the way the input did.
+  bool allow_unverified = false;
 };
 
 struct RewriteResult {
@@ -171,10 +186,11 @@ struct RewriteResult {
 // Writes `out` = `input` with `edits` applied. Member order: the input's
 // order (renamed in place), added members (sorted) after the last member
 // outside the .dist-info directory and at the end of the .dist-info
-// members, RECORD last. RECORD rows of raw copies come from the input
-// RECORD (their content is not decompressed); members the input RECORD
-// doesn't cover are hashed. Throws Errc::usage for edits naming absent
-// members, duplicate output names or not exactly one output .dist-info.
+// members, RECORD last. The input is verified first (verify(), every member
+// hashed) and refused with Errc::format naming it and its first finding
+// unless options.allow_unverified; RECORD rows of raw copies then come from
+// the input RECORD. Throws Errc::usage for edits naming absent members,
+// duplicate output names or not exactly one output .dist-info.
 RewriteResult rewrite(const archive::ZipReader& input,
                       const std::filesystem::path& out, const WheelEdits& edits,
                       const RewriteOptions& options = {});
@@ -195,6 +211,7 @@ struct RetagOptions {
   bool in_place = false;
   std::filesystem::path out_dir;  // empty: the input's directory
   unsigned threads = 0;
+  bool allow_unverified = false;  // RewriteOptions::allow_unverified
 };
 
 // Computes the retagged name (no I/O beyond parsing the name).
