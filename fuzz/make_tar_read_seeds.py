@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Seed corpus for tar_read_fuzzer, written at test time with Python's
 tarfile: plain, gzip, bzip2 and xz tars holding a file, a directory, a
 symlink, a hardlink and a long (pax) name."""

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // libFuzzer target for the text formats packages carry: wheel RECORD (CSV),
 // METADATA and WHEEL (RFC 822-style headers), wheel file names, conda
 // info/paths.json and pack metadata JSON. The first byte picks the parser,

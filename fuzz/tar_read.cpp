@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // libFuzzer target for the tar reader under conda packages (and every
 // compression libarchive detects for it): any byte string must iterate and
 // read back, or fail with libpkg::Error naming the input. Small limits keep

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # check_skips LOG ALLOWLIST (sourced by scripts/test.sh; tested by
 # tests/limits/skip_gate.sh): lists the tests that ctest's output in LOG
 # reports as skipped (exit 77) and returns 1 when one of them is not in

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Extraction writes at most 200 times the archive's size (or 256 MiB).
 
 Deflate cannot beat about 1032:1, so the reader's per-member ratio cap

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Scratch directories and interruption: the stale sweep removes only
 // leftovers whose owner is gone (never a live one, whatever its pid says),
 // the signal-safe removal copes with deep and read-only trees, and a SIGTERM

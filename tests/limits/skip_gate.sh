@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # The CI skip gate (scripts/check_skips.sh, run by scripts/test.sh): every
 # skipped test is listed, an allow-listed skip passes, any other skip fails
 # the run, and the checked-in allow-list parses and names real tests.
