@@ -133,6 +133,9 @@ def show(
     policy_file: _Path | None = None,
     ld_library_path: Sequence[str] | None = None,
     threads: int = 0,
+    libc: str | None = None,
+    root: _Path | None = None,
+    disable_isa_ext_check: bool = False,
 ) -> Analysis: ...
 def analyze(
     wheel: _Path,
@@ -152,6 +155,9 @@ def analyze(
     policy_file: _Path | None = None,
     ld_library_path: Sequence[str] | None = None,
     threads: int = 0,
+    libc: str | None = None,
+    root: _Path | None = None,
+    disable_isa_ext_check: bool = False,
 ) -> Plan: ...
 def apply(
     plan: Plan, out_dir: _Path, *, level: int = 6, threads: int = 0, timestamp: int | None = None

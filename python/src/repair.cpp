@@ -63,7 +63,10 @@ Analysis analyze(const std::filesystem::path& wheel,
                  const std::optional<std::string>& ldpaths,
                  const py::object& exclude, const py::object& include,
                  const std::optional<std::filesystem::path>& policy_file,
-                 const py::object& ld_library_path, unsigned threads) {
+                 const py::object& ld_library_path, unsigned threads,
+                 const std::optional<std::string>& libc,
+                 const std::optional<std::filesystem::path>& root,
+                 bool disable_isa_ext_check) {
   bd::AnalyzeOptions o;
   // A frontend's job, as in pkgtool: the library never reads the
   // environment. None means "this process's LD_LIBRARY_PATH".
@@ -76,6 +79,16 @@ Analysis analyze(const std::filesystem::path& wheel,
   }
   o.search.extra_paths = string_list(lib_paths, "lib_paths");
   if (ldpaths) o.search.system_dirs = split_colon(*ldpaths);
+  // As pkgtool's --root and --libc (an unknown libc name is Errc::usage).
+  if (root) o.search.root = *root;
+  if (libc) {
+    o.libc = dp::parse_libc(*libc);
+    if (!o.libc)
+      throw Error(
+          Errc::usage, "",
+          "libc must be 'glibc', 'musl' or 'bionic', not '" + *libc + "'");
+  }
+  o.isa_ext_check = !disable_isa_ext_check;
   o.exclude = string_list(exclude, "exclude");
   o.include = string_list(include, "include");
   o.threads = threads;
@@ -270,6 +283,8 @@ void bind_repair(py::module_& m) {
         "ldpaths"_a = py::none(), "exclude"_a = py::tuple(),
         "include"_a = py::tuple(), "policy_file"_a = py::none(),
         "ld_library_path"_a = py::none(), "threads"_a = 0,
+        "libc"_a = py::none(), "root"_a = py::none(),
+        "disable_isa_ext_check"_a = false,
         "Analyses a wheel: its platform tag and what blocks a better one.");
 
   m.def(
@@ -281,7 +296,10 @@ void bind_repair(py::module_& m) {
          const std::string& lib_sdir, const std::optional<std::string>& lib_dir,
          const std::string& rpath_tag, bool only_plat, bool ignore_missing,
          bool strip, const std::optional<std::filesystem::path>& policy_file,
-         const py::object& ld_library_path, unsigned threads) {
+         const py::object& ld_library_path, unsigned threads,
+         const std::optional<std::string>& libc,
+         const std::optional<std::filesystem::path>& root,
+         bool disable_isa_ext_check) {
         bd::RepairOptions ro;
         ro.plat = plat;
         ro.lib_sdir = lib_sdir;
@@ -300,7 +318,8 @@ void bind_repair(py::module_& m) {
         ro.strip = strip;
         Plan p;
         p.analysis = analyze(wheel, lib_paths, ldpaths, exclude, include,
-                             policy_file, ld_library_path, threads);
+                             policy_file, ld_library_path, threads, libc, root,
+                             disable_isa_ext_check);
         py::gil_scoped_release release;
         p.plan = bd::plan_repair(*p.analysis.analysis, ro);
         return p;
@@ -311,7 +330,8 @@ void bind_repair(py::module_& m) {
       "lib_sdir"_a = ".libs", "lib_dir"_a = py::none(), "rpath_tag"_a = "rpath",
       "only_plat"_a = false, "ignore_missing"_a = false, "strip"_a = false,
       "policy_file"_a = py::none(), "ld_library_path"_a = py::none(),
-      "threads"_a = 0,
+      "threads"_a = 0, "libc"_a = py::none(), "root"_a = py::none(),
+      "disable_isa_ext_check"_a = false,
       "Analyses a wheel and plans its repair (keep_names None = the default "
       "dlopen'd names).");
 

@@ -4,6 +4,8 @@
 // libraries, max_versions, the "linux" fallback and inconsistent inputs.
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "libpkg/base/error.hpp"
 #include "libpkg/deps/policy.hpp"
 #include "policy_fixtures.hpp"
@@ -191,25 +193,36 @@ TEST(Evaluate, MissingAllowedLibrariesAreTheTargetSystems) {
   EXPECT_EQ(e.best->name, "manylinux_2_17");
 }
 
-TEST(Evaluate, PythonAbiSymbolsBlockEveryPolicy) {
-  auto a = binary("fpe.so");
-  a.undefined = {{"PyFPE_jbuf", ""},
-                 {"PyUnicodeUCS2_FromString", ""},
-                 {"PyUnicode_FromString", ""}};
+// Evaluates `a` as it is and after repair; in both, only "linux" is
+// satisfied and every other policy has the same `count` blockers of `kind`,
+// passed to `check`.
+void expect_every_policy_blocked(
+    const BinaryFacts& a, std::size_t count, BlockerKind kind,
+    const std::function<void(const std::vector<libpkg::deps::Blocker>&)>&
+        check) {
   for (bool libraries_block : {true, false}) {
     auto e = libpkg::deps::evaluate({a}, small(),
                                     {.libraries_block = libraries_block});
     EXPECT_EQ(e.best->name, "linux");
     for (const char* name : {"manylinux_2_5", "manylinux_2_17"}) {
       const auto& v = verdict(e, name);
-      ASSERT_EQ(v.blockers.size(), 2u) << name;
-      for (const auto& b : v.blockers)
-        EXPECT_EQ(b.kind, BlockerKind::python_abi);
-      EXPECT_EQ(v.blockers[0].detail, "PyFPE_jbuf");
-      EXPECT_EQ(v.blockers[1].detail, "PyUnicodeUCS2_FromString");
-      EXPECT_NE(v.blockers[0].message().find("fpectl"), std::string::npos);
+      ASSERT_EQ(v.blockers.size(), count) << name;
+      for (const auto& b : v.blockers) EXPECT_EQ(b.kind, kind);
+      check(v.blockers);
     }
   }
+}
+
+TEST(Evaluate, PythonAbiSymbolsBlockEveryPolicy) {
+  auto a = binary("fpe.so");
+  a.undefined = {{"PyFPE_jbuf", ""},
+                 {"PyUnicodeUCS2_FromString", ""},
+                 {"PyUnicode_FromString", ""}};
+  expect_every_policy_blocked(a, 2, BlockerKind::python_abi, [](auto& b) {
+    EXPECT_EQ(b[0].detail, "PyFPE_jbuf");
+    EXPECT_EQ(b[1].detail, "PyUnicodeUCS2_FromString");
+    EXPECT_NE(b[0].message().find("fpectl"), std::string::npos);
+  });
 }
 
 TEST(Evaluate, LibpythonBlocksOnlyAsItIs) {
@@ -399,6 +412,42 @@ TEST(Evaluate, InconsistentBinariesAreRejected) {
   }
 }
 
+TEST(Evaluate, IsaLevelAboveBaselineBlocksEveryPolicy) {
+  auto a = binary("ext.so");
+  a.isa_level = "x86-64-v3";
+  expect_every_policy_blocked(a, 1, BlockerKind::isa_extension, [](auto& b) {
+    EXPECT_EQ(b[0].file, "ext.so");
+    EXPECT_EQ(b[0].detail, "x86-64-v3");
+    EXPECT_NE(
+        b[0].message().find("ext.so: requires the x86-64-v3 instruction set"),
+        std::string::npos);
+  });
+  // --disable-isa-ext-check
+  for (bool libraries_block : {true, false}) {
+    auto off = libpkg::deps::evaluate(
+        {a}, small(),
+        {.libraries_block = libraries_block, .isa_ext_check = false});
+    EXPECT_EQ(off.best->name, "manylinux_2_5");
+  }
+}
+
+TEST(Evaluate, IsaLevelOfAGraftedLibraryBlocksWhereItIsGrafted) {
+  auto a = binary("a.so");
+  a.external = {{"libz.so.1", "/usr/lib/libz.so.1"}};
+  auto z = binary("/usr/lib/libz.so.1.2.13");
+  z.grafted = true;
+  z.soname = "libz.so.1";
+  z.isa_level = "x86-64-v2";
+  // manylinux_2_17 allows libz (the system's copy, not the wheel's).
+  auto e = libpkg::deps::evaluate({a, z}, small(), {.libraries_block = false});
+  const auto& v5 = verdict(e, "manylinux_2_5");
+  ASSERT_EQ(v5.blockers.size(), 1u);
+  EXPECT_EQ(v5.blockers[0].kind, BlockerKind::isa_extension);
+  EXPECT_EQ(v5.blockers[0].file, "/usr/lib/libz.so.1.2.13");
+  EXPECT_EQ(v5.blockers[0].detail, "x86-64-v2");
+  EXPECT_EQ(e.best->name, "manylinux_2_17");
+}
+
 TEST(Blocker, KindNames) {
   EXPECT_STREQ(libpkg::deps::blocker_kind_name(BlockerKind::symbol_version),
                "symbol_version");
@@ -412,6 +461,8 @@ TEST(Blocker, KindNames) {
                "python_abi");
   EXPECT_STREQ(libpkg::deps::blocker_kind_name(BlockerKind::libpython),
                "libpython");
+  EXPECT_STREQ(libpkg::deps::blocker_kind_name(BlockerKind::isa_extension),
+               "isa_extension");
 }
 
 }  // namespace

@@ -8,11 +8,12 @@ import os
 import subprocess
 import sys
 import zipfile
+from pathlib import Path
 
 import pytest
 
 import libpkg
-from conftest import readelf_dynamic
+from conftest import CC, readelf_dynamic, sh, write_tree
 
 
 def test_show_explains_tag(ext_wheel, ext_build):
@@ -101,3 +102,66 @@ def test_pure_wheel_has_nothing_to_repair(pure_wheel):
     with pytest.raises(libpkg.Error) as info:
         libpkg.repair.analyze(pure_wheel)
     assert info.value.code == "usage"
+
+
+def _arch_wheel(tmp_path, name: str, member: str, so: Path, tag: str = "linux_x86_64") -> Path:
+    tree = write_tree(tmp_path / f"{name}tree", name, "1.0", f"cp312-cp312-{tag}",
+                      {member: so.read_bytes()})
+    return libpkg.wheel.pack(tree, tmp_path / f"{name}dist").path
+
+
+def test_libc_root_and_isa_arguments(tmp_path):
+    # An extension with neither an interpreter nor a libc NEEDED, under a
+    # name without the -linux-gnu/-linux-musl suffix, in a linux_ wheel:
+    # only the libc argument decides (pkgtool's --libc).
+    (tmp_path / "silent.c").write_text("int PyInit__s(void) { return 0; }\n")
+    silent = tmp_path / "silent.so"
+    sh(CC, "-shared", "-fPIC", "-nostdlib", "-o", silent, tmp_path / "silent.c")
+    assert not readelf_dynamic(silent)["NEEDED"]
+    wheel = _arch_wheel(tmp_path, "silentpkg", "sp/_s.so", silent)
+    with pytest.raises(libpkg.Error) as info:
+        libpkg.show(wheel, ld_library_path=[])
+    assert "libc" in str(info.value)
+    musl = libpkg.show(wheel, ld_library_path=[], libc="musl")
+    assert musl.tag.startswith("musllinux_") and musl.tag.endswith("_x86_64")
+    assert libpkg.show(wheel, ld_library_path=[], libc="glibc").tag.startswith("manylinux")
+    plan = libpkg.repair.analyze(wheel, ld_library_path=[], libc="musl")
+    assert plan.platform_tags and all(t.startswith("musllinux_") for t in plan.platform_tags)
+    with pytest.raises(libpkg.Error) as info:
+        libpkg.show(wheel, ld_library_path=[], libc="uclibc")
+    assert info.value.code == "usage"
+
+    # root: the library is found under the sysroot's default directories
+    # only (pkgtool's --root).
+    sysroot = tmp_path / "sysroot"
+    (sysroot / "usr/lib").mkdir(parents=True)
+    (tmp_path / "foo.c").write_text("int foo_value(void) { return 42; }\n")
+    sh(CC, "-shared", "-fPIC", "-Wl,-soname,libpyfoo.so.1", "-o", sysroot / "usr/lib/libpyfoo.so.1",
+       tmp_path / "foo.c")
+    (tmp_path / "ext.c").write_text("int foo_value(void);\nint PyInit__f(void) { return foo_value(); }\n")
+    ext = tmp_path / "ext.so"
+    sh(CC, "-shared", "-fPIC", "-o", ext, tmp_path / "ext.c", sysroot / "usr/lib/libpyfoo.so.1")
+    wheel = _arch_wheel(tmp_path, "rootpkg", "rp/_f.cpython-312-x86_64-linux-gnu.so", ext)
+    assert "libpyfoo.so.1" in libpkg.show(wheel, ld_library_path=[]).missing
+    found = libpkg.show(wheel, ld_library_path=[], root=sysroot)
+    assert {e.soname: e.path for e in found.externals}["libpyfoo.so.1"] == \
+        sysroot / "usr/lib/libpyfoo.so.1"
+    plan = libpkg.repair.analyze(wheel, ld_library_path=[], root=sysroot)
+    assert [g.soname for g in plan.grafts] == ["libpyfoo.so.1"]
+
+    # disable_isa_ext_check: an x86-64-v3 extension (GNU property note).
+    v3 = tmp_path / "v3.so"
+    sh(CC, "-shared", "-fPIC", "-march=x86-64-v3", "-Wl,-z,x86-64-v3", "-o", v3,
+       tmp_path / "silent.c")
+    assert "x86-64-v3" in sh("readelf", "-nW", v3)
+    wheel = _arch_wheel(tmp_path, "isapkg", "ip/_s.cpython-312-x86_64-linux-gnu.so", v3)
+    blocked = libpkg.show(wheel, ld_library_path=[])
+    assert blocked.tag == "linux_x86_64" and blocked.repaired_tag == "linux_x86_64"
+    assert "x86-64-v3" in blocked.explain()
+    with pytest.raises(libpkg.Error) as info:
+        libpkg.repair.analyze(wheel, ld_library_path=[])
+    assert "x86-64-v3" in str(info.value)
+    lifted = libpkg.show(wheel, ld_library_path=[], disable_isa_ext_check=True)
+    assert lifted.tag.startswith("manylinux")
+    plan = libpkg.repair.analyze(wheel, ld_library_path=[], disable_isa_ext_check=True)
+    assert all(t.startswith("manylinux") for t in plan.platform_tags)

@@ -21,6 +21,10 @@
 #               blacklist, Python ABI); --plat linux still writes the wheel;
 #               a weak reference to a black-listed symbol doesn't count
 #   exit codes  show/repair of a pure or unknown-architecture wheel: 2
+#   ISA level   an x86-64 file whose GNU property note needs x86-64-v3
+#               (-Wl,-z,x86-64-v3) blocks every policy, as it is and after
+#               repair (also a grafted library); --disable-isa-ext-check
+#               lifts it
 #   SBOM        <dist-info>/sboms/pkgtool.cdx.json: CycloneDX required
 #               fields, SHA-256 of each original, dpkg -S owner as purl,
 #               listed in RECORD; deterministic
@@ -215,5 +219,43 @@ else
 fi
 expect_status 0 "repair without grafts" "$PKGTOOL" repair "$(fx suffix_gnu311)" -w o_ns
 check "no SBOM when nothing is grafted" bash -c "! unzip -Z1 \"\$(ls o_ns/*.whl)\" | grep -q sboms/"
+
+case_begin "x86-64 ISA level (GNU property note)"
+check "readelf -n shows the x86-64-v3 need" bash -c \
+  "readelf -nW '$SCRATCH/fx/objs/isa_v3.so' | grep -q 'x86 ISA needed: .*x86-64-v3'"
+show_json isa_v3
+expect_eq "isa_v3: as-is tag" "linux_x86_64" "$(jget isa_v3 'p["tags"]["as_is"]')"
+expect_eq "isa_v3: after-repair tag" "linux_x86_64" "$(jget isa_v3 'p["tags"]["after_repair"]')"
+for when in as_is after_repair; do
+  expect_eq "isa_v3: every manylinux policy blocked ($when) naming the level" "True" \
+    "$(jget isa_v3 "all(any(b['kind'] == 'isa_extension' and b['detail'] == 'x86-64-v3' and b['file'].endswith('_m.cpython-312-x86_64-linux-gnu.so') for b in x['$when']['blockers']) for x in p['policies'] if x['name'] != 'linux')")"
+done
+expect_exit "isa_v3: show text names file and level" 0 \
+  "_m\.cpython-312-x86_64-linux-gnu\.so: requires the x86-64-v3 instruction set.*--disable-isa-ext-check" \
+  "$PKGTOOL" show "$(fx isa_v3)"
+expect_exit "isa_v3: repair (auto) exits 2 naming the level" 2 "x86-64-v3" \
+  "$PKGTOOL" repair "$(fx isa_v3)" -w o_isa
+expect_empty_dir "isa_v3: nothing written" o_isa
+show_json isa_v3 --disable-isa-ext-check
+cp isa_v3.json isa_v3_off.json
+expect_eq "isa_v3: --disable-isa-ext-check: as-is manylinux" "manylinux" \
+  "$(jget isa_v3_off 'p["tags"]["as_is"][:9]')"
+expect_eq "isa_v3: --disable-isa-ext-check: no isa blocker" "False" \
+  "$(jget isa_v3_off "any(b['kind'] == 'isa_extension' for x in p['policies'] for w in ('as_is', 'after_repair') for b in x[w]['blockers'])")"
+expect_status 0 "isa_v3: repair --disable-isa-ext-check" \
+  "$PKGTOOL" repair "$(fx isa_v3)" -w o_isa --disable-isa-ext-check
+check "isa_v3: manylinux wheel written" bash -c "ls o_isa | grep -q 'manylinux.*_x86_64.whl'"
+# A baseline extension whose library needs x86-64-v3: as it is the library
+# blocks; after repair the grafted copy's ISA level does.
+show_json isa_graft --lib-path "$(fx isa_libs)"
+expect_eq "isa_graft: after-repair tag" "linux_x86_64" "$(jget isa_graft 'p["tags"]["after_repair"]')"
+expect_eq "isa_graft: the grafted library blocks after repair" "True" \
+  "$(jget isa_graft "all(any(b['kind'] == 'isa_extension' and b['file'] == 'libisafoo.so.1' for b in x['after_repair']['blockers']) for x in p['policies'] if x['name'] != 'linux')")"
+expect_exit "isa_graft: repair (auto) exits 2 naming the library" 2 "libisafoo\.so\.1: requires the x86-64-v3" \
+  "$PKGTOOL" repair "$(fx isa_graft)" -w o_isag --lib-path "$(fx isa_libs)"
+expect_status 0 "isa_graft: repair --disable-isa-ext-check" \
+  "$PKGTOOL" repair "$(fx isa_graft)" -w o_isag --lib-path "$(fx isa_libs)" --disable-isa-ext-check
+check "isa_graft: manylinux wheel with the library grafted" bash -c \
+  "ls o_isag/*manylinux*_x86_64.whl >/dev/null && \"$LIBPKG_PYTHON\" -m zipfile -l o_isag/*.whl | grep -q 'libisafoo'"
 
 finish

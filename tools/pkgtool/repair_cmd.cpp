@@ -31,7 +31,8 @@ const char* kShowUsage =
     "usage: pkgtool show WHEEL... [--json] [--lib-path DIR]... "
     "[--ldpaths DIRS] [--root DIR]\n"
     "                    [--exclude PATTERN]... [--policy-file FILE] "
-    "[--libc glibc|musl|bionic]\n";
+    "[--libc glibc|musl|bionic]\n"
+    "                    [--disable-isa-ext-check]\n";
 
 const char* kRepairUsage =
     "usage: pkgtool repair WHEEL... -w DIR [--plat TAG|auto|linux]\n"
@@ -42,7 +43,8 @@ const char* kRepairUsage =
     "         [-z LEVEL] [-j N] [--strip] [--only-plat] [--ignore-missing]\n"
     "         [--lib-path DIR]... [--ldpaths DIRS] [--root DIR] "
     "[--policy-file FILE]\n"
-    "         [--libc glibc|musl|bionic] [--dry-run] [--json]\n";
+    "         [--libc glibc|musl|bionic] [--disable-isa-ext-check] "
+    "[--dry-run] [--json]\n";
 
 std::string env(const char* name) {
   const char* v = std::getenv(name);
@@ -60,6 +62,7 @@ struct AnalysisFlags {
   std::string policy_file;
   std::vector<std::string> exclude;
   std::vector<std::string> include;
+  bool disable_isa_ext_check = false;
   unsigned threads = 0;
 
   void add_to(CLI::App& app, bool repair) {
@@ -85,6 +88,9 @@ struct AnalysisFlags {
       app.add_option("--include", include,
                      "also bundle a library loaded with dlopen (path or "
                      "soname), keeping its name");
+    app.add_flag("--disable-isa-ext-check", disable_isa_ext_check,
+                 "don't block binaries whose GNU property note requires an "
+                 "x86-64 level above the baseline (x86-64-v2/v3/v4)");
     app.add_option("-j,--jobs", threads, "threads (default: one per core)");
   }
 
@@ -104,6 +110,7 @@ struct AnalysisFlags {
     }
     o.exclude = exclude;
     o.include = include;
+    o.isa_ext_check = !disable_isa_ext_check;
     o.threads = threads;
     return o;
   }

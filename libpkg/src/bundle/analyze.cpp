@@ -450,6 +450,7 @@ class Analyzer {
     deps::EvaluateOptions as_is;
     as_is.libraries_block = true;
     as_is.libc = a_.libc;
+    as_is.isa_ext_check = options_.isa_ext_check;
     a_.as_is = deps::evaluate(facts, *a_.policies, as_is);
     // A library every policy allows (libc, libm, ...) is never bundled, so
     // its own requirements don't matter; any other may be grafted for some
@@ -459,6 +460,7 @@ class Analyzer {
     deps::EvaluateOptions grafted;
     grafted.libraries_block = false;
     grafted.libc = a_.libc;
+    grafted.isa_ext_check = options_.isa_ext_check;
     a_.after_repair = deps::evaluate(facts, *a_.policies, grafted);
   }
 

@@ -40,6 +40,13 @@
 //    every policy (the extension would load a second interpreter library
 //    or fail where it is static); repair drops the entry, so it does not
 //    block after repair.
+//  - ISA level (auditwheel 6's machine check): an x86-64 file whose GNU
+//    property note requires x86-64-v2, -v3 or -v4 blocks every policy
+//    (manylinux and musllinux promise only the x86-64 baseline), naming the
+//    file and the level, unless EvaluateOptions::isa_ext_check is off
+//    (--disable-isa-ext-check). Grafted libraries count like package
+//    binaries, for the policies that would graft them; auditwheel likewise
+//    checks the external libraries it would bundle.
 //  - The libc family is the one the binaries state (BinaryFacts::libc);
 //    when none does, EvaluateOptions::libc (the analysis decides it from
 //    extension suffixes, the wheel tag or --libc), else glibc.
@@ -186,6 +193,13 @@ void add_libpython_blockers(const BinaryFacts& binary,
       out.push_back({BlockerKind::libpython, binary.path, needed, "", {}, 0});
 }
 
+void add_isa_blockers(const BinaryFacts& binary, const EvaluateOptions& options,
+                      std::vector<Blocker>& out) {
+  if (!options.isa_ext_check || binary.isa_level.empty()) return;
+  out.push_back(
+      {BlockerKind::isa_extension, binary.path, binary.isa_level, "", {}, 0});
+}
+
 void add_blacklist_blockers(const BinaryFacts& binary, const Policy& policy,
                             std::vector<Blocker>& out) {
   if (policy.blacklist.empty()) return;
@@ -286,6 +300,7 @@ Evaluation evaluate(const std::vector<BinaryFacts>& binaries,
         add_blacklist_blockers(binary, *policy, verdict.blockers);
         add_python_abi_blockers(binary, verdict.blockers);
         add_libpython_blockers(binary, options, verdict.blockers);
+        add_isa_blockers(binary, options, verdict.blockers);
       }
       verdict.satisfied = verdict.blockers.empty();
       evaluation.verdicts.push_back(std::move(verdict));
@@ -314,6 +329,12 @@ BinaryFacts binary_facts(const elf::ElfFile& elf, std::string path) {
   facts.libc = libc_of(elf);
   facts.versions = abi::version_requirements(elf, kFactsExamples);
   for (auto needed : elf.needed()) facts.needed.emplace_back(needed);
+  // Only x86-64 has micro-architecture levels; "x86-64-baseline" is what
+  // every policy promises.
+  if (auto isa = elf.x86_isa_needed(); isa && facts.arch == "x86_64") {
+    std::string level = elf::x86_isa_level_name(*isa);
+    if (level != "x86-64-baseline") facts.isa_level = std::move(level);
+  }
   elf.for_each_dynamic_symbol([&](const elf::Symbol& sym) {
     if (sym.is_defined() || sym.name.empty() || sym.bind == elf::STB_WEAK)
       return;

@@ -69,6 +69,8 @@ const char* blocker_kind_name(BlockerKind kind) {
       return "python_abi";
     case BlockerKind::libpython:
       return "libpython";
+    case BlockerKind::isa_extension:
+      return "isa_extension";
   }
   return "unknown";
 }
@@ -102,6 +104,12 @@ std::string Blocker::message() const {
       return fmt::format(
           "{}: needs {}: extensions must not link libpython (the "
           "interpreter provides it; repair removes this NEEDED)",
+          file, detail);
+    case BlockerKind::isa_extension:
+      return fmt::format(
+          "{}: requires the {} instruction set (GNU property note), above "
+          "the x86-64 baseline the policy promises "
+          "(--disable-isa-ext-check ignores it)",
           file, detail);
   }
   return file + ": " + detail;

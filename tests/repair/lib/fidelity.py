@@ -71,7 +71,24 @@ class Fixtures(rc.Builder):
         self.android()
         self.unknown_arch()
         self.sbom()
+        self.isa_level()
         return self.wheels
+
+    # 9. x86-64 ISA level: the extension itself needs x86-64-v3, and a
+    # baseline extension whose external library (grafted by repair) does.
+    def isa_level(self) -> None:
+        v3 = ("-march=x86-64-v3", "-Wl,-z,x86-64-v3")
+        ext = self.so("isa_v3.so", "gcc", "plain.c", *v3)
+        self.wheel("isa_v3", "isavthree", {"iv/_m.cpython-312-x86_64-linux-gnu.so": ext},
+                   "linux_x86_64")
+        libs = self.out / "isalibs"
+        libs.mkdir(exist_ok=True)
+        run("gcc", "-O1", "-fPIC", "-shared", "-Wl,-soname,libisafoo.so.1", *v3, "-o",
+            libs / "libisafoo.so.1", SRC / "foo.c")
+        base = self.so("isa_base.so", "gcc", "plain.c", libs / "libisafoo.so.1")
+        self.wheel("isa_graft", "isagraft", {"ig/_m.cpython-312-x86_64-linux-gnu.so": base},
+                   "linux_x86_64")
+        self.wheels["isa_libs"] = str(libs)
 
     # 8. SBOM: a Debian-packaged library (libzstd.so.1) and one of ours.
     def sbom(self) -> None:

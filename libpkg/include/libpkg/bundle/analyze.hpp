@@ -45,6 +45,10 @@ struct AnalyzeOptions {
   // NEEDED) and neither do the extension suffixes nor the wheel's tag
   // (--libc). Contradicting what the binaries say is Errc::usage.
   std::optional<deps::Libc> libc;
+  // auditwheel's ISA extension check: a binary needing x86-64-v2/v3/v4
+  // blocks every policy (deps::EvaluateOptions::isa_ext_check). False =
+  // --disable-isa-ext-check.
+  bool isa_ext_check = true;
   unsigned threads = 0;  // 0: one per core
   // Parent of the scratch directory; empty = the system temp directory.
   std::filesystem::path scratch_parent;

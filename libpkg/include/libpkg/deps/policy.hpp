@@ -92,6 +92,11 @@ struct BinaryFacts {
   // auditwheel's lddtree walk, a library reached only through libraries a
   // policy allows is the system's business and doesn't count for it.
   std::map<std::string, std::string> external_parent;
+  // The x86-64 micro-architecture level the GNU property note requires
+  // (GNU_PROPERTY_X86_ISA_1_NEEDED) when above the baseline: "x86-64-v2",
+  // "x86-64-v3" or "x86-64-v4"; empty otherwise (no note, baseline, or not
+  // an x86-64 file).
+  std::string isa_level;
 };
 
 enum class BlockerKind {
@@ -101,6 +106,7 @@ enum class BlockerKind {
   missing_library,     // a dependency could not be found
   python_abi,  // imports PyFPE_* (fpectl) or PyUnicodeUCS2_* (narrow unicode)
   libpython,   // NEEDs libpythonX.Y.so (the interpreter provides it)
+  isa_extension,  // requires an x86-64 level above the baseline (x86-64-v3)
 };
 const char* blocker_kind_name(BlockerKind kind);
 
@@ -146,6 +152,10 @@ struct EvaluateOptions {
   // decided from the extension suffix, the wheel's tag or --libc. Unset:
   // glibc.
   std::optional<Libc> libc;
+  // Block every policy for a file whose property note requires an x86-64
+  // level above the baseline (auditwheel's ISA extension check; its
+  // --disable-isa-ext-check turns this off).
+  bool isa_ext_check = true;
 };
 
 // libpython is provided by the interpreter that loads the extension: a
