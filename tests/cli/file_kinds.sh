@@ -70,6 +70,11 @@ refused "patchelf --set-rpath FIFO" in.fifo "$P" patchelf --set-rpath /x in.fifo
 refused "ldd FIFO" in.fifo "$P" ldd in.fifo
 refused "wheel verify FIFO" demo-1.0-py3-none-any.whl "$P" wheel verify demo-1.0-py3-none-any.whl
 refused "conda verify FIFO" pkg-1.0-0.conda "$P" conda verify pkg-1.0-0.conda
+refused "conda extract FIFO" pkg-1.0-0.conda "$P" conda extract pkg-1.0-0.conda -d x1
+mkfifo pkg-1.0-0.tar.bz2
+refused "conda verify .tar.bz2 FIFO" pkg-1.0-0.tar.bz2 "$P" conda verify pkg-1.0-0.tar.bz2
+refused "conda extract .tar.bz2 FIFO" pkg-1.0-0.tar.bz2 "$P" conda extract pkg-1.0-0.tar.bz2 -d x2
+[[ ! -e x1 && ! -e x2 ]] && ok || bad "a refused extract left its target directory"
 [[ -p in.fifo ]] && ok || bad "the input FIFO was replaced"
 
 echo "--- outputs that are devices or FIFOs"

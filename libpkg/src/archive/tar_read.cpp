@@ -10,6 +10,7 @@
 
 #include "libpkg/archive/tar.hpp"
 #include "libpkg/base/error.hpp"
+#include "libpkg/base/regular_file.hpp"
 
 namespace libpkg::archive {
 
@@ -91,9 +92,9 @@ TarReader TarReader::open_file(const std::filesystem::path& path,
                                const TarLimits& limits) {
   // A file that cannot be opened is an I/O problem (missing, no permission),
   // not a corrupt tar: say so before libarchive reports it as a read error.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw_errno(path.string(), "cannot open");
-  ::close(fd);
+  // open_regular_file also refuses a FIFO or device at once, where
+  // libarchive's own open would block on a FIFO until a writer appears.
+  ::close(open_regular_file(path));
   auto impl = Impl::create(path.string(), limits);
   if (archive_read_open_filename(impl->a.get(), path.c_str(), 1 << 20) !=
       ARCHIVE_OK) {

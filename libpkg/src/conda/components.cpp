@@ -13,6 +13,7 @@
 #include "libpkg/archive/zip_reader.hpp"
 #include "libpkg/base/atomic_file.hpp"
 #include "libpkg/base/error.hpp"
+#include "libpkg/base/regular_file.hpp"
 #include "libpkg/conda/package.hpp"
 #include "tree.hpp"
 
@@ -104,11 +105,22 @@ void for_each_component(
     const fs::path& package,
     const std::function<void(archive::TarReader&, const std::string&)>& fn) {
   if (format_of(package) == PackageFormat::tar_bz2) {
+    // Through open_regular_file: a FIFO named like the package is refused
+    // at once instead of blocking this read.
     std::vector<u8> head(3);
     {
-      std::ifstream in(package, std::ios::binary);
-      in.read(reinterpret_cast<char*>(head.data()), 3);
-      head.resize(static_cast<std::size_t>(in.gcount()));
+      const int fd = open_regular_file(package);
+      ssize_t n;
+      do {
+        n = ::pread(fd, head.data(), head.size(), 0);
+      } while (n < 0 && errno == EINTR);
+      const int saved = errno;
+      ::close(fd);
+      if (n < 0) {
+        errno = saved;
+        throw_errno(package.string(), "read");
+      }
+      head.resize(static_cast<std::size_t>(n));
     }
     require_magic(package.string(), head, kBzip2Magic, "bzip2");
     archive::TarReader reader = archive::TarReader::open_file(package);
