@@ -133,6 +133,9 @@ struct ApplyOptions {
   unsigned threads = 0;
   // mtime of new members; unset: the newest member mtime of the input.
   std::optional<i64> timestamp;
+  // Rewrite a wheel that fails RECORD verification (wheel::RewriteOptions::
+  // allow_unverified): unlisted or doubly listed members stay unlisted.
+  bool allow_unverified = false;
   // Bytes written so far / in all, from the writing thread.
   std::function<void(u64 done, u64 total)> progress;
 };
