@@ -59,7 +59,7 @@ expect norecord record-missing
 expect two-dist-info dist-info-count
 expect duplicate-row duplicate-row
 
-# No laundering: tools that rewrite a wheel (tags, update) refuse one that
+# No laundering: tools that rewrite a wheel (tags, update, repair) refuse one that
 # fails verification, and with --allow-unverified the output still fails it
 # (an unlisted or doubly listed member stays unlisted, a stale hash stale).
 printf 'new\n' >added.txt
@@ -77,6 +77,12 @@ for t in extra norecord content duplicate-row; do
   check "update --allow-unverified writes it" "$PKGTOOL" wheel update "t-$t/$W" \
     --add added.txt=added.txt -o "upd-$t/$W" --allow-unverified
   check_status 1 "which still fails verify" "$PKGTOOL" wheel verify "upd-$t/$W"
+  mkdir -p "rep-$t"
+  check_status 2 "repair refuses it" "$PKGTOOL" repair "t-$t/$W" -w "rep-$t" --plat linux
+  check "repair wrote nothing" test -z "$(ls -A "rep-$t")"
+  check "repair --allow-unverified writes it" "$PKGTOOL" repair "t-$t/$W" -w "rep-$t" \
+    --plat linux --allow-unverified
+  check_status 1 "which still fails verify" "$PKGTOOL" wheel verify "rep-$t"/*.whl
 done
 
 case_begin "expected vs actual values"

@@ -44,7 +44,8 @@ const char* kRepairUsage =
     "         [--lib-path DIR]... [--ldpaths DIRS] [--root DIR] "
     "[--policy-file FILE]\n"
     "         [--libc glibc|musl|bionic] [--disable-isa-ext-check] "
-    "[--dry-run] [--json]\n";
+    "[--allow-unverified]\n"
+    "         [--dry-run] [--json]\n";
 
 std::string env(const char* name) {
   const char* v = std::getenv(name);
@@ -176,6 +177,10 @@ int run_repair(const std::vector<std::string>& args) {
                "only the requested tag, not also a more compatible one");
   app.add_flag("--ignore-missing", ro.ignore_missing,
                "proceed when a dependency is not found");
+  bool allow_unverified = false;
+  app.add_flag("--allow-unverified", allow_unverified,
+               "repair a wheel that fails RECORD verification (what was "
+               "not verified stays unlisted in the new RECORD)");
   app.add_flag("--dry-run", dry_run, "print the plan, write nothing");
   app.add_flag("--json", json, "print the plan (and result) as JSON");
   if (!parse(app, args, kRepairUsage)) return 0;
@@ -190,6 +195,7 @@ int run_repair(const std::vector<std::string>& args) {
   ao.level = level;
   ao.threads = flags.threads;
   ao.timestamp = libpkg::archive::source_date_epoch();
+  ao.allow_unverified = allow_unverified;
 
   for (const auto& w : flags.wheels) {
     bd::WheelAnalysis a = bd::analyze_wheel(w, options);

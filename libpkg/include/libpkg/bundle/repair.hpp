@@ -138,6 +138,9 @@ struct ApplyOptions {
   // (<dist-info>/sboms/pkgtool.cdx.json, libpkg/bundle/sbom.hpp) when
   // anything is grafted.
   bool sbom = true;
+  // Rewrite a wheel that fails RECORD verification (wheel::RewriteOptions::
+  // allow_unverified): unlisted or doubly listed members stay unlisted.
+  bool allow_unverified = false;
   // Bytes written so far / in all, from the writing thread.
   std::function<void(u64 done, u64 total)> progress;
 };
