@@ -27,6 +27,12 @@ install(FILES ${PROJECT_BINARY_DIR}/libpkgConfig.cmake
 # The prefix is found relative to the .pc file itself, so the file stays right
 # for `cmake --install --prefix DIR` and for a moved install tree.
 file(RELATIVE_PATH LIBPKG_PC_TO_PREFIX /p/${CMAKE_INSTALL_LIBDIR}/pkgconfig /p)
+# A sanitized static libpkg needs the sanitizer runtimes in the final link, as
+# the CMake package config says through its PUBLIC link options.
+set(LIBPKG_PC_LINK_FLAGS "")
+if(LIBPKG_SANITIZE)
+  set(LIBPKG_PC_LINK_FLAGS " -fsanitize=address,undefined")
+endif()
 configure_file(${PROJECT_SOURCE_DIR}/cmake/libpkg.pc.in ${PROJECT_BINARY_DIR}/libpkg.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/libpkg.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 install(FILES ${PROJECT_SOURCE_DIR}/LICENSE DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/libpkg)
