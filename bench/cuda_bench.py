@@ -145,9 +145,12 @@ def main() -> int:
         # steps copy libnvrtc-builtins.so under the table's (link) name, the
         # driver names it by its SONAME libnvrtc-builtins.so.13.0.
         only_shell, only_ours = ms - mo, mo - ms
+        # The driver also writes the CycloneDX SBOM of its grafts (issue 15);
+        # the old steps had none.
+        only_ours = {m for m in only_ours if not m.endswith(".dist-info/sboms/pkgtool.cdx.json")}
         renamed = {s for s in only_shell if any(o.startswith(s + ".") for o in only_ours)}
         if only_shell - renamed or len(only_ours) != len(renamed):
-            raise SystemExit(f"error: member sets differ: {sorted(ms ^ mo)}")
+            raise SystemExit(f"error: member sets differ: {sorted(only_shell | only_ours)}")
         load = os.getloadavg()
         print(f"date: {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC; {os.cpu_count()} CPUs; {platform.release()}; "
               f"load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} (shared machine); {len(grafts)} libraries, "
