@@ -401,12 +401,22 @@ class Planner {
       }
       elf::ElfFile lib = elf::ElfFile::open(ext.realpath);
       const bool has_path = lib.rpath() || lib.runpath();
+      // auditwheel's rule: a graft that had a search path gets $ORIGIN in
+      // its place (its build-time entries would leak), so what it loads by
+      // name from its own directory (cuDNN dlopens libcudnn_graph.so.9 & co.)
+      // is still found once it sits next to them. With rpath_all every graft
+      // gets it, as build_common.sh gave $ORIGIN to every library of lib/.
       if (needs_grafts) {
         e.rpath = "$ORIGIN";
         e.why.push_back("finds the other grafted libraries next to it");
       } else if (has_path) {
-        e.rpath = "";
-        e.why.push_back("its build-time search path is dropped");
+        e.rpath = "$ORIGIN";
+        e.why.push_back(
+            "its build-time search path becomes $ORIGIN (what it loads by "
+            "name from its own directory is found next to it)");
+      } else if (o_.rpath_all || !o_.rpath_first.empty()) {
+        e.rpath = "$ORIGIN";
+        e.why.push_back("search path of every file: $ORIGIN for a graft");
       }
       plan_.edits.push_back(std::move(e));
     }

@@ -33,31 +33,6 @@ std::optional<config::PythonVersion> wheel_python(const fs::path& wheel) {
 
 namespace {
 
-// build_common.sh gave every library of the package's lib/ the search path
-// $ORIGIN, bundled ones included, and cuDNN depends on it: libcudnn.so.9
-// dlopens libcudnn_graph.so.9 & co. by name, which finds them only through
-// its own path. plan_repair drops a graft's path when the graft needs no
-// other graft (auditwheel's rule), so $ORIGIN is put back on every graft.
-void origin_on_grafts(bundle::RepairPlan& plan, elf::RpathTag tag) {
-  for (const auto& g : plan.grafts) {
-    auto it = std::find_if(plan.edits.begin(), plan.edits.end(),
-                           [&](const auto& e) { return e.member == g.member; });
-    if (it == plan.edits.end()) {
-      bundle::FileEdit e;
-      e.member = g.member;
-      e.graft = true;
-      e.rpath_tag = tag;
-      plan.edits.push_back(std::move(e));
-      it = std::prev(plan.edits.end());
-    }
-    if (it->rpath && !it->rpath->empty()) continue;
-    it->rpath = "$ORIGIN";
-    it->why.push_back(
-        "$ORIGIN on every library of lib/ (build_common.sh): a library "
-        "dlopening its siblings by name (cuDNN) finds them");
-  }
-}
-
 // A linux_<arch> wheel must be of the configuration's architecture: the
 // table's per-arch libraries and policy depend on it.
 void check_arch(const fs::path& wheel, const config::BuildConfig& config) {
@@ -207,7 +182,6 @@ Summary run_manywheel(const ManywheelOptions& o) {
   ro.rpath_tag = o.pypi_cuda || o.force_rpath ? elf::RpathTag::rpath
                                               : elf::RpathTag::runpath;
   bundle::RepairPlan plan = bundle::plan_repair(analysis, ro);
-  origin_on_grafts(plan, ro.rpath_tag);
   add_lines(s.plan, plan.to_text());
   s.plan_json = plan.to_json();
   s.notes = plan.notes;

@@ -561,7 +561,10 @@ def check_repaired(args) -> int:
                 # (names, values, sizes, versions) as its source.
                 c.expect(dynsyms(path) == dynsyms(Path(g["realpath"])),
                          f"{m}: dynamic symbols differ from its source {g['realpath']}")
-                want = "$ORIGIN" if uses_graft else None
+                # auditwheel's rule: $ORIGIN when it needs another graft or
+                # its source had a search path of its own.
+                src = elf_facts(Path(g["realpath"]))
+                want = "$ORIGIN" if uses_graft or src["rpath"] or src["runpath"] else None
                 c.eq(f"{m} rpath", f["rpath"] if args.rpath_tag == "rpath" else f["runpath"], want)
                 c.eq(f"{m} other tag", f["runpath"] if args.rpath_tag == "rpath" else f["rpath"], None)
             elif uses_graft or (m in plan["dlopeners"] and plan["grafts"]):
@@ -699,7 +702,9 @@ class Builder:
             return
         self.libs.mkdir(parents=True, exist_ok=True)
         L = self.libs
-        self.cc("-shared", "-Wl,-soname,libchain2.so", "-o", L / "libchain2.so", SRC / "chain2.c")
+        # A build-tree search path of its own (repair: $ORIGIN in its place).
+        self.cc("-shared", "-Wl,-soname,libchain2.so", f"-Wl,-rpath,{L}", "-o", L / "libchain2.so",
+                SRC / "chain2.c")
         self.cc("-shared", "-Wl,-soname,libchain1.so", "-o", L / "libchain1.so", SRC / "chain1.c",
                 f"-L{L}", "-lchain2", "-Wl,--enable-new-dtags,-rpath,$ORIGIN")
         self.cc("-shared", "-Wl,-soname,libplugin.so.1", "-o", L / "libplugin.so.1", SRC / "plugin.c",

@@ -72,8 +72,9 @@ struct RepairOptions {
   std::vector<IncludeRule> include_rules;
   // Give every ELF member of the wheel a search path, not only the ones
   // that need the graft directory: its entries inside the wheel, then the
-  // graft directory (when the output has one). build_common.sh set the
-  // path of every library of the package, so no build-tree entry survives.
+  // graft directory (when the output has one); every graft gets $ORIGIN.
+  // build_common.sh set the path of every library of the package, so no
+  // build-tree entry survives.
   bool rpath_all = false;
   // Entries put first in the search path of every ELF member of the wheel
   // (implies rpath_all): a relative entry is a directory of the install
