@@ -177,8 +177,14 @@ common=(--no-env --cuda "$cuda_version" --abi "$abi_name" --version "$version"
   --abi-config TorchLikeConfig.cmake --min-symbols 100 -o "$dist" --json)
 conda_cuda=()
 if [[ $cuda_version != cpu ]]; then
-  # The built-in CUDA tables list what PyTorch bundled up to CUDA 12.4; the
-  # example's CUDA part needs only the runtime, so it brings its own table.
+  # The built-in table for this version lists everything PyTorch bundles
+  # (about 1 GB for 13.0: cuDNN, cuBLAS, NCCL, cuSPARSELt...), and some of
+  # it (cuSPARSELt, NVSHMEM) is not part of the toolkit installed here. The
+  # example links only the runtime, so the demo brings a table of just
+  # that: the same driver path (table lookup, keep-name rules,
+  # --expect-table), in seconds. The full tables are exercised by the tests
+  # (driver_manywheel_table_versions; driver_manywheel_real_cuda13_full on
+  # the real toolkit).
   printf '{"schema": 1, "note": "torchlike needs only the CUDA runtime", "versions": [{"cuda": "%s", "libraries": ["%s"]}]}\n' \
     "$cuda_version" "$(readlink -f /usr/local/cuda)/lib64/libcudart.so.${cuda_version%%.*}" >"$out/cuda-table.json"
   common+=(--cuda-table "$out/cuda-table.json")

@@ -12,7 +12,7 @@
 #include "cli_parse.hpp"
 #include "config_flags.hpp"
 #include "libpkg/base/error.hpp"
-#include "libpkg/base/progress.hpp"
+#include "progress.hpp"
 
 namespace driver_cli {
 namespace {
@@ -25,17 +25,17 @@ std::optional<std::string> env(const std::string& name) {
   return std::string(v);
 }
 
-// A byte progress line for the drivers' long writes (libpkg::Progress draws
+// A byte progress line for the drivers' long writes (pkgtool::Progress draws
 // it on the terminal); a new total starts a new line.
 std::function<void(libpkg::u64, libpkg::u64)> terminal_progress() {
   struct State {
-    std::unique_ptr<libpkg::Progress> bar;
+    std::unique_ptr<pkgtool::Progress> bar;
     libpkg::u64 total = 0, done = 0;
   };
   auto state = std::make_shared<State>();
   return [state](libpkg::u64 done, libpkg::u64 total) {
     if (!state->bar || total != state->total || done < state->done) {
-      state->bar = std::make_unique<libpkg::Progress>("writing", total);
+      state->bar = std::make_unique<pkgtool::Progress>("writing", total);
       state->total = total;
       state->done = 0;
     }

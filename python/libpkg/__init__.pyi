@@ -4,6 +4,7 @@ from . import check as check
 from . import conda as conda
 from . import config as config
 from . import cuda as cuda
+from . import deps as deps
 from . import driver as driver
 from . import elf as elf
 from . import repair as repair

@@ -21,6 +21,10 @@
 namespace libpkg::check {
 struct CheckOptions;
 }
+namespace libpkg::deps {
+struct SearchConfig;
+enum class Libc;
+}  // namespace libpkg::deps
 
 namespace libpkg_py {
 
@@ -36,6 +40,20 @@ void bind_check(py::module_& m);
 void bind_config(py::module_& m);
 void bind_cuda(py::module_& m);
 void bind_driver(py::module_& m);
+void bind_deps(py::module_& m);
+
+// The loader-search arguments every analysing call takes (libpkg.deps.ldd,
+// libpkg.repair.show): lib_paths, ldpaths (':'-separated), ld_library_path
+// (None: this process's LD_LIBRARY_PATH) and root, as pkgtool's flags.
+void apply_search_args(libpkg::deps::SearchConfig& search,
+                       const py::object& lib_paths,
+                       const std::optional<std::string>& ldpaths,
+                       const py::object& ld_library_path,
+                       const std::optional<std::filesystem::path>& root);
+// The `libc=` argument: None, or 'glibc' / 'musl' / 'bionic' (anything else
+// raises UsageError).
+std::optional<libpkg::deps::Libc> libc_arg(
+    const std::optional<std::string>& libc);
 
 // json.loads(text): the to_dict() of every object that has a to_json().
 py::object json_loads(const std::string& text);

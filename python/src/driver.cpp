@@ -32,6 +32,7 @@ struct CommonArgs {
   int zip_level;
   std::optional<libpkg::i64> timestamp;
   std::optional<fs::path> cuda_table;
+  py::object cuda_roots;
   bool run_checks;
   py::object allow_external, only, skip;
   bool runtime;
@@ -66,6 +67,10 @@ dr::Summary run_job(dr::CommonOptions& common, const CommonArgs& a, Job job) {
                 "must be 0-9, not " + std::to_string(a.zip_level));
   common.zip_level = a.zip_level;
   common.timestamp = a.timestamp;
+  // As the drivers' --cuda-root: more places to look for the table's
+  // libraries, before the table's own cuda_root.
+  for (const auto& root : string_list(a.cuda_roots, "cuda_roots"))
+    common.cuda_roots.emplace_back(root);
   common.run_checks = a.run_checks;
   set_check_options(common.check, a.allow_external, a.only, a.skip, a.runtime,
                     a.python, a.import_modules, a.lib_paths, a.timeout);
@@ -98,6 +103,7 @@ dr::Summary run_job(dr::CommonOptions& common, const CommonArgs& a, Job job) {
 #define LIBPKG_DRIVER_COMMON_KWARGS                                           \
   "out_dir"_a, "dry_run"_a = false, "threads"_a = 0, "zip_level"_a = 6,       \
                "timestamp"_a = py::none(), "cuda_table"_a = py::none(),       \
+               "cuda_roots"_a = py::tuple(),                                  \
                "run_checks"_a = true, "allow_external"_a = py::tuple(),       \
                "only"_a = py::tuple(), "skip"_a = py::tuple(),                \
                "runtime"_a = true, "python"_a = py::none(),                   \
@@ -110,7 +116,8 @@ dr::Summary run_job(dr::CommonOptions& common, const CommonArgs& a, Job job) {
 #define LIBPKG_DRIVER_COMMON_PARAMS                                            \
   const fs::path &out_dir, bool dry_run, unsigned threads, int zip_level,      \
       std::optional<libpkg::i64> timestamp,                                    \
-      std::optional<fs::path> cuda_table, bool run_checks,                     \
+      std::optional<fs::path> cuda_table, const py::object &cuda_roots,        \
+      bool run_checks,                                                         \
       const py::object &allow_external, const py::object &only,                \
       const py::object &skip, bool runtime, std::optional<std::string> python, \
       const py::object &import_modules, const py::object &lib_paths,           \
@@ -121,7 +128,8 @@ dr::Summary run_job(dr::CommonOptions& common, const CommonArgs& a, Job job) {
 
 #define LIBPKG_DRIVER_COMMON_ARGS                                            \
   CommonArgs {                                                               \
-    out_dir, dry_run, threads, zip_level, timestamp, cuda_table, run_checks, \
+    out_dir, dry_run, threads, zip_level, timestamp, cuda_table, cuda_roots, \
+        run_checks,                                                          \
         allow_external, only, skip, runtime, python, import_modules,         \
         lib_paths, timeout,                                                  \
         {abi_libraries, min_symbols, cxx, client, link_libraries}, progress  \

@@ -52,4 +52,6 @@ PYBIND11_MODULE(_libpkg, m) {
   lp::bind_cuda(cuda);
   py::module_ driver = sub("driver", "The manywheel, libtorch and conda jobs");
   lp::bind_driver(driver);
+  py::module_ deps = sub("deps", "The dynamic loader's view of a file (ldd)");
+  lp::bind_deps(deps);
 }

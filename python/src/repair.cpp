@@ -45,19 +45,6 @@ struct External {
   bool system = false, would_graft = false;
 };
 
-std::vector<std::string> split_colon(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  for (;;) {
-    size_t p = s.find(':', start);
-    std::string part = s.substr(start, p - start);
-    if (!part.empty()) out.push_back(part);
-    if (p == std::string::npos) break;
-    start = p + 1;
-  }
-  return out;
-}
-
 Analysis analyze(const std::filesystem::path& wheel,
                  const py::object& lib_paths,
                  const std::optional<std::string>& ldpaths,
@@ -68,26 +55,8 @@ Analysis analyze(const std::filesystem::path& wheel,
                  const std::optional<std::filesystem::path>& root,
                  bool disable_isa_ext_check) {
   bd::AnalyzeOptions o;
-  // A frontend's job, as in pkgtool: the library never reads the
-  // environment. None means "this process's LD_LIBRARY_PATH".
-  if (ld_library_path.is_none()) {
-    py::object value = py::module_::import("os").attr("environ").attr("get")(
-        "LD_LIBRARY_PATH", "");
-    o.search.ld_library_path = split_colon(value.cast<std::string>());
-  } else {
-    o.search.ld_library_path = string_list(ld_library_path, "ld_library_path");
-  }
-  o.search.extra_paths = string_list(lib_paths, "lib_paths");
-  if (ldpaths) o.search.system_dirs = split_colon(*ldpaths);
-  // As pkgtool's --root and --libc (an unknown libc name is Errc::usage).
-  if (root) o.search.root = *root;
-  if (libc) {
-    o.libc = dp::parse_libc(*libc);
-    if (!o.libc)
-      throw Error(
-          Errc::usage, "",
-          "libc must be 'glibc', 'musl' or 'bionic', not '" + *libc + "'");
-  }
+  apply_search_args(o.search, lib_paths, ldpaths, ld_library_path, root);
+  o.libc = libc_arg(libc);
   o.isa_ext_check = !disable_isa_ext_check;
   o.exclude = string_list(exclude, "exclude");
   o.include = string_list(include, "include");

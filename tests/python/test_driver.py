@@ -120,6 +120,22 @@ def test_manywheel_dry_run_writes_nothing(ext_wheel, ext_build, tmp_path):
     assert not out.exists()
 
 
+def test_manywheel_cuda_roots_are_searched(ext_wheel, tmp_path):
+    # As --cuda-root: the table's libraries are looked for under each given
+    # root first; the one error names every missing file and where it looked.
+    standin = tmp_path / "standin-cuda"
+    (standin / "lib64").mkdir(parents=True)
+    with pytest.raises(libpkg.Error) as info:
+        libpkg.driver.manywheel(ext_wheel, libpkg.config.parse(f"manywheel {PY} cu130"),
+                                out_dir=tmp_path / "o", cuda_roots=[str(standin)],
+                                runtime=False)
+    assert "CUDA 13.0 table" in str(info.value)
+    assert str(standin / "lib64") in str(info.value)
+    with pytest.raises(TypeError):
+        libpkg.driver.manywheel(ext_wheel, manywheel_config(), out_dir=tmp_path / "o",
+                                cuda_roots=str(standin))
+
+
 def test_manywheel_bad_input(ext_wheel, tmp_path):
     with pytest.raises(libpkg.Error) as info:
         libpkg.driver.manywheel(tmp_path / "missing.whl", manywheel_config(),

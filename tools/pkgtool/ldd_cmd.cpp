@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // `pkgtool ldd FILE... [--json] [--root DIR] [--ldpaths DIRS]
-//                      [--lib-path DIR]... [--musl]`
+//                      [--lib-path DIR]... [--libc NAME] [--musl]`
 //
 // Resolves the shared-library closure of each FILE with the dynamic
 // loader's rules (libpkg::deps::Resolver) without running anything.
@@ -8,8 +8,8 @@
 // ld.so reads it). --root DIR reads ld.so.conf and the default directories
 // under DIR; --ldpaths replaces ld.so.conf + default directories (auditwheel's
 // option); --lib-path adds a directory searched right after
-// LD_LIBRARY_PATH. The loader rules are musl's when --musl is given or the
-// file's interpreter / libc is musl's, glibc's otherwise.
+// LD_LIBRARY_PATH. The loader rules are those of --libc (--musl is
+// --libc musl) or of the libc the file is built for, glibc's otherwise.
 //
 // Text output, one indented tree per FILE (each library once, under the
 // object that loaded it first):
@@ -19,20 +19,8 @@
 //       libbar.so => not found
 //
 // --json prints, for one FILE, an object shaped like auditwheel's lddtree
-// (for several FILEs, an array of them):
-//   {"path": FILE as given, "realpath": ..., "interp": str|null,
-//    "libc": "glibc"|"musl", "needed": [...],
-//    "rpath": [entries as written], "runpath": [...],
-//    "libs": {SONAME: {"path": str|null, "realpath": str|null,
-//                      "via": "rpath"|"inherited_rpath"|"ld_library_path"|
-//                             "extra_path"|"runpath"|"ld_so_conf"|
-//                             "default_dir"|"path"|"not_found",
-//                      "search_dir": entry as written, "needed_by": SONAME
-//                      or FILE, "needed": [...], "rpath": [...],
-//                      "runpath": [...],
-//                      "skipped": [{"path": ..., "reason": ...}]}},
-//    "missing": [SONAME...]}
-// "libs" keeps load (breadth-first) order.
+// (for several FILEs, an array of them); the schema is the library's
+// (libpkg/deps/ldd.hpp), shared with Python's libpkg.deps.ldd.
 //
 // Exit status: 0 when every library resolves, 1 when some are missing (named
 // on stderr), 2 for bad input (missing file, not ELF, bad option).
@@ -40,7 +28,6 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -49,7 +36,7 @@
 
 #include "commands.hpp"
 #include "libpkg/base/error.hpp"
-#include "libpkg/deps/resolve.hpp"
+#include "libpkg/deps/ldd.hpp"
 
 namespace pkgtool {
 
@@ -59,7 +46,7 @@ namespace deps = libpkg::deps;
 
 const char* kLddUsage =
     "usage: pkgtool ldd FILE... [--json] [--root DIR] [--ldpaths DIRS]\n"
-    "                   [--lib-path DIR]... [--musl]\n";
+    "                   [--lib-path DIR]... [--libc glibc|musl|bionic]\n";
 
 const char* via_display(deps::FoundVia via) {
   switch (via) {
@@ -83,52 +70,6 @@ const char* via_display(deps::FoundVia via) {
       return "not found";
   }
   return "?";
-}
-
-nlohmann::ordered_json path_list(const std::optional<std::string>& list) {
-  nlohmann::ordered_json out = nlohmann::ordered_json::array();
-  if (list)
-    for (const auto& e : deps::split_path_list(*list)) out.push_back(e);
-  return out;
-}
-
-nlohmann::ordered_json opt_path(const std::optional<std::filesystem::path>& p) {
-  return p ? nlohmann::ordered_json(p->string())
-           : nlohmann::ordered_json(nullptr);
-}
-
-nlohmann::ordered_json to_json(const deps::LddTree& tree, deps::Libc libc) {
-  nlohmann::ordered_json j;
-  j["path"] = tree.path.string();
-  std::error_code ec;
-  auto real = std::filesystem::canonical(tree.path, ec);
-  j["realpath"] = ec ? tree.path.string() : real.string();
-  j["interp"] = tree.interpreter ? nlohmann::ordered_json(*tree.interpreter)
-                                 : nlohmann::ordered_json(nullptr);
-  j["libc"] = libc == deps::Libc::musl ? "musl" : "glibc";
-  j["needed"] = tree.needed;
-  j["rpath"] = path_list(tree.rpath);
-  j["runpath"] = path_list(tree.runpath);
-  nlohmann::ordered_json libs = nlohmann::ordered_json::object();
-  for (const auto& lib : tree.libraries) {
-    nlohmann::ordered_json l;
-    l["path"] = opt_path(lib.path);
-    l["realpath"] = opt_path(lib.realpath);
-    l["via"] = deps::found_via_name(lib.via);
-    l["search_dir"] = lib.search_dir;
-    l["needed_by"] = lib.needed_by;
-    l["needed"] = lib.needed;
-    l["rpath"] = path_list(lib.rpath);
-    l["runpath"] = path_list(lib.runpath);
-    nlohmann::ordered_json skipped = nlohmann::ordered_json::array();
-    for (const auto& s : lib.skipped)
-      skipped.push_back({{"path", s.path.string()}, {"reason", s.reason}});
-    l["skipped"] = skipped;
-    libs[lib.soname] = l;
-  }
-  j["libs"] = libs;  // ordered_json: load order, not sorted
-  j["missing"] = tree.missing();
-  return j;
 }
 
 class TextPrinter {
@@ -193,7 +134,8 @@ std::vector<std::string> environment_library_path() {
 }  // namespace
 
 int run_ldd(const std::vector<std::string>& args) {
-  bool json = false, force_musl = false;
+  bool json = false;
+  std::optional<deps::Libc> force_libc;
   deps::SearchConfig config;
   std::vector<std::string> files;
   auto value = [&](size_t& i, const std::string& opt) -> std::string {
@@ -213,7 +155,15 @@ int run_ldd(const std::vector<std::string>& args) {
     if (a == "--json") {
       json = true;
     } else if (a == "--musl") {
-      force_musl = true;
+      force_libc = deps::Libc::musl;
+    } else if (is_opt(a, "--libc")) {
+      std::string name = value(i, "--libc");
+      force_libc = deps::parse_libc(name);
+      if (!force_libc)
+        throw libpkg::Error(
+            libpkg::Errc::usage, "",
+            fmt::format("ldd: --libc must be glibc, musl or bionic, not '{}'",
+                        name));
     } else if (is_opt(a, "--root")) {
       config.root = value(i, "--root");
     } else if (is_opt(a, "--ldpaths")) {
@@ -234,34 +184,13 @@ int run_ldd(const std::vector<std::string>& args) {
     throw libpkg::Error(libpkg::Errc::usage, "", "ldd: no input files");
   config.ld_library_path = environment_library_path();
 
-  // One resolver per libc, built on first use (each reads the system
-  // configuration once).
-  std::optional<deps::Resolver> glibc_resolver, musl_resolver;
-  auto resolver_for = [&](deps::Libc libc) -> const deps::Resolver& {
-    auto& slot = libc == deps::Libc::musl ? musl_resolver : glibc_resolver;
-    if (!slot) {
-      deps::SearchConfig c = config;
-      c.libc = libc;
-      slot.emplace(std::move(c));
-    }
-    return *slot;
-  };
+  std::vector<std::filesystem::path> paths(files.begin(), files.end());
+  auto reports = deps::ldd(paths, config, force_libc);
 
   int status = 0;
-  nlohmann::ordered_json all = nlohmann::ordered_json::array();
-  for (const auto& f : files) {
-    deps::Libc libc = deps::Libc::glibc;
-    if (force_musl) {
-      libc = deps::Libc::musl;
-    } else {
-      auto elf = libpkg::elf::ElfFile::open(f);
-      libc = deps::libc_of(elf).value_or(deps::Libc::glibc);
-    }
-    deps::LddTree tree = resolver_for(libc).tree(f);
-    if (json)
-      all.push_back(to_json(tree, libc));
-    else
-      TextPrinter(tree).print();
+  for (const auto& report : reports) {
+    const deps::LddTree& tree = report.tree;
+    if (!json) TextPrinter(tree).print();
     auto missing = tree.missing();
     if (!missing.empty()) {
       // At most 20 names: a crafted file can need a million libraries.
@@ -271,12 +200,13 @@ int run_ldd(const std::vector<std::string>& args) {
         names += (i ? ", " : "") + missing[i];
       if (missing.size() > kShown)
         names += fmt::format(" and {} more", missing.size() - kShown);
-      fmt::print(stderr, "pkgtool ldd: {}: {} librar{} not found: {}\n", f,
-                 missing.size(), missing.size() == 1 ? "y" : "ies", names);
+      fmt::print(stderr, "pkgtool ldd: {}: {} librar{} not found: {}\n",
+                 tree.path.string(), missing.size(),
+                 missing.size() == 1 ? "y" : "ies", names);
       status = 1;
     }
   }
-  if (json) fmt::print("{}\n", (files.size() == 1 ? all[0] : all).dump(2));
+  if (json) fmt::print("{}\n", deps::to_json(reports));
   return status;
 }
 

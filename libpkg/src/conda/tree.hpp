@@ -55,7 +55,7 @@ struct WriteSettings {
   int bzip2_level = 9;
   unsigned threads = 0;
   i64 mtime = 0;
-  std::function<void(u64 done, u64 total)> progress;  // the .conda pkg part
+  ProgressFn progress;  // the .conda pkg part
 };
 std::vector<std::filesystem::path> write_package_files(
     const std::filesystem::path& out_dir, const std::string& stem,

@@ -17,9 +17,9 @@
 #pragma once
 
 #include <filesystem>
-#include <functional>
 
 #include "libpkg/archive/zip_reader.hpp"
+#include "libpkg/base/callbacks.hpp"
 
 namespace libpkg::archive {
 
@@ -35,7 +35,7 @@ struct ExtractOptions {
   // where the file system supports RENAME_EXCHANGE), not merged.
   bool overwrite = false;
   unsigned threads = 0;  // 0: one per core
-  std::function<void(u64 done, u64 total)> progress;
+  ProgressFn progress;
   // What extraction may write, relative to the archive's own size: the
   // members' declared sizes may total at most max_expansion times the file
   // size, or kExpansionFloor, whichever is larger; 0 removes the bound.

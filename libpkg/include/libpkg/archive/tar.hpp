@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "libpkg/archive/source.hpp"
+#include "libpkg/base/callbacks.hpp"
 #include "libpkg/base/integers.hpp"
 
 namespace libpkg::archive {
@@ -66,7 +67,7 @@ struct ZstdOptions {
   int overlap_log = 0;
   // Called on the compressing thread with the tar bytes handed to zstd so
   // far and the tar's total size: every 4 MiB and once at the end.
-  std::function<void(u64 done, u64 total)> progress;
+  ProgressFn progress;
 };
 
 using TarSink = std::function<void(std::span<const u8>)>;

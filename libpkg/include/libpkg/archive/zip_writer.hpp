@@ -45,6 +45,7 @@
 
 #include "libpkg/archive/source.hpp"
 #include "libpkg/archive/zip_reader.hpp"
+#include "libpkg/base/callbacks.hpp"
 #include "libpkg/base/integers.hpp"
 
 namespace libpkg::archive {
@@ -61,7 +62,7 @@ struct ZipWriterOptions {
   // Chunk size for splitting large members (tests use small values).
   u64 chunk_size = u64{8} << 20;
   // Called from the writing thread with bytes of input consumed so far.
-  std::function<void(u64 done, u64 total)> progress;
+  ProgressFn progress;
 };
 
 struct ZipMemberAttrs {

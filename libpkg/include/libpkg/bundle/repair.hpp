@@ -11,12 +11,12 @@
 #pragma once
 
 #include <filesystem>
-#include <functional>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "libpkg/base/callbacks.hpp"
 #include "libpkg/base/integers.hpp"
 #include "libpkg/bundle/analyze.hpp"
 #include "libpkg/elf/editor.hpp"
@@ -143,7 +143,7 @@ struct ApplyOptions {
   // allow_unverified): unlisted or doubly listed members stay unlisted.
   bool allow_unverified = false;
   // Bytes written so far / in all, from the writing thread.
-  std::function<void(u64 done, u64 total)> progress;
+  ProgressFn progress;
 };
 
 struct RepairResult {

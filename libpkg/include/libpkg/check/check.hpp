@@ -43,6 +43,7 @@
 #include <vector>
 
 #include "libpkg/abi/census.hpp"
+#include "libpkg/base/callbacks.hpp"
 #include "libpkg/config/accelerator.hpp"
 #include "libpkg/deps/policy.hpp"
 #include "libpkg/deps/resolve.hpp"
@@ -151,7 +152,7 @@ struct CheckOptions {
   unsigned timeout_seconds = 600;               // each runtime step
   unsigned threads = 0;                         // 0: one per core
   std::filesystem::path scratch_parent;         // empty = the temp directory
-  std::function<void(const std::string&)> log;  // progress lines, optional
+  LogFn log;  // progress lines, optional
 };
 
 struct Report {

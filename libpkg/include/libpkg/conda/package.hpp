@@ -13,11 +13,11 @@
 #pragma once
 
 #include <filesystem>
-#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "libpkg/base/callbacks.hpp"
 #include "libpkg/base/integers.hpp"
 #include "libpkg/conda/info.hpp"
 #include "libpkg/conda/metadata.hpp"
@@ -44,7 +44,7 @@ struct PackOptions {
   std::filesystem::path out_dir = ".";
   // Byte progress of the .conda's pkg stream (tar bytes compressed / all),
   // on the calling thread; see archive::ZstdOptions::progress.
-  std::function<void(u64 done, u64 total)> progress;
+  ProgressFn progress;
 };
 
 struct PackResult {

@@ -9,12 +9,12 @@
 #pragma once
 
 #include <filesystem>
-#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "libpkg/archive/zip_reader.hpp"
+#include "libpkg/base/callbacks.hpp"
 #include "libpkg/cppdist/naming.hpp"
 
 namespace libpkg::cppdist {
@@ -30,7 +30,7 @@ struct LibtorchPackOptions {
   // Leave out top-level entries other than the layout directories (e.g. the
   // python/ of a combined install prefix) instead of refusing the tree.
   bool skip_other_entries = false;
-  std::function<void(u64 done, u64 total)> progress;
+  ProgressFn progress;
 };
 
 struct LibtorchPackResult {

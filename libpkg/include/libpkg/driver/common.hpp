@@ -12,11 +12,11 @@
 
 #include <chrono>
 #include <filesystem>
-#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "libpkg/base/callbacks.hpp"
 #include "libpkg/base/integers.hpp"
 #include "libpkg/check/check.hpp"
 #include "libpkg/config/build.hpp"
@@ -51,9 +51,9 @@ struct CommonOptions {
   // client program, census libraries, allowed externals...
   check::CheckOptions check;
   // Progress lines ("bundling 14 libraries", "packing 2.1 GB"), optional.
-  std::function<void(const std::string&)> log;
+  LogFn log;
   // Byte progress of long steps (zip writing), optional.
-  std::function<void(u64 done, u64 total)> progress;
+  ProgressFn progress;
 };
 
 // The tables in effect: options.cuda_tables or the built-in ones.

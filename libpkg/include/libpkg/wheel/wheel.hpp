@@ -10,7 +10,6 @@
 #pragma once
 
 #include <filesystem>
-#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -19,6 +18,7 @@
 
 #include "libpkg/archive/source.hpp"
 #include "libpkg/archive/zip_reader.hpp"
+#include "libpkg/base/callbacks.hpp"
 #include "libpkg/base/integers.hpp"
 #include "libpkg/wheel/name.hpp"
 
@@ -40,7 +40,7 @@ struct PackOptions {
   std::optional<std::filesystem::path> reuse;
   // Content bytes written so far / in all, on the calling thread
   // (ZipWriterOptions::progress).
-  std::function<void(u64 done, u64 total)> progress;
+  ProgressFn progress;
 };
 
 struct PackResult {
@@ -167,7 +167,7 @@ struct RewriteOptions {
   // input (deterministic). Raw copies keep their own.
   std::optional<i64> timestamp;
   // Bytes written so far / in all (ZipWriterOptions::progress).
-  std::function<void(u64 done, u64 total)> progress;
+  ProgressFn progress;
   // Rewrite a wheel that fails verify() (refused by default: a fresh RECORD
   // over unverified members would launder them). Even then the output
   // RECORD lists only members this rewrite produced or whose input RECORD

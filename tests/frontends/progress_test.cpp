@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Progress: the rendered line, and drawing only on a terminal or when forced.
-#include "libpkg/base/progress.hpp"
+#include "progress.hpp"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-namespace libpkg {
+namespace pkgtool {
 namespace {
 
 // Everything written to a FILE* backed by memory.
@@ -136,4 +136,4 @@ TEST(Progress, ConcurrentAdvance) {
 }
 
 }  // namespace
-}  // namespace libpkg
+}  // namespace pkgtool

@@ -14,7 +14,7 @@
 #include <mutex>
 #include <string>
 
-namespace libpkg {
+namespace pkgtool {
 
 class Progress {
  public:
@@ -46,4 +46,4 @@ class Progress {
   bool finished_ = false;
 };
 
-}  // namespace libpkg
+}  // namespace pkgtool

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "libpkg/base/progress.hpp"
+#include "progress.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>
 
-namespace libpkg {
+namespace pkgtool {
 
 namespace {
 std::string human_bytes(std::uint64_t n) {
@@ -65,4 +65,4 @@ void Progress::finish() {
   }
 }
 
-}  // namespace libpkg
+}  // namespace pkgtool

@@ -1,0 +1,77 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""libpkg.deps.ldd against the real loader (ld.so --list) and readelf."""
+
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import libpkg
+from conftest import CC, sh
+
+
+def loader_list(exe: Path) -> dict:
+    """soname → path as the system's dynamic loader resolves it (--list)."""
+    interp = re.search(r"Requesting program interpreter: (\S+)\]", sh("readelf", "-lW", exe)).group(1)
+    env = {k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"}
+    out = subprocess.run([interp, "--list", str(exe)], capture_output=True, text=True, env=env).stdout
+    found = {}
+    for line in out.splitlines():
+        m = re.match(r"\s*(\S+) => (\S+) \(0x", line)
+        if m:
+            found[m.group(1)] = os.path.realpath(m.group(2))
+    return found
+
+
+def test_ldd_matches_the_loader(demo_exe):
+    tree = libpkg.deps.ldd(demo_exe, ld_library_path=[])
+    assert tree["path"] == str(demo_exe)
+    assert tree["libc"] == "glibc"
+    assert tree["missing"] == []
+    assert tree["libs"]["libdemo.so.1"]["via"] == "runpath"
+    assert tree["libs"]["libdemo.so.1"]["needed_by"] == str(demo_exe)
+    real = loader_list(demo_exe)
+    assert "libdemo.so.1" in real
+    for soname, path in real.items():
+        assert os.path.realpath(tree["libs"][soname]["realpath"]) == path, soname
+
+
+def test_ldd_names_what_is_missing(demo_exe, elf_dir, tmp_path):
+    moved = tmp_path / "elsewhere"
+    moved.mkdir()
+    (demo_exe.parent / "libdemo.so.1").rename(moved / "libdemo.so.1")
+    tree = libpkg.deps.ldd(demo_exe, ld_library_path=[])
+    assert tree["missing"] == ["libdemo.so.1"]
+    assert tree["libs"]["libdemo.so.1"]["path"] is None
+    # Found again through LD_LIBRARY_PATH, and through lib_paths.
+    tree = libpkg.deps.ldd(demo_exe, ld_library_path=[str(moved)])
+    assert tree["libs"]["libdemo.so.1"]["via"] == "ld_library_path"
+    tree = libpkg.deps.ldd(demo_exe, ld_library_path=[], lib_paths=[str(moved)])
+    assert tree["libs"]["libdemo.so.1"]["via"] == "extra_path"
+    assert tree["missing"] == []
+
+
+def test_ldd_libc_follows_the_file_and_the_argument(tmp_path):
+    # An Android executable (bionic's loader): the JSON says bionic, not glibc
+    # or musl (pkgtool ldd --json printed "glibc" for it).
+    (tmp_path / "a.c").write_text("void _start(void) { for (;;) {} }\n")
+    exe = tmp_path / "android_tool"
+    sh(CC, "-nostdlib", "-fPIE", "-pie", "-o", exe, tmp_path / "a.c",
+       "-Wl,--dynamic-linker=/system/bin/linker64")
+    assert "/system/bin/linker64" in sh("readelf", "-lW", exe)
+    assert libpkg.deps.ldd(exe)["libc"] == "bionic"
+    assert libpkg.deps.ldd(exe, libc="musl")["libc"] == "musl"
+    with pytest.raises(libpkg.UsageError, match="libc must be"):
+        libpkg.deps.ldd(exe, libc="uclibc")
+
+
+def test_ldd_errors_name_the_file(tmp_path):
+    with pytest.raises(libpkg.MissingFileError):
+        libpkg.deps.ldd(tmp_path / "absent")
+    text = tmp_path / "notes.txt"
+    text.write_text("not an ELF file\n")
+    with pytest.raises(libpkg.FormatError) as e:
+        libpkg.deps.ldd(text)
+    assert "notes.txt" in str(e.value)
