@@ -13,7 +13,6 @@
 //
 // Exit status: 0 wheel written and checked, 1 a check failed, 2 bad input
 // (one line on stderr).
-#include <algorithm>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -94,16 +93,14 @@ int run(int argc, char** argv) {
   if (!wheel.empty()) wheel_py = libpkg::driver::wheel_python(wheel);
   driver_cli::resolve(flags, cfg::PackageType::manywheel, wheel_py);
   o.common = flags.options;
-  if (!flags.no_env) {
-    // The old scripts' switches (builder-scripts.md §2.2).
-    if (!env("PYTORCH_EXTRA_INSTALL_REQUIREMENTS").empty()) o.pypi_cuda = true;
-    if (!env("FORCE_RPATH").empty()) o.force_rpath = true;
-    if (env("USE_CUSPARSELT") == "1" &&
-        o.common.config.accelerator.kind == cfg::AcceleratorKind::cuda &&
-        std::find(o.enable.begin(), o.enable.end(), "cusparselt") ==
-            o.enable.end())
-      o.enable.push_back("cusparselt");
-  }
+  // The old scripts' switches (builder-scripts.md §2.2), unless --no-env.
+  if (!flags.no_env)
+    libpkg::driver::apply_environment_switches(
+        o, [](const std::string& name) -> std::optional<std::string> {
+          const char* v = std::getenv(name.c_str());
+          if (!v) return std::nullopt;
+          return std::string(v);
+        });
   std::string ld = env("LD_LIBRARY_PATH");
   if (!ld.empty()) o.search.ld_library_path = libpkg::deps::split_path_list(ld);
   o.search.extra_paths = lib_paths;

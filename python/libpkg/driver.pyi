@@ -60,6 +60,7 @@ def manywheel(
     enable: Sequence[str] = (),
     plat: str = "auto",
     ld_library_path: Sequence[str] = (),
+    env: Mapping[str, str] | None = None,
     out_dir: _Path,
     dry_run: bool = False,
     threads: int = 0,

@@ -50,6 +50,10 @@ void apply_search_args(libpkg::deps::SearchConfig& search,
                        const std::optional<std::string>& ldpaths,
                        const py::object& ld_library_path,
                        const std::optional<std::filesystem::path>& root);
+// A Python mapping of str to str (None: os.environ) as the library's
+// config::Getenv, copied up front so it can be called without the GIL.
+std::function<std::optional<std::string>(const std::string&)> getenv_from(
+    const py::object& env);
 // The `libc=` argument: None, or 'glibc' / 'musl' / 'bionic' (anything else
 // raises UsageError).
 std::optional<libpkg::deps::Libc> libc_arg(

@@ -37,6 +37,8 @@ cf::PackageType package_type_of(const std::string& text) {
   return cf::parse_package_type(text);
 }
 
+}  // namespace
+
 cf::Getenv getenv_from(const py::object& env) {
   py::object mapping =
       env.is_none() ? py::module_::import("os").attr("environ") : env;
@@ -55,8 +57,6 @@ cf::Getenv getenv_from(const py::object& env) {
     return it->second;
   };
 }
-
-}  // namespace
 
 void bind_config(py::module_& m) {
   py::class_<cf::Accelerator>(m, "Accelerator",

@@ -100,38 +100,35 @@ dr::Summary run_job(dr::CommonOptions& common, const CommonArgs& a, Job job) {
 
 // The keyword arguments shared by the three functions, in the order
 // CommonArgs lists them (pybind11 needs them spelled out per function).
-#define LIBPKG_DRIVER_COMMON_KWARGS                                           \
-  "out_dir"_a, "dry_run"_a = false, "threads"_a = 0, "zip_level"_a = 6,       \
-               "timestamp"_a = py::none(), "cuda_table"_a = py::none(),       \
-               "cuda_roots"_a = py::tuple(),                                  \
-               "run_checks"_a = true, "allow_external"_a = py::tuple(),       \
-               "only"_a = py::tuple(), "skip"_a = py::tuple(),                \
-               "runtime"_a = true, "python"_a = py::none(),                   \
-               "import_modules"_a = py::tuple(), "lib_paths"_a = py::tuple(), \
-               "timeout"_a = 600, "abi_libraries"_a = py::none(),             \
-               "min_symbols"_a = py::none(), "cxx"_a = py::none(),            \
-               "client"_a = py::none(), "link_libraries"_a = py::tuple(),     \
-               "progress"_a = py::none()
+#define LIBPKG_DRIVER_COMMON_KWARGS                                          \
+  "out_dir"_a, "dry_run"_a = false, "threads"_a = 0, "zip_level"_a = 6,      \
+               "timestamp"_a = py::none(), "cuda_table"_a = py::none(),      \
+               "cuda_roots"_a = py::tuple(), "run_checks"_a = true,          \
+               "allow_external"_a = py::tuple(), "only"_a = py::tuple(),     \
+               "skip"_a = py::tuple(), "runtime"_a = true,                   \
+               "python"_a = py::none(), "import_modules"_a = py::tuple(),    \
+               "lib_paths"_a = py::tuple(), "timeout"_a = 600,               \
+               "abi_libraries"_a = py::none(), "min_symbols"_a = py::none(), \
+               "cxx"_a = py::none(), "client"_a = py::none(),                \
+               "link_libraries"_a = py::tuple(), "progress"_a = py::none()
 
 #define LIBPKG_DRIVER_COMMON_PARAMS                                            \
   const fs::path &out_dir, bool dry_run, unsigned threads, int zip_level,      \
       std::optional<libpkg::i64> timestamp,                                    \
       std::optional<fs::path> cuda_table, const py::object &cuda_roots,        \
-      bool run_checks,                                                         \
-      const py::object &allow_external, const py::object &only,                \
-      const py::object &skip, bool runtime, std::optional<std::string> python, \
-      const py::object &import_modules, const py::object &lib_paths,           \
-      unsigned timeout, const py::object &abi_libraries,                       \
-      std::optional<std::size_t> min_symbols, std::optional<std::string> cxx,  \
-      std::optional<fs::path> client, const py::object &link_libraries,        \
-      std::optional<py::function> progress
+      bool run_checks, const py::object &allow_external,                       \
+      const py::object &only, const py::object &skip, bool runtime,            \
+      std::optional<std::string> python, const py::object &import_modules,     \
+      const py::object &lib_paths, unsigned timeout,                           \
+      const py::object &abi_libraries, std::optional<std::size_t> min_symbols, \
+      std::optional<std::string> cxx, std::optional<fs::path> client,          \
+      const py::object &link_libraries, std::optional<py::function> progress
 
 #define LIBPKG_DRIVER_COMMON_ARGS                                            \
   CommonArgs {                                                               \
     out_dir, dry_run, threads, zip_level, timestamp, cuda_table, cuda_roots, \
-        run_checks,                                                          \
-        allow_external, only, skip, runtime, python, import_modules,         \
-        lib_paths, timeout,                                                  \
+        run_checks, allow_external, only, skip, runtime, python,             \
+        import_modules, lib_paths, timeout,                                  \
         {abi_libraries, min_symbols, cxx, client, link_libraries}, progress  \
   }
 
@@ -187,7 +184,8 @@ void bind_driver(py::module_& m) {
          bool pypi_cuda, bool force_rpath, const py::object& include,
          const py::object& keep_names, const py::object& exclude,
          const py::object& enable, const std::string& plat,
-         const py::object& ld_library_path, LIBPKG_DRIVER_COMMON_PARAMS) {
+         const py::object& ld_library_path, const py::object& env,
+         LIBPKG_DRIVER_COMMON_PARAMS) {
         require_type(config, cf::PackageType::manywheel);
         dr::ManywheelOptions o;
         if (wheel) o.wheel = *wheel;
@@ -207,6 +205,11 @@ void bind_driver(py::module_& m) {
         o.search.ld_library_path =
             string_list(ld_library_path, "ld_library_path");
         o.search.extra_paths = string_list(lib_paths, "lib_paths");
+        // Only when asked: a release script states what it wants, the
+        // process environment is not read behind its back.
+        if (!env.is_none()) {
+          dr::apply_environment_switches(o, getenv_from(env));
+        }
         return run_job(o.common, LIBPKG_DRIVER_COMMON_ARGS,
                        [&o] { return dr::run_manywheel(o); });
       },
@@ -216,7 +219,8 @@ void bind_driver(py::module_& m) {
       "force_rpath"_a = false, "include"_a = py::tuple(),
       "keep_names"_a = py::tuple(), "exclude"_a = py::tuple(),
       "enable"_a = py::tuple(), "plat"_a = "auto",
-      "ld_library_path"_a = py::tuple(), LIBPKG_DRIVER_COMMON_KWARGS,
+      "ld_library_path"_a = py::tuple(), "env"_a = py::none(),
+      LIBPKG_DRIVER_COMMON_KWARGS,
       "A built wheel (or, with wheel=None, what `build_command` writes) → "
       "the distributable manylinux wheel in `out_dir`, checked. lib_paths "
       "and ld_library_path are where outside libraries are found (the "

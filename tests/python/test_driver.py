@@ -136,6 +136,32 @@ def test_manywheel_cuda_roots_are_searched(ext_wheel, tmp_path):
                                 cuda_roots=str(standin))
 
 
+def test_manywheel_env_switches_only_when_given(ext_wheel, ext_build, tmp_path, monkeypatch):
+    # The old scripts' switches come from env= (FORCE_RPATH → DT_RPATH on the
+    # extension); the process environment is never read behind the caller's
+    # back.
+    monkeypatch.setenv("FORCE_RPATH", "1")
+
+    def extension_dynamic(env, out):
+        s = libpkg.driver.manywheel(ext_wheel, manywheel_config(), out_dir=out,
+                                    lib_paths=[str(ext_build["libdir"])], runtime=False,
+                                    env=env)
+        assert s.passed, s.to_text(verbose=True)
+        with zipfile.ZipFile(s.artifacts[0].path) as z:
+            (member,) = [n for n in z.namelist() if n.startswith("demoext/_demoext")]
+            z.extract(member, out / "x")
+        return readelf_dynamic(out / "x" / member)
+
+    default = extension_dynamic(None, tmp_path / "a")
+    assert default["RUNPATH"] and not default["RPATH"]
+    forced = extension_dynamic({"FORCE_RPATH": "1"}, tmp_path / "b")
+    assert forced["RPATH"] and not forced["RUNPATH"]
+    assert forced["RPATH"] == default["RUNPATH"]
+    with pytest.raises(TypeError):
+        libpkg.driver.manywheel(ext_wheel, manywheel_config(), out_dir=tmp_path / "c",
+                                env={"FORCE_RPATH": 1})
+
+
 def test_manywheel_bad_input(ext_wheel, tmp_path):
     with pytest.raises(libpkg.Error) as info:
         libpkg.driver.manywheel(tmp_path / "missing.whl", manywheel_config(),

@@ -85,4 +85,13 @@ std::optional<config::PythonVersion> wheel_python(
 // writes nothing (a build command is not run).
 Summary run_manywheel(const ManywheelOptions& options);
 
+/// Applies the old build scripts' environment switches (builder-scripts.md
+/// §2.2) to `options`, reading them through `getenv` (the library never
+/// reads the process environment itself): PYTORCH_EXTRA_INSTALL_REQUIREMENTS
+/// non-empty → pypi_cuda; FORCE_RPATH non-empty → force_rpath;
+/// USE_CUSPARSELT=1 on a CUDA configuration → enable "cusparselt" (once).
+/// Call it after options.common.config is set. Throws nothing.
+void apply_environment_switches(ManywheelOptions& options,
+                                const config::Getenv& getenv);
+
 }  // namespace libpkg::driver
