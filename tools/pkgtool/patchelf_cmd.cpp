@@ -315,7 +315,11 @@ void print_facts(const Args& a, const libpkg::elf::ElfFile& elf) {
   if (a.print_soname) {
     if (auto s = elf.soname()) fmt::print("{}\n", *s);
   }
-  if (a.print_rpath) {
+  // A separate debug file keeps .dynamic as NOBITS: patchelf prints no
+  // line for it (not even an empty one), and neither do we.
+  auto dyn = a.print_rpath ? elf.section(".dynamic") : std::nullopt;
+  bool debug_file = dyn && dyn->type == libpkg::elf::SHT_NOBITS;
+  if (a.print_rpath && !debug_file) {
     auto run = elf.runpath();
     auto r = run ? run : elf.rpath();
     fmt::print("{}\n", r ? *r : std::string_view());
