@@ -24,7 +24,8 @@
 #   ISA level   an x86-64 file whose GNU property note needs x86-64-v3
 #               (-Wl,-z,x86-64-v3) blocks every policy, as it is and after
 #               repair (also a grafted library); --disable-isa-ext-check
-#               lifts it
+#               lifts it; `check` says the ISA level, not the symbol
+#               versions, makes the best fit linux_x86_64
 #   SBOM        <dist-info>/sboms/pkgtool.cdx.json: CycloneDX required
 #               fields, SHA-256 of each original, dpkg -S owner as purl,
 #               listed in RECORD; deterministic
@@ -176,11 +177,20 @@ expect_eq "android_21 blocker names libcamera2ndk.so" "True" \
 expect_status 0 "repair --dry-run" "$PKGTOOL" repair "$(fx android_cam)" -w o --dry-run --json
 expect_eq "repair tags" "['android_24_arm64_v8a']" "$(plan_get "$SCRATCH/last.out" 'p["tags"]')"
 
+# check's symbol-versions names bionic, not musl, for a claimed glibc tag.
+expect_exit "check --platform manylinux on Android: binaries link bionic" 1 \
+  "platform tag manylinux_2_17_aarch64 is for glibc but the binaries link bionic" \
+  "$PKGTOOL" check "$(fx android)" --no-runtime --platform manylinux_2_17_aarch64
+check "check on Android never says musl" bash -c "! grep -q musl '$SCRATCH/out.log'"
+
 case_begin "unrepairable wheels"
 W=$(fx getrandom)
 expect_exit "ceiling: repair (auto) exits 2 naming GLIBC_2.25" 2 "GLIBC_2\.25" \
   "$PKGTOOL" repair "$W" -w o_c --policy-file "$(fx policy_ceiling)"
 expect_empty_dir "nothing written" o_c
+expect_exit "two policies blocked: the refusal names the most permissive (manylinux_2_17)" 2 \
+  "even the most permissive, manylinux_2_17_x86_64, is blocked by:" \
+  "$PKGTOOL" repair "$W" -w o_c --policy-file "$(fx policy_ceiling2)"
 expect_status 0 "ceiling: --plat linux writes the wheel" "$PKGTOOL" repair "$W" -w o_c --policy-file "$(fx policy_ceiling)" --plat linux
 check "linux_x86_64 wheel" bash -c "ls o_c | grep -q linux_x86_64.whl"
 expect_exit "blacklist: repair (auto) exits 2 naming getrandom" 2 "getrandom" \
@@ -233,6 +243,11 @@ done
 expect_exit "isa_v3: show text names file and level" 0 \
   "_m\.cpython-312-x86_64-linux-gnu\.so: requires the x86-64-v3 instruction set.*--disable-isa-ext-check" \
   "$PKGTOOL" show "$(fx isa_v3)"
+# check: an x86-64-v3 manylinux2014 wheel needing GLIBC_2.25: the best fit
+# is linux_x86_64 because of the ISA level, not the versions; say so.
+expect_exit "isa_v3_rnd: check names the policy the versions fit and the ISA block" 1 \
+  "best fit: linux_x86_64; the symbol versions alone fit manylinux_2_[0-9]+_x86_64, blocked by .*x86-64-v3" \
+  "$PKGTOOL" check "$(fx isa_v3_rnd)" --no-runtime
 expect_exit "isa_v3: repair (auto) exits 2 naming the level" 2 "x86-64-v3" \
   "$PKGTOOL" repair "$(fx isa_v3)" -w o_isa
 expect_empty_dir "isa_v3: nothing written" o_isa

@@ -128,13 +128,14 @@ class Planner {
     if (auto_plat && target_->priority == 0) refuse_unrepairable();
     if (target_->priority == 0 && best && best->priority == 0) {
       // Nothing better than linux_<arch> is reachable: say why (one note,
-      // for the least demanding policy; earlier notes are kept).
+      // for the most permissive policy, the last of the family; earlier
+      // notes are kept).
       const auto earlier = static_cast<std::ptrdiff_t>(plan_.notes.size());
       for (const auto& verdict : a_.after_repair.verdicts)
         if (!verdict.satisfied && verdict.policy->priority > 0) {
           plan_.notes.push_back(
-              fmt::format("no manylinux tag is reachable; the least "
-                          "demanding blocked policy is {}:{}",
+              fmt::format("no manylinux tag is reachable; even the most "
+                          "permissive policy, {}, is blocked by:{}",
                           verdict.policy->name, describe_blockers(verdict, 5)));
         }
       if (plan_.notes.size() > static_cast<std::size_t>(earlier) + 1)
@@ -150,11 +151,13 @@ class Planner {
 
   // `--plat auto` on a wheel no policy admits even after bundling
   // (too-recent symbol versions, black-listed symbols, Python ABI): exit 2
-  // naming the blockers of the least demanding policy, as auditwheel does.
+  // naming the blockers of the most permissive policy (the newest: what
+  // still blocks it blocks every other), as auditwheel does.
   // `--plat linux` asks for the linux_<arch> wheel explicitly. With
   // --ignore-missing, missing libraries alone don't make it unrepairable:
   // the user chose to ship without them.
   void refuse_unrepairable() const {
+    // Verdicts run from the most compatible policy to the most permissive.
     const deps::PolicyVerdict* least = nullptr;
     for (const auto& verdict : a_.after_repair.verdicts)
       if (verdict.policy->priority > 0) least = &verdict;
@@ -167,8 +170,8 @@ class Planner {
       return;
     throw Error(Errc::usage, a_.wheel.string(),
                 fmt::format("no platform policy admits this wheel, even "
-                            "after bundling; the least demanding, {}, is "
-                            "blocked by:{}\n(--plat linux writes a "
+                            "after bundling; even the most permissive, {}, "
+                            "is blocked by:{}\n(--plat linux writes a "
                             "linux_{} wheel anyway)",
                             least->policy->tag(a_.arch),
                             describe_blockers(*least, 8), a_.arch));
