@@ -175,6 +175,10 @@ int run_repair(const std::vector<std::string>& args) {
   app.add_flag("--strip", ro.strip, "strip -s every ELF file before patching");
   app.add_flag("--only-plat", ro.only_plat,
                "only the requested tag, not also a more compatible one");
+  app.add_flag(
+      "--no-update-tags", [&](std::int64_t) { ro.update_tags = false; },
+      "keep the input's platform tags in the file name and WHEEL "
+      "(the libraries are still bundled for --plat)");
   app.add_flag("--ignore-missing", ro.ignore_missing,
                "proceed when a dependency is not found");
   bool allow_unverified = false;

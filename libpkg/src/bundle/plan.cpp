@@ -146,6 +146,7 @@ class Planner {
       for (auto& t : best->tags(a_.arch)) tags.push_back(t);
     std::sort(tags.begin(), tags.end());
     tags.erase(std::unique(tags.begin(), tags.end()), tags.end());
+    if (!o_.update_tags) tags = a_.name.platform_tags;
     plan_.platform_tags = tags;
   }
 

@@ -53,6 +53,9 @@ struct RepairOptions {
   // Only the target tag (and its aliases), not also a more compatible tag
   // the wheel reaches.
   bool only_plat = false;
+  // false: the output keeps the input's platform tags in its file name and
+  // WHEEL (auditwheel's --no-update-tags); grafting still follows `plat`.
+  bool update_tags = true;
   // Proceed when a dependency can't be found (it stays un-bundled).
   bool ignore_missing = false;
   // Run binutils' `strip -s` on every ELF file of the output before
