@@ -20,7 +20,9 @@
 #   unrepairable  --plat auto exits 2 naming the blockers (ceiling,
 #               blacklist, Python ABI); --plat linux still writes the wheel;
 #               a weak reference to a black-listed symbol doesn't count
-#   exit codes  show/repair of a pure or unknown-architecture wheel: 2
+#   exit codes  show/repair of a pure or unknown-architecture wheel, or
+#               of one whose tag names another architecture than its
+#               ELF files: 2
 #   ISA level   an x86-64 file whose GNU property note needs x86-64-v3
 #               (-Wl,-z,x86-64-v3) blocks every policy, as it is and after
 #               repair (also a grafted library); --disable-isa-ext-check
@@ -150,6 +152,16 @@ for arch in aarch64 s390x ppc64le; do
   expect_eq "$arch: nothing missing" "[]" "$(jget "cross_$arch" 'p["missing"]')"
   expect_status 0 "$arch: repair" "$PKGTOOL" repair "$(fx "cross_$arch")" -w "o_$arch"
 done
+# auditwheel's test_non_platform_wheel_bad_arch: an aarch64 wheel named
+# *_x86_64 is refused (exit 2 here, 1 there), not analysed as x86_64.
+cp "$(fx cross_aarch64)" crossaarchsixfour-1.0-cp312-cp312-linux_x86_64.whl
+for args in "show" "repair -w o_badarch --allow-unverified"; do
+  # shellcheck disable=SC2086
+  expect_exit "${args%% *}: aarch64 binaries in a *_x86_64 wheel" 2 \
+    "platform tag linux_x86_64 is not for aarch64, the architecture of its ELF files" \
+    "$PKGTOOL" $args crossaarchsixfour-1.0-cp312-cp312-linux_x86_64.whl
+done
+expect_empty_dir "bad arch: nothing written" o_badarch
 show_json cross_foo
 expect_eq "libfoo (target-only) is missing without the sysroot" "['libfoo.so.1']" "$(jget cross_foo '[m["soname"] for m in p["missing"]]')"
 expect_exit "repair without the sysroot: not found" 2 "libfoo\.so\.1" "$PKGTOOL" repair "$(fx cross_foo)" -w o_foo
