@@ -40,7 +40,8 @@ const char* kRepairUsage =
     "--lib-dir DIR]\n"
     "         [--keep-name GLOB]... [--no-default-keep-names] "
     "[--rpath-tag rpath|runpath]\n"
-    "         [-z LEVEL] [-j N] [--strip] [--only-plat] [--ignore-missing]\n"
+    "         [-z LEVEL] [-j N] [--strip] [--strip-level L] [--only-plat]\n"
+    "         [--no-update-tags] [--ignore-missing]\n"
     "         [--lib-path DIR]... [--ldpaths DIRS] [--root DIR] "
     "[--policy-file FILE]\n"
     "         [--libc glibc|musl|bionic] [--disable-isa-ext-check] "
@@ -172,7 +173,13 @@ int run_repair(const std::vector<std::string>& args) {
       ->check(CLI::IsMember({"rpath", "runpath"}));
   app.add_option("-z,--zip-compression-level", level, "deflate level 0-9")
       ->check(CLI::Range(0, 9));
-  app.add_flag("--strip", ro.strip, "strip -s every ELF file before patching");
+  app.add_flag("--strip", ro.strip,
+               "strip -s every ELF file before patching (= --strip-level "
+               "all)");
+  app.add_option("--strip-level", ro.strip_level,
+                 "strip every ELF file before patching: none (default), "
+                 "debug (-g), unneeded (--strip-unneeded), all (-s)")
+      ->check(CLI::IsMember({"none", "debug", "unneeded", "all"}));
   app.add_flag("--only-plat", ro.only_plat,
                "only the requested tag, not also a more compatible one");
   app.add_flag(

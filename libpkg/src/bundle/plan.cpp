@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 
 #include "bundle/patterns.hpp"
 #include "libpkg/base/error.hpp"
@@ -65,7 +66,7 @@ class Planner {
   RepairPlan run() {
     check_rpath_first();
     plan_.wheel = a_.wheel;
-    plan_.strip = o_.strip;
+    decide_strip();
     plan_.excluded = a_.excluded;
     // Missing libraries first: that error is more precise than "no policy
     // admits the wheel", which they would cause.
@@ -424,6 +425,26 @@ class Planner {
       }
       plan_.edits.push_back(std::move(e));
     }
+  }
+
+  // auditwheel's --strip-level; its deprecated --strip is `all`.
+  void decide_strip() {
+    static const std::map<std::string, std::string> kFlags = {
+        {"none", ""},
+        {"debug", "-g"},
+        {"unneeded", "--strip-unneeded"},
+        {"all", "-s"}};
+    auto it = kFlags.find(o_.strip_level);
+    if (it == kFlags.end())
+      throw Error(Errc::usage, a_.wheel.string(),
+                  fmt::format("invalid strip level '{}' (none, debug, "
+                              "unneeded, all)",
+                              o_.strip_level));
+    if (o_.strip && o_.strip_level != "none")
+      throw Error(Errc::usage, a_.wheel.string(),
+                  "Cannot specify both --strip and --strip-level");
+    plan_.strip_flag = o_.strip ? "-s" : it->second;
+    plan_.strip = !plan_.strip_flag.empty();
   }
 
   void name_output() {

@@ -244,6 +244,7 @@ std::string RepairPlan::to_json(int indent) const {
   doc["missing"] = m;
   doc["notes"] = notes;
   doc["strip"] = strip;
+  doc["strip_flag"] = strip_flag;
   return doc.dump(indent);
 }
 

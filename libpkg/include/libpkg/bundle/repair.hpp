@@ -58,9 +58,12 @@ struct RepairOptions {
   bool update_tags = true;
   // Proceed when a dependency can't be found (it stays un-bundled).
   bool ignore_missing = false;
-  // Run binutils' `strip -s` on every ELF file of the output before
-  // patching (auditwheel's --strip).
+  // Run binutils' `strip` on every ELF file of the output before patching,
+  // at auditwheel's --strip-level: debug `-g`, unneeded
+  // `--strip-unneeded`, all `-s`. `strip` (auditwheel's deprecated --strip)
+  // means `all`.
   bool strip = false;
+  std::string strip_level = "none";  // none, debug, unneeded, all
 
   // How libraries asked for with AnalyzeOptions::include are grafted.
   // Without a matching rule an included library keeps its name (it is
@@ -120,7 +123,8 @@ struct RepairPlan {
   std::vector<std::string> excluded;
   std::map<std::string, std::set<std::string>> missing;  // ignored ones
   std::vector<std::string> notes;
-  bool strip = false;
+  bool strip = false;      // some stripping happens
+  std::string strip_flag;  // strip's option: -g, --strip-unneeded, -s
 
   // Schema "libpkg-repair-plan/1" (docs/repair.md).
   std::string to_json(int indent = 2) const;
