@@ -217,6 +217,20 @@ expect_exit "show of a pure wheel" 2 "^error: .*purefid-1\.0-py3-none-any\.whl: 
 expect_exit "show of an unknown-architecture wheel" 2 "^error: .*oddarch.*sparcv9.*no platform policy covers it" \
   "$PKGTOOL" show "$(fx unknown_arch)"
 expect_exit "repair of an unknown-architecture wheel" 2 "sparcv9" "$PKGTOOL" repair "$(fx unknown_arch)" -w o_u
+# auditwheel's --allow-pure-python-wheel: show accepts it, repair copies it.
+expect_exit "show --allow-pure-python-wheel" 0 "pure-Python wheel" \
+  "$PKGTOOL" show --allow-pure-python-wheel "$(fx pure)"
+expect_status 0 "show --allow-pure-python-wheel --json" \
+  "$PKGTOOL" show --allow-pure-python-wheel --json "$(fx pure)"
+expect_eq "json: pure" "True" "$(plan_get "$SCRATCH/last.out" 'p["pure"]')"
+expect_status 0 "repair --allow-pure-python-wheel" \
+  "$PKGTOOL" repair --allow-pure-python-wheel "$(fx pure)" -w o_pure
+expect_same_file "copied unchanged" "$(fx pure)" "o_pure/$(basename "$(fx pure)")"
+expect_status 0 "again, the output directory being the wheel's own" \
+  "$PKGTOOL" repair --allow-pure-python-wheel "o_pure/$(basename "$(fx pure)")" -w o_pure
+expect_same_file "still unchanged" "$(fx pure)" "o_pure/$(basename "$(fx pure)")"
+expect_exit "the flag accepts only pure wheels" 2 "sparcv9" \
+  "$PKGTOOL" repair --allow-pure-python-wheel "$(fx unknown_arch)" -w o_u
 
 case_begin "SBOM of the grafted libraries"
 W=$(fx sbom)

@@ -515,6 +515,14 @@ bool WheelAnalysis::would_graft(const ExternalLibrary& lib) const {
   return !lib.system;
 }
 
+bool is_pure_wheel(const fs::path& wheel) {
+  archive::ZipReader zip = archive::ZipReader::open(wheel);
+  const auto& entries = zip.entries();
+  return std::none_of(
+      entries.begin(), entries.end(),
+      [&](const archive::ZipEntry& e) { return is_elf_member(zip, e); });
+}
+
 WheelAnalysis analyze_wheel(const fs::path& wheel,
                             const AnalyzeOptions& options) {
   return Analyzer(wheel, options).run();
