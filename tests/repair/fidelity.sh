@@ -34,7 +34,7 @@
 # Missing compilers are failures (scripts/setup.sh installs them).
 source "$(dirname "$0")/lib/common.sh"
 FID=("$LIBPKG_PYTHON" "$REPAIRTEST_DIR/lib/fidelity.py")
-for t in gcc musl-gcc readelf arm-linux-gnueabi-gcc arm-linux-gnueabihf-gcc \
+for t in gcc musl-gcc readelf rpm rpmbuild arm-linux-gnueabi-gcc arm-linux-gnueabihf-gcc \
   aarch64-linux-gnu-gcc s390x-linux-gnu-gcc powerpc64le-linux-gnu-gcc; do
   command -v "$t" >/dev/null || {
     echo "FAIL: $t not installed (scripts/setup.sh installs it)" >&2
@@ -252,6 +252,56 @@ sys.exit(not (len(bar) == 1 and "purl" not in bar[0]))' <<<"$doc"
   expect_same_file "SBOM and wheel are deterministic" "$R" "$(repaired_wheel o_s2)"
 else
   fail "repair wrote no wheel"
+fi
+
+case_begin "SBOM on an rpm build host"
+# A real rpm database (rpm's own macros through HOME: %_dbpath) in which a
+# package built here with rpmbuild owns libbar.so.1 (registered with
+# --justdb, so the file stays where the fixture put it); pkgtool runs with
+# a PATH holding only rpm, as on a RHEL/manylinux image without dpkg.
+RH=$SCRATCH/rpmhome
+mkdir -p "$RH/top/SPECS" rpmbin
+BAR=$(readlink -f "$(fx sbom_libs)/libbar.so.1")
+printf '%%_dbpath %s/db\n%%_topdir %s/top\n' "$RH" "$RH" >"$RH/.rpmmacros"
+cat >"$RH/top/SPECS/bar.spec" <<SPEC
+Name: sbombar
+Version: 1.2
+Release: 3
+Summary: libbar for the SBOM test
+License: BSD
+BuildArch: x86_64
+%description
+libbar for the SBOM test
+%install
+mkdir -p %{buildroot}$(dirname "$BAR")
+cp $BAR %{buildroot}$BAR
+%files
+$BAR
+SPEC
+HOME=$RH rpmbuild -bb --quiet "$RH/top/SPECS/bar.spec" >rpmbuild.log 2>&1 || fail "rpmbuild: $(tail -5 rpmbuild.log)"
+HOME=$RH rpm --initdb
+HOME=$RH rpm -i --justdb --nodeps --noscripts "$RH"/top/RPMS/x86_64/sbombar-1.2-3.x86_64.rpm >rpmi.log 2>&1 || fail "rpm -i: $(cat rpmi.log)"
+expect_eq "independent: rpm -qf names the owner" "sbombar 1.2-3" \
+  "$(HOME=$RH rpm -qf --queryformat '%{NAME} %{VERSION}-%{RELEASE}' "$BAR")"
+ln -s "$(command -v rpm)" rpmbin/rpm
+expect_status 0 "repair with only rpm on PATH" env PATH="$SCRATCH/rpmbin" HOME="$RH" \
+  "$PKGTOOL" repair "$W" -w o_rpm --lib-path "$(fx sbom_libs)"
+R=$(repaired_wheel o_rpm)
+if [[ -n $R ]]; then
+  doc=$(unzip -p "$R" sbompkg-1.0.dist-info/sboms/pkgtool.cdx.json 2>/dev/null || true)
+  distro=$(. /etc/os-release && echo "$ID")
+  expect_eq "libbar: rpm purl, version, publisher" \
+    "pkg:rpm/$distro/sbombar@1.2-3?arch=x86_64 1.2-3 $distro" \
+    "$("$LIBPKG_PYTHON" -c '
+import json, sys
+d = json.loads(sys.stdin.read())
+bar = [c for c in d["components"] if c["name"].startswith("libbar")][0]
+print(bar.get("purl"), bar.get("version"), bar.get("publisher"))' <<<"$doc")"
+  check "libzstd (not in the rpm database): no purl" "$LIBPKG_PYTHON" -c '
+import json, sys
+d = json.loads(sys.stdin.read())
+z = [c for c in d["components"] if c["name"].startswith("libzstd")]
+sys.exit(not (len(z) == 1 and "purl" not in z[0]))' <<<"$doc"
 fi
 expect_status 0 "repair without grafts" "$PKGTOOL" repair "$(fx suffix_gnu311)" -w o_ns
 check "no SBOM when nothing is grafted" bash -c "! unzip -Z1 \"\$(ls o_ns/*.whl)\" | grep -q sboms/"
