@@ -129,6 +129,22 @@ if fx_target x86_64; then
   printf 'fn_1 x\n\n  fn_2\tfn_2b  \n' >spaced
   pe_ok "blank lines and tabs" --rename-dynamic-symbols spaced --output sp.so "$w/libmany.so"
   expect_eq "both renamed" "fn_2b@@V1 x@@V1" "$(dynsyms sp.so | grep -E '^(x|fn_2b)@' | tr '\n' ' ' | sed 's/ $//')"
+  # Combined with edits indexed by symbol: the version of a symbol follows
+  # it when .dynsym is reordered (--clear-symbol-version, and the versions
+  # --remove-needed drops).
+  printf 'fn_0 fn_0_with_a_new_bucket_zz\n' >one
+  pe_ok "rename + clear-symbol-version" --rename-dynamic-symbols one \
+    --clear-symbol-version fn_5 --output cv.so "$w/libmany.so"
+  expect_eq "fn_5 unversioned, the renamed one keeps V1" "fn_0_with_a_new_bucket_zz@@V1 fn_5" \
+    "$(dynsyms cv.so | grep -E '^(fn_5|fn_0_with_a_new_bucket_zz)(@|$)' | tr '\n' ' ' | sed 's/ $//')"
+  chk_elflint "rename + clear-symbol-version" "$w/libmany.so" cv.so
+  pe_ok "rename + remove-needed" --rename-dynamic-symbols one --remove-needed libc.so.6 \
+    --output rn.so "$w/libmany.so"
+  expect_eq "libc's versions dropped from the reordered symbols" 0 \
+    "$(dynsyms rn.so | grep -c '@GLIBC' || true)"
+  expect_eq "the library's own versions kept" "$(dynsyms "$w/libmany.so" | grep -c '@@V[12]')" \
+    "$(dynsyms rn.so | grep -c '@@V[12]')"
+  chk_elflint "rename + remove-needed" "$w/libmany.so" rn.so
   for bad in 'onlyone' 'a b c' $'fn_1 x\nfn_1 y'; do
     printf '%s\n' "$bad" >badmap
     cp "$w/libmany.so" victim.so
