@@ -182,4 +182,26 @@ cp simple same
 runs "same interpreter: runs" simple ./same
 if is_ours; then expect_same_file "same interpreter: file unchanged (ours)" simple same; fi
 
+case_begin "basic-flags.sh: --version, --help and no arguments name patchelf"
+"$T" --version | grep -q patchelf && pass || fail "--version"
+{ "$T" --help 2>&1 || true; } | grep -q patchelf && pass || fail "--help"
+rc=0
+"$T" >noargs 2>&1 || rc=$?
+((rc != 0)) && grep -q patchelf noargs && pass || fail "no arguments: exit $rc, $(head -c 200 noargs)"
+
+case_begin "no-rpath-pie-powerpc.sh: a ppc64le PIE without rpath gets one and runs"
+for t in powerpc64le-linux-gnu-gcc qemu-ppc64le; do
+  command -v "$t" >/dev/null || fail "$t not installed (scripts/setup.sh installs it)"
+done
+if powerpc64le-linux-gnu-gcc -O1 -fPIE -pie -o ppc simple.c 2>ppc.err; then
+  expect_eq "fixture has no rpath" "" "$("$T" --print-rpath ppc)"
+  cp ppc ppc2
+  "$T" --set-rpath /a/rpath/long/enough/to/move/the/string/table/elsewhere/xx ppc2
+  expect_eq "rpath" /a/rpath/long/enough/to/move/the/string/table/elsewhere/xx "$("$T" --print-rpath ppc2)"
+  runs "runs under qemu" simple timeout 60 qemu-ppc64le -L /usr/powerpc64le-linux-gnu ./ppc2
+  lint_same "ppc64le" ppc ppc2
+else
+  fail "cannot build the ppc64le fixture: $(head -c 300 ppc.err)"
+fi
+
 finish
