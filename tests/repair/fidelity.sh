@@ -150,6 +150,9 @@ for arch in aarch64 s390x ppc64le; do
   expect_eq "$arch: tag (readelf + policy JSON)" "$("${FID[@]}" expect-tag "$(fx "cross_$arch")" "$arch")" \
     "$(jget "cross_$arch" 'p["tags"]["as_is"]')"
   expect_eq "$arch: nothing missing" "[]" "$(jget "cross_$arch" 'p["missing"]')"
+  expect_exit "$arch: show text has auditwheel's sentence" 0 \
+    "^$(basename "$(fx "cross_$arch")" | sed 's/[.]/[.]/g') is consistent with the following platform tag: \"$(jget "cross_$arch" 'p["tags"]["as_is"]')\"[.]\$" \
+    "$PKGTOOL" show "$(fx "cross_$arch")"
   expect_status 0 "$arch: repair" "$PKGTOOL" repair "$(fx "cross_$arch")" -w "o_$arch"
 done
 # auditwheel's test_non_platform_wheel_bad_arch: an aarch64 wheel named
