@@ -307,6 +307,13 @@ z = [c for c in d["components"] if c["name"].startswith("libzstd")]
 sys.exit(not (len(z) == 1 and "purl" not in z[0]))' <<<"$doc"
 fi
 expect_status 0 "repair without grafts" "$PKGTOOL" repair "$(fx suffix_gnu311)" -w o_ns
+case_begin "auditwheel's default -w: ./wheelhouse, several wheels in one call"
+mkdir -p cwd_default
+w1=$(fx suffix_gnu311) w2=$(fx tag_many)
+(cd cwd_default && "$PKGTOOL" repair "$w1" "$w2" >../default.log 2>&1) &&
+  pass || fail "repair without -w: $(cat default.log)"
+expect_eq "without -w: both wheels in ./wheelhouse" 2 \
+  "$(find cwd_default/wheelhouse -name '*.whl' 2>/dev/null | wc -l)"
 check "no SBOM when nothing is grafted" bash -c "! unzip -Z1 \"\$(ls o_ns/*.whl)\" | grep -q sboms/"
 
 case_begin "x86-64 ISA level (GNU property note)"

@@ -38,7 +38,7 @@ const char* kShowUsage =
     "                    [--disable-isa-ext-check]\n";
 
 const char* kRepairUsage =
-    "usage: pkgtool repair WHEEL... -w DIR [--plat TAG|auto|linux]\n"
+    "usage: pkgtool repair WHEEL... [-w DIR] [--plat TAG|auto|linux]\n"
     "         [--exclude PATTERN]... [--include LIB]... [--lib-sdir SUFFIX | "
     "--lib-dir DIR]\n"
     "         [--keep-name GLOB]... [--no-default-keep-names] "
@@ -186,13 +186,14 @@ int run_repair(const std::vector<std::string>& args) {
   flags.add_to(app, /*repair=*/true);
   bd::RepairOptions ro;
   if (!env("AUDITWHEEL_PLAT").empty()) ro.plat = env("AUDITWHEEL_PLAT");
-  std::string out_dir;
+  std::string out_dir = "wheelhouse";  // auditwheel's default
   int level = 6;
   bool no_default_keep = false, dry_run = false, json = false;
   std::vector<std::string> keep;
   std::string rpath_tag = "rpath";
   std::string lib_dir;
-  app.add_option("-w,--wheel-dir", out_dir, "output directory")->required();
+  app.add_option("-w,--wheel-dir", out_dir,
+                 "output directory (default: wheelhouse, as auditwheel)");
   app.add_option("--plat", ro.plat,
                  "target tag: auto (default, or $AUDITWHEEL_PLAT), a "
                  "policy name or alias, or linux");
