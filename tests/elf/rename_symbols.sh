@@ -147,6 +147,18 @@ if [[ " ${ELF_TARGETS:-x86_64} " == *" x86_64 "* ]] && fx_target x86_64; then
   expect_eq "the library's own versions kept" "$(dynsyms "$w/libmany.so" | grep -c '@@V[12]')" \
     "$(dynsyms rn.so | grep -c '@@V[12]')"
   chk_elflint "rename + remove-needed" "$w/libmany.so" rn.so
+  # A corrupt .gnu.hash (symbol offset 0 would move the null symbol) is
+  # refused, naming the table, and the file is left as it was.
+  cp "$w/libmany.so" badhash.so
+  gh=$(readelf -SW badhash.so | sed -n 's/.* \.gnu\.hash  *GNU_HASH  *[0-9a-f]*  *\([0-9a-f]*\) .*/\1/p')
+  printf '\0\0\0\0' | dd of=badhash.so bs=1 seek=$((0x$gh + 4)) conv=notrunc status=none
+  cp badhash.so badhash.orig
+  rc=0
+  "$TOOL" --rename-dynamic-symbols one badhash.so 2>err || rc=$?
+  expect_eq "corrupt .gnu.hash: exit status" 2 "$rc"
+  grep -q "badhash.so: .gnu.hash header is invalid (buckets [0-9]*, symbol offset 0" err && pass ||
+    fail "corrupt .gnu.hash: message: $(cat err)"
+  expect_same_file "corrupt .gnu.hash: file unchanged" badhash.orig badhash.so
   for bad in 'onlyone' 'a b c' $'fn_1 x\nfn_1 y'; do
     printf '%s\n' "$bad" >badmap
     cp "$w/libmany.so" victim.so

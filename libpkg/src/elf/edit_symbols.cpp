@@ -112,8 +112,10 @@ void Layout<E>::write_symbol_renames() {
     u32 nbuckets = head[0], symoffset = head[1], bloom_size = head[2],
         shift = head[3];
     constexpr u32 kWordBits = E::is_64 ? 64 : 32;
-    if (nbuckets == 0 || bloom_size == 0 || symoffset > count ||
-        (bloom_size & (bloom_size - 1)) != 0 || shift >= kWordBits)
+    // symoffset 0 would hash (and move) the null symbol.
+    if (nbuckets == 0 || bloom_size == 0 || symoffset == 0 ||
+        symoffset > count || (bloom_size & (bloom_size - 1)) != 0 ||
+        shift >= kWordBits)
       throw Error(Errc::format, r_.name(),
                   fmt::format(".gnu.hash header is invalid (buckets {}, "
                               "symbol offset {} of {}, bloom words {}, "
