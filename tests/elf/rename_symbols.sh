@@ -21,6 +21,7 @@ source "$(dirname "$0")/lib/fixtures.sh"
 source "$(dirname "$0")/lib/checks.sh"
 require_tools readelf eu-elflint
 make_scratch
+cd "$SCRATCH"
 
 N=120 # functions: enough for several buckets and a real reordering
 
