@@ -33,6 +33,9 @@ packages=(
   # ppc64le wheels analysed without their sysroot
   musl-tools gcc-arm-linux-gnueabi libc6-dev-armel-cross
   gcc-powerpc64le-linux-gnu libc6-dev-ppc64el-cross
+  # the SBOM's owner lookup on an rpm host (rpm -qf; rpmbuild builds the
+  # package the test registers in a private database)
+  rpm
   # benchmarks
   hyperfine
 )

@@ -3,8 +3,8 @@
 # patchelf 0.18 options (issue 15): --print-os-abi/--set-os-abi,
 # --print-execstack/--set-execstack/--clear-execstack, --no-default-lib,
 # --add-debug-tag, --clear-symbol-version, --no-sort and @FILE arguments;
-# --rename-dynamic-symbols and unknown options are errors (exit 2), never a
-# silent no-op. Checked against Debian's patchelf where it has the option
+# unknown options and a missing --rename-dynamic-symbols map are errors
+# (exit 2), never a silent no-op (renaming itself: rename_symbols.sh). Checked against Debian's patchelf where it has the option
 # (0.14: --no-default-lib, --clear-symbol-version: identical readelf views),
 # otherwise with readelf, eu-elflint and by running the edited program.
 source "$(dirname "$0")/lib/common.sh"
@@ -175,9 +175,8 @@ runs "growing set-rpath (ours)" rp.ours
 runs "growing set-rpath (patchelf)" rp.theirs
 
 case_begin "unsupported options are errors"
-printf 'vfunc vfunc2\n' >map.txt
 cp libv.so ren.so
-for args in "--rename-dynamic-symbols map.txt" "--frobnicate" "--set-rpath"; do
+for args in "--rename-dynamic-symbols no-such-map.txt" "--frobnicate" "--set-rpath"; do
   rc=0
   # shellcheck disable=SC2086
   "$P" $args ren.so 2>err || rc=$?

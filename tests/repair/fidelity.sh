@@ -20,18 +20,21 @@
 #   unrepairable  --plat auto exits 2 naming the blockers (ceiling,
 #               blacklist, Python ABI); --plat linux still writes the wheel;
 #               a weak reference to a black-listed symbol doesn't count
-#   exit codes  show/repair of a pure or unknown-architecture wheel: 2
+#   exit codes  show/repair of a pure or unknown-architecture wheel, or
+#               of one whose tag names another architecture than its
+#               ELF files: 2
 #   ISA level   an x86-64 file whose GNU property note needs x86-64-v3
 #               (-Wl,-z,x86-64-v3) blocks every policy, as it is and after
 #               repair (also a grafted library); --disable-isa-ext-check
-#               lifts it
+#               lifts it; `check` says the ISA level, not the symbol
+#               versions, makes the best fit linux_x86_64
 #   SBOM        <dist-info>/sboms/pkgtool.cdx.json: CycloneDX required
 #               fields, SHA-256 of each original, dpkg -S owner as purl,
 #               listed in RECORD; deterministic
 # Missing compilers are failures (scripts/setup.sh installs them).
 source "$(dirname "$0")/lib/common.sh"
 FID=("$LIBPKG_PYTHON" "$REPAIRTEST_DIR/lib/fidelity.py")
-for t in gcc musl-gcc readelf arm-linux-gnueabi-gcc arm-linux-gnueabihf-gcc \
+for t in gcc musl-gcc readelf rpm rpmbuild arm-linux-gnueabi-gcc arm-linux-gnueabihf-gcc \
   aarch64-linux-gnu-gcc s390x-linux-gnu-gcc powerpc64le-linux-gnu-gcc; do
   command -v "$t" >/dev/null || {
     echo "FAIL: $t not installed (scripts/setup.sh installs it)" >&2
@@ -147,8 +150,21 @@ for arch in aarch64 s390x ppc64le; do
   expect_eq "$arch: tag (readelf + policy JSON)" "$("${FID[@]}" expect-tag "$(fx "cross_$arch")" "$arch")" \
     "$(jget "cross_$arch" 'p["tags"]["as_is"]')"
   expect_eq "$arch: nothing missing" "[]" "$(jget "cross_$arch" 'p["missing"]')"
+  expect_exit "$arch: show text has auditwheel's sentence" 0 \
+    "^$(basename "$(fx "cross_$arch")" | sed 's/[.]/[.]/g') is consistent with the following platform tag: \"$(jget "cross_$arch" 'p["tags"]["as_is"]')\"[.]\$" \
+    "$PKGTOOL" show "$(fx "cross_$arch")"
   expect_status 0 "$arch: repair" "$PKGTOOL" repair "$(fx "cross_$arch")" -w "o_$arch"
 done
+# auditwheel's test_non_platform_wheel_bad_arch: an aarch64 wheel named
+# *_x86_64 is refused (exit 2 here, 1 there), not analysed as x86_64.
+cp "$(fx cross_aarch64)" crossaarchsixfour-1.0-cp312-cp312-linux_x86_64.whl
+for args in "show" "repair -w o_badarch --allow-unverified"; do
+  # shellcheck disable=SC2086
+  expect_exit "${args%% *}: aarch64 binaries in a *_x86_64 wheel" 2 \
+    "platform tag linux_x86_64 is not for aarch64, the architecture of its ELF files" \
+    "$PKGTOOL" $args crossaarchsixfour-1.0-cp312-cp312-linux_x86_64.whl
+done
+expect_empty_dir "bad arch: nothing written" o_badarch
 show_json cross_foo
 expect_eq "libfoo (target-only) is missing without the sysroot" "['libfoo.so.1']" "$(jget cross_foo '[m["soname"] for m in p["missing"]]')"
 expect_exit "repair without the sysroot: not found" 2 "libfoo\.so\.1" "$PKGTOOL" repair "$(fx cross_foo)" -w o_foo
@@ -176,11 +192,20 @@ expect_eq "android_21 blocker names libcamera2ndk.so" "True" \
 expect_status 0 "repair --dry-run" "$PKGTOOL" repair "$(fx android_cam)" -w o --dry-run --json
 expect_eq "repair tags" "['android_24_arm64_v8a']" "$(plan_get "$SCRATCH/last.out" 'p["tags"]')"
 
+# check's symbol-versions names bionic, not musl, for a claimed glibc tag.
+expect_exit "check --platform manylinux on Android: binaries link bionic" 1 \
+  "platform tag manylinux_2_17_aarch64 is for glibc but the binaries link bionic" \
+  "$PKGTOOL" check "$(fx android)" --no-runtime --platform manylinux_2_17_aarch64
+check "check on Android never says musl" bash -c "! grep -q musl '$SCRATCH/out.log'"
+
 case_begin "unrepairable wheels"
 W=$(fx getrandom)
 expect_exit "ceiling: repair (auto) exits 2 naming GLIBC_2.25" 2 "GLIBC_2\.25" \
   "$PKGTOOL" repair "$W" -w o_c --policy-file "$(fx policy_ceiling)"
 expect_empty_dir "nothing written" o_c
+expect_exit "two policies blocked: the refusal names the most permissive (manylinux_2_17)" 2 \
+  "even the most permissive, manylinux_2_17_x86_64, is blocked by:" \
+  "$PKGTOOL" repair "$W" -w o_c --policy-file "$(fx policy_ceiling2)"
 expect_status 0 "ceiling: --plat linux writes the wheel" "$PKGTOOL" repair "$W" -w o_c --policy-file "$(fx policy_ceiling)" --plat linux
 check "linux_x86_64 wheel" bash -c "ls o_c | grep -q linux_x86_64.whl"
 expect_exit "blacklist: repair (auto) exits 2 naming getrandom" 2 "getrandom" \
@@ -195,6 +220,20 @@ expect_exit "show of a pure wheel" 2 "^error: .*purefid-1\.0-py3-none-any\.whl: 
 expect_exit "show of an unknown-architecture wheel" 2 "^error: .*oddarch.*sparcv9.*no platform policy covers it" \
   "$PKGTOOL" show "$(fx unknown_arch)"
 expect_exit "repair of an unknown-architecture wheel" 2 "sparcv9" "$PKGTOOL" repair "$(fx unknown_arch)" -w o_u
+# auditwheel's --allow-pure-python-wheel: show accepts it, repair copies it.
+expect_exit "show --allow-pure-python-wheel" 0 "pure-Python wheel" \
+  "$PKGTOOL" show --allow-pure-python-wheel "$(fx pure)"
+expect_status 0 "show --allow-pure-python-wheel --json" \
+  "$PKGTOOL" show --allow-pure-python-wheel --json "$(fx pure)"
+expect_eq "json: pure" "True" "$(plan_get "$SCRATCH/last.out" 'p["pure"]')"
+expect_status 0 "repair --allow-pure-python-wheel" \
+  "$PKGTOOL" repair --allow-pure-python-wheel "$(fx pure)" -w o_pure
+expect_same_file "copied unchanged" "$(fx pure)" "o_pure/$(basename "$(fx pure)")"
+expect_status 0 "again, the output directory being the wheel's own" \
+  "$PKGTOOL" repair --allow-pure-python-wheel "o_pure/$(basename "$(fx pure)")" -w o_pure
+expect_same_file "still unchanged" "$(fx pure)" "o_pure/$(basename "$(fx pure)")"
+expect_exit "the flag accepts only pure wheels" 2 "sparcv9" \
+  "$PKGTOOL" repair --allow-pure-python-wheel "$(fx unknown_arch)" -w o_u
 
 case_begin "SBOM of the grafted libraries"
 W=$(fx sbom)
@@ -217,7 +256,64 @@ sys.exit(not (len(bar) == 1 and "purl" not in bar[0]))' <<<"$doc"
 else
   fail "repair wrote no wheel"
 fi
+
+case_begin "SBOM on an rpm build host"
+# A real rpm database (rpm's own macros through HOME: %_dbpath) in which a
+# package built here with rpmbuild owns libbar.so.1 (registered with
+# --justdb, so the file stays where the fixture put it); pkgtool runs with
+# a PATH holding only rpm, as on a RHEL/manylinux image without dpkg.
+RH=$SCRATCH/rpmhome
+mkdir -p "$RH/top/SPECS" rpmbin
+BAR=$(readlink -f "$(fx sbom_libs)/libbar.so.1")
+printf '%%_dbpath %s/db\n%%_topdir %s/top\n' "$RH" "$RH" >"$RH/.rpmmacros"
+cat >"$RH/top/SPECS/bar.spec" <<SPEC
+Name: sbombar
+Version: 1.2
+Release: 3
+Summary: libbar for the SBOM test
+License: BSD
+BuildArch: x86_64
+%description
+libbar for the SBOM test
+%install
+mkdir -p %{buildroot}$(dirname "$BAR")
+cp $BAR %{buildroot}$BAR
+%files
+$BAR
+SPEC
+HOME=$RH rpmbuild -bb --quiet "$RH/top/SPECS/bar.spec" >rpmbuild.log 2>&1 || fail "rpmbuild: $(tail -5 rpmbuild.log)"
+HOME=$RH rpm --initdb
+HOME=$RH rpm -i --justdb --nodeps --noscripts "$RH"/top/RPMS/x86_64/sbombar-1.2-3.x86_64.rpm >rpmi.log 2>&1 || fail "rpm -i: $(cat rpmi.log)"
+expect_eq "independent: rpm -qf names the owner" "sbombar 1.2-3" \
+  "$(HOME=$RH rpm -qf --queryformat '%{NAME} %{VERSION}-%{RELEASE}' "$BAR")"
+ln -s "$(command -v rpm)" rpmbin/rpm
+expect_status 0 "repair with only rpm on PATH" env PATH="$SCRATCH/rpmbin" HOME="$RH" \
+  "$PKGTOOL" repair "$W" -w o_rpm --lib-path "$(fx sbom_libs)"
+R=$(repaired_wheel o_rpm)
+if [[ -n $R ]]; then
+  doc=$(unzip -p "$R" sbompkg-1.0.dist-info/sboms/pkgtool.cdx.json 2>/dev/null || true)
+  distro=$(. /etc/os-release && echo "$ID")
+  expect_eq "libbar: rpm purl, version, publisher" \
+    "pkg:rpm/$distro/sbombar@1.2-3?arch=x86_64 1.2-3 $distro" \
+    "$("$LIBPKG_PYTHON" -c '
+import json, sys
+d = json.loads(sys.stdin.read())
+bar = [c for c in d["components"] if c["name"].startswith("libbar")][0]
+print(bar.get("purl"), bar.get("version"), bar.get("publisher"))' <<<"$doc")"
+  check "libzstd (not in the rpm database): no purl" "$LIBPKG_PYTHON" -c '
+import json, sys
+d = json.loads(sys.stdin.read())
+z = [c for c in d["components"] if c["name"].startswith("libzstd")]
+sys.exit(not (len(z) == 1 and "purl" not in z[0]))' <<<"$doc"
+fi
 expect_status 0 "repair without grafts" "$PKGTOOL" repair "$(fx suffix_gnu311)" -w o_ns
+case_begin "auditwheel's default -w: ./wheelhouse, several wheels in one call"
+mkdir -p cwd_default
+w1=$(fx suffix_gnu311) w2=$(fx tag_many)
+(cd cwd_default && "$PKGTOOL" repair "$w1" "$w2" >../default.log 2>&1) &&
+  pass || fail "repair without -w: $(cat default.log)"
+expect_eq "without -w: both wheels in ./wheelhouse" 2 \
+  "$(find cwd_default/wheelhouse -name '*.whl' 2>/dev/null | wc -l)"
 check "no SBOM when nothing is grafted" bash -c "! unzip -Z1 \"\$(ls o_ns/*.whl)\" | grep -q sboms/"
 
 case_begin "x86-64 ISA level (GNU property note)"
@@ -233,6 +329,11 @@ done
 expect_exit "isa_v3: show text names file and level" 0 \
   "_m\.cpython-312-x86_64-linux-gnu\.so: requires the x86-64-v3 instruction set.*--disable-isa-ext-check" \
   "$PKGTOOL" show "$(fx isa_v3)"
+# check: an x86-64-v3 manylinux2014 wheel needing GLIBC_2.25: the best fit
+# is linux_x86_64 because of the ISA level, not the versions; say so.
+expect_exit "isa_v3_rnd: check names the policy the versions fit and the ISA block" 1 \
+  "best fit: linux_x86_64; the symbol versions alone fit manylinux_2_[0-9]+_x86_64, blocked by .*x86-64-v3" \
+  "$PKGTOOL" check "$(fx isa_v3_rnd)" --no-runtime
 expect_exit "isa_v3: repair (auto) exits 2 naming the level" 2 "x86-64-v3" \
   "$PKGTOOL" repair "$(fx isa_v3)" -w o_isa
 expect_empty_dir "isa_v3: nothing written" o_isa

@@ -75,6 +75,16 @@ check "WHEEL has only manylinux_2_39" \
   sh -c '[ "$(unzip -p "$1" "*.dist-info/WHEEL" | grep -c "^Tag:")" = 1 ] && unzip -p "$1" "*.dist-info/WHEEL" | grep -q "^Tag: .*-manylinux_2_39_x86_64$"' _ "$R39o"
 expect_status 0 "wheel verify (--only-plat)" "$PKGTOOL" wheel verify "$R39o"
 
+case_begin "--no-update-tags (auditwheel's): bundle, keep the input's tags"
+expect_status 0 "repair --no-update-tags" "$PKGTOOL" repair "$W" -w outnt --no-update-tags
+Rnt=$(repaired_wheel outnt)
+expect_eq "file name unchanged" "${W##*/}" "${Rnt##*/}"
+expect_eq "WHEEL tags unchanged" "$(unzip -p "$W" '*.dist-info/WHEEL' | grep '^Tag:')" \
+  "$(unzip -p "$Rnt" '*.dist-info/WHEEL' | grep '^Tag:')"
+expect_eq "same members as the retagged repair" "$(unzip -Z1 "$R" | sed 's/[.]dist-info/D/' | sort)" \
+  "$(unzip -Z1 "$Rnt" | sed 's/[.]dist-info/D/' | sort)"
+expect_status 0 "wheel verify (--no-update-tags)" "$PKGTOOL" wheel verify "$Rnt"
+
 venv_install v "$R"
 expect_eq "installed extension runs" "handshake done" "$(v/bin/python -c 'import cxxpkg; print(cxxpkg.handshake())' 2>&1)"
 

@@ -12,6 +12,8 @@
 #                          to it; the result installs and runs
 #   --keep-name            a soname glob keeps the library's name
 #   --strip                no .symtab left in the ELF members
+#   --strip-level L        all = --strip; debug = the sections `strip -g`
+#                          leaves; both flags, or an unknown level: exit 2
 #   --policy-file F        a policy that allows libarchive: it and its
 #                          subtree are no longer grafted
 #   --ldpaths DIRS         replaces the system directories: the system
@@ -130,6 +132,24 @@ if [[ -n $R ]]; then
   venv_install vs "$R"
   expect_eq "stripped wheel runs" "128" "$(vs/bin/python -c 'import chainpkg.sub._ext2 as m; print(m.value())' 2>&1)"
 fi
+
+case_begin "--strip-level (auditwheel 6.5)"
+expect_status 0 "repair --strip-level all" "$PKGTOOL" repair "$W" -w sla --strip-level all
+[[ -n $R ]] && expect_same_file "--strip-level all = --strip" "$R" "$(repaired_wheel sla)"
+expect_status 0 "repair --strip-level debug" "$PKGTOOL" repair "$W" -w sld --strip-level debug
+Rd=$(repaired_wheel sld)
+if [[ -n $Rd ]]; then
+  ext=$(unzip -Z1 "$W" | grep _ext1_rpath)
+  unzip -p "$Rd" "$ext" >debug_ext.so
+  cp orig_ext.so indep_g.so && strip -g indep_g.so
+  sections() { readelf -SW "$1" | sed -n 's/^ *\[ *[0-9]*\] \([^ ]*\) .*/\1/p' | sort; }
+  expect_eq "sections as 'strip -g' leaves them" "$(sections indep_g.so)" "$(sections debug_ext.so)"
+  expect_eq "debug keeps .symtab" 1 "$(readelf -SW debug_ext.so | grep -c '\.symtab' || true)"
+fi
+expect_exit "--strip and --strip-level conflict" 2 "Cannot specify both --strip and --strip-level" \
+  "$PKGTOOL" repair "$W" -w slc --strip --strip-level debug
+expect_exit "unknown level" 2 "strip-level" "$PKGTOOL" repair "$W" -w slc --strip-level invalid
+expect_empty_dir "refused: nothing written" slc
 
 case_begin "--policy-file"
 pol=$("$LIBPKG_PYTHON" -c 'import sys; sys.path.insert(0, sys.argv[1]); import repaircheck; print(repaircheck.policy_file())' "$REPAIRTEST_DIR/lib")

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <fstream>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -63,6 +64,7 @@ const char* kHelp =
     "  [--no-default-lib]\n"
     "  [--add-debug-tag]\n"
     "  [--clear-symbol-version SYMBOL]\n"
+    "  [--rename-dynamic-symbols NAME_MAP_FILE]\tLines \"OLD NEW\"\n"
     "  [--no-sort]\t\t\tAccepted; headers are never sorted\n"
     "  [--output FILE]\n"
     "  [--in-place-atomic]\t\tRewrite via a temporary file even when the\n"
@@ -72,8 +74,7 @@ const char* kHelp =
     "  FILENAME...\n"
     "Arguments of --set-interpreter, --set-os-abi, --set-soname, --set-rpath,\n"
     "--add-rpath, --add-needed, --remove-needed, --clear-symbol-version and\n"
-    "--output may be @FILE: the file's exact contents are the value.\n"
-    "--rename-dynamic-symbols is not supported (an error).\n";
+    "--output may be @FILE: the file's exact contents are the value.\n";
 
 struct Args {
   bool print_interpreter = false, print_soname = false, print_rpath = false,
@@ -111,6 +112,32 @@ std::string resolve_argument(const std::string& arg) {
   value << in.rdbuf();
   if (in.bad()) throw Error(Errc::io, path, "cannot read");
   return value.str();
+}
+
+// --rename-dynamic-symbols: one "OLD NEW" pair of whitespace-separated
+// names per line; blank lines are skipped. Anything else (one name, three,
+// the same OLD twice) is an error naming the line, never a guess.
+std::vector<std::pair<std::string, std::string>> read_symbol_map(
+    const std::string& path) {
+  std::istringstream in(resolve_argument("@" + path));
+  std::vector<std::pair<std::string, std::string>> out;
+  std::set<std::string> seen;
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n) {
+    std::istringstream words(line);
+    std::string from, to, extra;
+    if (!(words >> from)) continue;
+    if (!(words >> to) || (words >> extra))
+      throw Error(Errc::usage, path,
+                  fmt::format("line {}: expected \"OLD_NAME NEW_NAME\", got "
+                              "'{}'",
+                              n, line));
+    if (!seen.insert(from).second)
+      throw Error(Errc::usage, path,
+                  fmt::format("line {}: '{}' is renamed twice", n, from));
+    out.emplace_back(from, to);
+  }
+  return out;
 }
 
 // EI_OSABI names as patchelf prints them; other values print as 0xNN.
@@ -236,11 +263,8 @@ Args parse(const std::vector<std::string>& argv) {
     } else if (arg == "--no-sort") {
       // patchelf's debugging switch to keep header order: we never sort.
     } else if (arg == "--rename-dynamic-symbols") {
-      // Renaming needs the symbol hash tables rebuilt, which this editor
-      // does not do: refuse rather than accept the option silently.
-      throw Error(Errc::unsupported, "",
-                  "--rename-dynamic-symbols is not supported by pkgtool "
-                  "patchelf (it would need .hash/.gnu.hash rebuilt)");
+      for (auto& pair : read_symbol_map(need(i, 1)))
+        a.edit.rename_dynamic_symbols.push_back(std::move(pair));
     } else if (arg == "--output") {
       a.output = value(i);
     } else if (arg == "--in-place-atomic") {
@@ -291,7 +315,11 @@ void print_facts(const Args& a, const libpkg::elf::ElfFile& elf) {
   if (a.print_soname) {
     if (auto s = elf.soname()) fmt::print("{}\n", *s);
   }
-  if (a.print_rpath) {
+  // A separate debug file keeps .dynamic as NOBITS: patchelf prints no
+  // line for it (not even an empty one), and neither do we.
+  auto dyn = a.print_rpath ? elf.section(".dynamic") : std::nullopt;
+  bool debug_file = dyn && dyn->type == libpkg::elf::SHT_NOBITS;
+  if (a.print_rpath && !debug_file) {
     auto run = elf.runpath();
     auto r = run ? run : elf.rpath();
     fmt::print("{}\n", r ? *r : std::string_view());

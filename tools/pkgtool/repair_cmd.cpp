@@ -9,12 +9,14 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
 
 #include "cli_parse.hpp"
 #include "commands.hpp"
 #include "libpkg/archive/zip_writer.hpp"
+#include "libpkg/base/atomic_file.hpp"
 #include "libpkg/base/error.hpp"
 #include "libpkg/bundle/analyze.hpp"
 #include "libpkg/bundle/repair.hpp"
@@ -26,6 +28,7 @@ namespace {
 
 namespace bd = libpkg::bundle;
 namespace dp = libpkg::deps;
+namespace fs = std::filesystem;
 
 const char* kShowUsage =
     "usage: pkgtool show WHEEL... [--json] [--lib-path DIR]... "
@@ -35,12 +38,13 @@ const char* kShowUsage =
     "                    [--disable-isa-ext-check]\n";
 
 const char* kRepairUsage =
-    "usage: pkgtool repair WHEEL... -w DIR [--plat TAG|auto|linux]\n"
+    "usage: pkgtool repair WHEEL... [-w DIR] [--plat TAG|auto|linux]\n"
     "         [--exclude PATTERN]... [--include LIB]... [--lib-sdir SUFFIX | "
     "--lib-dir DIR]\n"
     "         [--keep-name GLOB]... [--no-default-keep-names] "
     "[--rpath-tag rpath|runpath]\n"
-    "         [-z LEVEL] [-j N] [--strip] [--only-plat] [--ignore-missing]\n"
+    "         [-z LEVEL] [-j N] [--strip] [--strip-level L] [--only-plat]\n"
+    "         [--no-update-tags] [--ignore-missing]\n"
     "         [--lib-path DIR]... [--ldpaths DIRS] [--root DIR] "
     "[--policy-file FILE]\n"
     "         [--libc glibc|musl|bionic] [--disable-isa-ext-check] "
@@ -64,6 +68,7 @@ struct AnalysisFlags {
   std::vector<std::string> exclude;
   std::vector<std::string> include;
   bool disable_isa_ext_check = false;
+  bool allow_pure = false;
   unsigned threads = 0;
 
   void add_to(CLI::App& app, bool repair) {
@@ -92,7 +97,16 @@ struct AnalysisFlags {
     app.add_flag("--disable-isa-ext-check", disable_isa_ext_check,
                  "don't block binaries whose GNU property note requires an "
                  "x86-64 level above the baseline (x86-64-v2/v3/v4)");
+    app.add_flag("--allow-pure-python-wheel", allow_pure,
+                 "accept a wheel without ELF files (show: reported as pure; "
+                 "repair: copied to the output directory unchanged)");
     app.add_option("-j,--jobs", threads, "threads (default: one per core)");
+  }
+
+  // auditwheel's --allow-pure-python-wheel: a wheel without ELF files is
+  // accepted instead of refused (exit 2).
+  bool accepted_as_pure(const std::string& wheel) const {
+    return allow_pure && bd::is_pure_wheel(wheel);
   }
 
   bd::AnalyzeOptions options(std::shared_ptr<dp::PolicySet>* owned) const {
@@ -117,6 +131,15 @@ struct AnalysisFlags {
   }
 };
 
+// A pure wheel accepted by repair goes to the output directory as it is;
+// nothing to do when it already is the file there.
+void copy_pure_wheel(const fs::path& wheel, const fs::path& dest) {
+  libpkg::create_output_directory(dest.parent_path());
+  std::error_code ec;
+  if (fs::equivalent(wheel, dest, ec)) return;
+  libpkg::copy_file_atomically(wheel, dest);
+}
+
 bool parse(CLI::App& app, const std::vector<std::string>& args,
            const char* usage) {
   return parse_cli(app, args, "pkgtool " + app.get_name(), usage);
@@ -134,6 +157,20 @@ int run_show(const std::vector<std::string>& args) {
   std::shared_ptr<dp::PolicySet> owned;
   const bd::AnalyzeOptions options = flags.options(&owned);
   for (const auto& w : flags.wheels) {
+    if (flags.accepted_as_pure(w)) {
+      if (json)
+        std::printf("%s\n", nlohmann::json({{"schema", "libpkg-show/1"},
+                                            {"wheel", w},
+                                            {"pure", true}})
+                                .dump(2)
+                                .c_str());
+      else
+        std::printf(
+            "%s: a pure-Python wheel (no ELF files): no platform "
+            "tag to judge\n",
+            w.c_str());
+      continue;
+    }
     bd::WheelAnalysis a = bd::analyze_wheel(w, options);
     if (json)
       std::printf("%s\n", bd::show_json(a).c_str());
@@ -149,13 +186,14 @@ int run_repair(const std::vector<std::string>& args) {
   flags.add_to(app, /*repair=*/true);
   bd::RepairOptions ro;
   if (!env("AUDITWHEEL_PLAT").empty()) ro.plat = env("AUDITWHEEL_PLAT");
-  std::string out_dir;
+  std::string out_dir = "wheelhouse";  // auditwheel's default
   int level = 6;
   bool no_default_keep = false, dry_run = false, json = false;
   std::vector<std::string> keep;
   std::string rpath_tag = "rpath";
   std::string lib_dir;
-  app.add_option("-w,--wheel-dir", out_dir, "output directory")->required();
+  app.add_option("-w,--wheel-dir", out_dir,
+                 "output directory (default: wheelhouse, as auditwheel)");
   app.add_option("--plat", ro.plat,
                  "target tag: auto (default, or $AUDITWHEEL_PLAT), a "
                  "policy name or alias, or linux");
@@ -172,9 +210,19 @@ int run_repair(const std::vector<std::string>& args) {
       ->check(CLI::IsMember({"rpath", "runpath"}));
   app.add_option("-z,--zip-compression-level", level, "deflate level 0-9")
       ->check(CLI::Range(0, 9));
-  app.add_flag("--strip", ro.strip, "strip -s every ELF file before patching");
+  app.add_flag("--strip", ro.strip,
+               "strip -s every ELF file before patching (= --strip-level "
+               "all)");
+  app.add_option("--strip-level", ro.strip_level,
+                 "strip every ELF file before patching: none (default), "
+                 "debug (-g), unneeded (--strip-unneeded), all (-s)")
+      ->check(CLI::IsMember({"none", "debug", "unneeded", "all"}));
   app.add_flag("--only-plat", ro.only_plat,
                "only the requested tag, not also a more compatible one");
+  app.add_flag(
+      "--no-update-tags", [&](std::int64_t) { ro.update_tags = false; },
+      "keep the input's platform tags in the file name and WHEEL "
+      "(the libraries are still bundled for --plat)");
   app.add_flag("--ignore-missing", ro.ignore_missing,
                "proceed when a dependency is not found");
   bool allow_unverified = false;
@@ -198,6 +246,21 @@ int run_repair(const std::vector<std::string>& args) {
   ao.allow_unverified = allow_unverified;
 
   for (const auto& w : flags.wheels) {
+    if (flags.accepted_as_pure(w)) {
+      // auditwheel copies it as it is (unless it is already there).
+      const fs::path dest = fs::path(out_dir) / fs::path(w).filename();
+      if (!dry_run) copy_pure_wheel(w, dest);
+      if (json) {
+        nlohmann::json doc = {{"wheel", w}, {"pure", true}};
+        if (!dry_run) doc["result"] = {{"path", dest.string()}};
+        std::printf("%s\n", doc.dump(2).c_str());
+      } else {
+        std::printf("%s: a pure-Python wheel (no ELF files): %s %s\n",
+                    w.c_str(), dry_run ? "would copy it to" : "copied to",
+                    dest.c_str());
+      }
+      continue;
+    }
     bd::WheelAnalysis a = bd::analyze_wheel(w, options);
     bd::RepairPlan plan = bd::plan_repair(a, ro);
     if (dry_run) {

@@ -204,6 +204,27 @@ class Analyzer {
       b.extension = defines_python_module(elf, &b.imports_dlopen);
     }
     decide_libc(stated, libc_member);
+    check_tag_architecture(first_member);
+  }
+
+  // The file name's platform tags must be for the binaries' architecture
+  // (auditwheel: "Invalid binary wheel: no ELF executable or shared library
+  // file ... for x86_64 architecture"): an aarch64 wheel named *_x86_64
+  // would otherwise be analysed and retagged as if the name were right.
+  // Android tags spell the NDK ABI (arm64_v8a), others the machine.
+  void check_tag_architecture(const std::string& member) const {
+    if (a_.arch.empty()) return;
+    const std::string plain = "_" + a_.arch;
+    const std::string spelled =
+        "_" + std::string(deps::policy_tag_arch(a_.libc, a_.arch));
+    for (const auto& tag : a_.name.platform_tags) {
+      if (tag == "any" || tag.ends_with(plain) || tag.ends_with(spelled))
+        continue;
+      throw Error(Errc::unsupported, a_.wheel.string(),
+                  fmt::format("platform tag {} is not for {}, the "
+                              "architecture of its ELF files (e.g. {})",
+                              tag, a_.arch, member));
+    }
   }
 
   // The binaries' own word, else the extension suffixes, else the wheel's
@@ -492,6 +513,14 @@ bool WheelAnalysis::would_graft(const ExternalLibrary& lib) const {
   const deps::Policy* best = after_repair.best;
   if (best && best->priority > 0) return !best->allows_library(lib.soname);
   return !lib.system;
+}
+
+bool is_pure_wheel(const fs::path& wheel) {
+  archive::ZipReader zip = archive::ZipReader::open(wheel);
+  const auto& entries = zip.entries();
+  return std::none_of(
+      entries.begin(), entries.end(),
+      [&](const archive::ZipEntry& e) { return is_elf_member(zip, e); });
 }
 
 WheelAnalysis analyze_wheel(const fs::path& wheel,

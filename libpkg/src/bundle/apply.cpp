@@ -24,10 +24,11 @@ namespace fs = std::filesystem;
 namespace libpkg::bundle {
 namespace {
 
-// `strip -s FILE` (binutils). Stripping is done by the platform's own tool
-// so that what it removes is exactly what users expect from `strip`.
-void run_strip(const fs::path& program, const fs::path& file) {
-  std::string prog = program.string(), flag = "-s", path = file.string();
+// `strip FLAG FILE` (binutils). Stripping is done by the platform's own
+// tool so that what it removes is exactly what users expect from `strip`.
+void run_strip(const fs::path& program, std::string flag,
+               const fs::path& file) {
+  std::string prog = program.string(), path = file.string();
   char* argv[] = {prog.data(), flag.data(), path.data(), nullptr};
   pid_t pid = 0;
   int rc = ::posix_spawnp(&pid, prog.c_str(), nullptr, nullptr, argv, environ);
@@ -114,11 +115,11 @@ RepairResult apply_repair(const WheelAnalysis& analysis, const RepairPlan& plan,
       fs::copy_file(fs::canonical(plan.grafts[i].source), copy,
                     fs::copy_options::overwrite_existing);
       fs::permissions(copy, fs::perms::owner_write, fs::perm_options::add);
-      run_strip("strip", copy);
+      run_strip("strip", plan.strip_flag, copy);
       graft_files[i] = copy;
     });
     pool.parallel_for(analysis.binaries.size(), [&](std::size_t i) {
-      run_strip("strip", analysis.binaries[i].file);
+      run_strip("strip", plan.strip_flag, analysis.binaries[i].file);
     });
   }
 

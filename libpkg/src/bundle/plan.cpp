@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 
 #include "bundle/patterns.hpp"
 #include "libpkg/base/error.hpp"
@@ -65,7 +66,7 @@ class Planner {
   RepairPlan run() {
     check_rpath_first();
     plan_.wheel = a_.wheel;
-    plan_.strip = o_.strip;
+    decide_strip();
     plan_.excluded = a_.excluded;
     // Missing libraries first: that error is more precise than "no policy
     // admits the wheel", which they would cause.
@@ -128,13 +129,14 @@ class Planner {
     if (auto_plat && target_->priority == 0) refuse_unrepairable();
     if (target_->priority == 0 && best && best->priority == 0) {
       // Nothing better than linux_<arch> is reachable: say why (one note,
-      // for the least demanding policy; earlier notes are kept).
+      // for the most permissive policy, the last of the family; earlier
+      // notes are kept).
       const auto earlier = static_cast<std::ptrdiff_t>(plan_.notes.size());
       for (const auto& verdict : a_.after_repair.verdicts)
         if (!verdict.satisfied && verdict.policy->priority > 0) {
           plan_.notes.push_back(
-              fmt::format("no manylinux tag is reachable; the least "
-                          "demanding blocked policy is {}:{}",
+              fmt::format("no manylinux tag is reachable; even the most "
+                          "permissive policy, {}, is blocked by:{}",
                           verdict.policy->name, describe_blockers(verdict, 5)));
         }
       if (plan_.notes.size() > static_cast<std::size_t>(earlier) + 1)
@@ -145,16 +147,19 @@ class Planner {
       for (auto& t : best->tags(a_.arch)) tags.push_back(t);
     std::sort(tags.begin(), tags.end());
     tags.erase(std::unique(tags.begin(), tags.end()), tags.end());
+    if (!o_.update_tags) tags = a_.name.platform_tags;
     plan_.platform_tags = tags;
   }
 
   // `--plat auto` on a wheel no policy admits even after bundling
   // (too-recent symbol versions, black-listed symbols, Python ABI): exit 2
-  // naming the blockers of the least demanding policy, as auditwheel does.
+  // naming the blockers of the most permissive policy (the newest: what
+  // still blocks it blocks every other), as auditwheel does.
   // `--plat linux` asks for the linux_<arch> wheel explicitly. With
   // --ignore-missing, missing libraries alone don't make it unrepairable:
   // the user chose to ship without them.
   void refuse_unrepairable() const {
+    // Verdicts run from the most compatible policy to the most permissive.
     const deps::PolicyVerdict* least = nullptr;
     for (const auto& verdict : a_.after_repair.verdicts)
       if (verdict.policy->priority > 0) least = &verdict;
@@ -167,8 +172,8 @@ class Planner {
       return;
     throw Error(Errc::usage, a_.wheel.string(),
                 fmt::format("no platform policy admits this wheel, even "
-                            "after bundling; the least demanding, {}, is "
-                            "blocked by:{}\n(--plat linux writes a "
+                            "after bundling; even the most permissive, {}, "
+                            "is blocked by:{}\n(--plat linux writes a "
                             "linux_{} wheel anyway)",
                             least->policy->tag(a_.arch),
                             describe_blockers(*least, 8), a_.arch));
@@ -420,6 +425,26 @@ class Planner {
       }
       plan_.edits.push_back(std::move(e));
     }
+  }
+
+  // auditwheel's --strip-level; its deprecated --strip is `all`.
+  void decide_strip() {
+    static const std::map<std::string, std::string> kFlags = {
+        {"none", ""},
+        {"debug", "-g"},
+        {"unneeded", "--strip-unneeded"},
+        {"all", "-s"}};
+    auto it = kFlags.find(o_.strip_level);
+    if (it == kFlags.end())
+      throw Error(Errc::usage, a_.wheel.string(),
+                  fmt::format("invalid strip level '{}' (none, debug, "
+                              "unneeded, all)",
+                              o_.strip_level));
+    if (o_.strip && o_.strip_level != "none")
+      throw Error(Errc::usage, a_.wheel.string(),
+                  "Cannot specify both --strip and --strip-level");
+    plan_.strip_flag = o_.strip ? "-s" : it->second;
+    plan_.strip = !plan_.strip_flag.empty();
   }
 
   void name_output() {

@@ -147,7 +147,11 @@ std::string show_text(const WheelAnalysis& a) {
                      a.wheel.filename().string(), a.binaries.size(),
                      a.binaries.size() == 1 ? "" : "s", a.arch,
                      deps::libc_name(a.libc), a.libc_source);
-  out += fmt::format("as it is, the wheel is consistent with {}\n", as_is);
+  // auditwheel's sentence, word for word: scripts grep `auditwheel show`
+  // output for it.
+  out +=
+      fmt::format("{} is consistent with the following platform tag: \"{}\".\n",
+                  a.wheel.filename().string(), as_is);
   if (after != as_is) {
     out += fmt::format("after repair (bundling), it can be {}\n", after);
     auto fixed = fixed_by_repair(a);
@@ -244,6 +248,7 @@ std::string RepairPlan::to_json(int indent) const {
   doc["missing"] = m;
   doc["notes"] = notes;
   doc["strip"] = strip;
+  doc["strip_flag"] = strip_flag;
   return doc.dump(indent);
 }
 

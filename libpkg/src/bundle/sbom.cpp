@@ -3,8 +3,12 @@
 #include "libpkg/bundle/sbom.hpp"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
+#include <cstdlib>
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -64,6 +68,82 @@ std::map<std::string, OsPackage> dpkg_versions(
   }
   return out;
 }
+// Each file as given and resolved (rpm's database lists the real path;
+// a symlink is asked through its target too).
+std::vector<std::string> existing_names(const fs::path& file) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  if (!fs::exists(file, ec)) return out;
+  out.push_back(file.string());
+  fs::path real = fs::canonical(file, ec);
+  if (!ec && real != file) out.push_back(real.string());
+  return out;
+}
+
+// The distribution, for the purl namespace: os-release's ID.
+std::string os_release_id() {
+  for (const char* path : {"/etc/os-release", "/usr/lib/os-release"}) {
+    std::ifstream in(path);
+    for (std::string line; std::getline(in, line);) {
+      if (!line.starts_with("ID=")) continue;
+      std::string id = line.substr(3);
+      std::erase(id, '"');
+      std::erase(id, '\'');
+      if (!id.empty()) return id;
+    }
+  }
+  return "unknown";
+}
+
+// `rpm -qf` with a marked query format: one line per path, either the
+// marked answer or rpm's "file X is not owned by any package". nullopt
+// when the lines don't pair with the paths (a file owned by several
+// packages prints several lines).
+constexpr std::string_view kRpmMark = "libpkg-rpm\t";
+std::optional<std::vector<std::optional<OsPackage>>> rpm_query(
+    const std::vector<std::string>& paths, const std::string& vendor) {
+  std::vector<std::string> argv{
+      "rpm", "-qf", "--queryformat",
+      std::string(kRpmMark) + "%{NAME}\t%{VERSION}-%{RELEASE}\t%{ARCH}\n"};
+  argv.insert(argv.end(), paths.begin(), paths.end());
+  RunResult r =
+      run_process(argv, {.timeout_seconds = 60, .max_output = kMaxOutput});
+  if (r.not_found) return std::vector<std::optional<OsPackage>>(paths.size());
+  std::vector<std::optional<OsPackage>> out;
+  std::istringstream lines(r.output);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.starts_with("file ") &&
+        line.ends_with("not owned by any package")) {
+      out.emplace_back();
+    } else if (line.starts_with(kRpmMark)) {
+      std::istringstream fields(line.substr(kRpmMark.size()));
+      OsPackage p;
+      std::getline(fields, p.name, '\t');
+      std::getline(fields, p.version, '\t');
+      std::getline(fields, p.arch);
+      if (p.arch == "(none)") p.arch.clear();
+      p.type = "rpm";
+      p.vendor = vendor;
+      p.publisher = vendor;
+      out.emplace_back(p);
+    }
+  }
+  if (out.size() != paths.size()) return std::nullopt;
+  return out;
+}
+
+// True when `name` is an executable in a directory of $PATH.
+bool on_path(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  if (!path) return false;
+  std::istringstream dirs(path);
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    if (dir.empty()) continue;
+    if (::access((fs::path(dir) / name).c_str(), X_OK) == 0) return true;
+  }
+  return false;
+}
+
 // A version 5-style UUID from a SHA-256 of `seed`.
 std::string uuid_from(const std::string& seed) {
   Sha256 h;
@@ -79,7 +159,7 @@ std::string uuid_from(const std::string& seed) {
 }  // namespace
 
 std::string OsPackage::purl() const {
-  std::string out = fmt::format("pkg:deb/debian/{}@{}", name, version);
+  std::string out = fmt::format("pkg:{}/{}/{}@{}", type, vendor, name, version);
   if (!arch.empty()) out += "?arch=" + arch;
   return out;
 }
@@ -117,6 +197,38 @@ std::map<fs::path, OsPackage> dpkg_owners(const std::vector<fs::path>& files) {
   return out;
 }
 
+std::map<fs::path, OsPackage> rpm_owners(const std::vector<fs::path>& files) {
+  std::map<fs::path, OsPackage> out;
+  std::vector<std::string> all;
+  std::vector<fs::path> whose;  // the file each entry of `all` stands for
+  for (const auto& file : files)
+    for (auto& name : existing_names(file)) {
+      all.push_back(std::move(name));
+      whose.push_back(file);
+    }
+  if (all.empty()) return out;
+  const std::string vendor = os_release_id();
+  auto answers = rpm_query(all, vendor);
+  if (!answers) {  // ask one path at a time; several owners: none
+    answers.emplace();
+    for (const auto& path : all) {
+      auto one = rpm_query({path}, vendor);
+      answers->push_back(one ? (*one)[0] : std::nullopt);
+    }
+  }
+  for (std::size_t i = 0; i < all.size(); ++i)
+    if ((*answers)[i] && !out.contains(whose[i]))
+      out[whose[i]] = *(*answers)[i];
+  return out;
+}
+
+std::map<fs::path, OsPackage> system_owners(
+    const std::vector<fs::path>& files) {
+  if (on_path("dpkg")) return dpkg_owners(files);
+  if (on_path("rpm")) return rpm_owners(files);
+  return {};
+}
+
 std::string sbom_member(const std::string& dist_info) {
   return dist_info + "/sboms/pkgtool.cdx.json";
 }
@@ -150,7 +262,7 @@ std::string sbom_json(const WheelAnalysis& a, const RepairPlan& plan,
     if (auto p = owned.find(g.source); p != owned.end()) {
       c["version"] = p->second.version;
       c["purl"] = p->second.purl();
-      c["publisher"] = "Debian";
+      c["publisher"] = p->second.publisher;
       c["properties"].push_back(
           {{"name", "libpkg:os_package"}, {"value", p->second.name}});
     }

@@ -6,6 +6,8 @@
 // compatible platform tag, or --platform.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "check/package.hpp"
 #include "libpkg/base/error.hpp"
 
@@ -22,6 +24,33 @@ std::string highest_versions(const deps::Evaluation& eval) {
       parts.push_back(fmt::format("{} ({})", ex.tag.str(), ex.file));
   return parts.empty() ? "no versioned symbol requirements"
                        : fmt::format("highest {}", fmt::join(parts, ", "));
+}
+
+bool is_version_blocker(const deps::Blocker& b) {
+  return b.kind == deps::BlockerKind::symbol_version ||
+         b.kind == deps::BlockerKind::blacklisted_symbol;
+}
+
+// The best-fit policy, and when something other than symbol versions keeps
+// it below what the versions alone would reach (an x86-64-v3 ISA note,
+// libpython, a python ABI symbol), the policy the versions fit and why it
+// is blocked: "linux_x86_64" alone would read as "the versions are too new".
+std::string best_fit(const deps::Evaluation& eval) {
+  std::string best = eval.best ? eval.best->tag(eval.arch) : "none";
+  for (const auto& v : eval.verdicts) {
+    if (v.policy == eval.best) break;  // nothing more compatible fits
+    if (std::any_of(v.blockers.begin(), v.blockers.end(), is_version_blocker))
+      continue;
+    auto other = std::find_if(
+        v.blockers.begin(), v.blockers.end(), [](const deps::Blocker& b) {
+          return b.kind != deps::BlockerKind::library &&
+                 b.kind != deps::BlockerKind::missing_library;
+        });
+    if (other == v.blockers.end()) continue;
+    return fmt::format("{}; the symbol versions alone fit {}, blocked by {}",
+                       best, v.policy->tag(eval.arch), other->message());
+  }
+  return best;
 }
 
 }  // namespace
@@ -70,11 +99,14 @@ void check_symbol_versions(const Package& pkg, const CheckOptions& options,
       options.policies ? *options.policies : deps::PolicySet::builtin();
   std::vector<deps::BinaryFacts> facts;
   for (const auto& e : pkg.elfs) facts.push_back(e.facts);
-  const deps::Evaluation eval = deps::evaluate(facts, policies);
-
   std::string tag, why;
   const deps::Policy* policy =
       claimed_policy(pkg, options, policies, &tag, &why);
+  // Binaries that don't state their libc (no interpreter, no NEEDED libc)
+  // belong to the family of the claimed tag, not to glibc by default.
+  deps::EvaluateOptions eval_options;
+  if (policy && policy->name != "linux") eval_options.libc = policy->libc;
+  const deps::Evaluation eval = deps::evaluate(facts, policies, eval_options);
   if (!policy) {
     result.status = Status::skip;
     result.summary = fmt::format("{}; {}", why, highest_versions(eval));
@@ -90,11 +122,10 @@ void check_symbol_versions(const Package& pkg, const CheckOptions& options,
   }
   if (policy->libc != eval.libc) {
     result.problems.push_back(
-        {"",
-         fmt::format("platform tag {} is for {} but the binaries link "
-                     "{}",
-                     tag, policy->libc == deps::Libc::glibc ? "glibc" : "musl",
-                     eval.libc == deps::Libc::glibc ? "glibc" : "musl")});
+        {"", fmt::format("platform tag {} is for {} but the binaries link "
+                         "{}",
+                         tag, deps::libc_name(policy->libc),
+                         deps::libc_name(eval.libc))});
   }
   for (const auto& verdict : eval.verdicts) {
     if (verdict.policy != policy) continue;
@@ -111,8 +142,7 @@ void check_symbol_versions(const Package& pkg, const CheckOptions& options,
       result.problems.empty()
           ? fmt::format("fits {}: {}", name, highest_versions(eval))
           : fmt::format("needs more than {} allows (best fit: {}); {}", name,
-                        eval.best ? eval.best->tag(eval.arch) : "none",
-                        highest_versions(eval));
+                        best_fit(eval), highest_versions(eval));
   result.status = result.problems.empty() ? Status::pass : Status::fail;
 }
 

@@ -9,6 +9,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -96,6 +97,12 @@ class Layout {
   // as the last patches.
   void apply_execstack();
   void write_header_edits();
+  // --rename-dynamic-symbols (edit_symbols.cpp): which .dynsym entries get
+  // which name (before strings are allocated), then the symbols, version
+  // indices, hash tables and relocations written (after tables moved).
+  void plan_symbol_renames();
+  void write_symbol_renames();
+  u64 current_offset(i64 tag, u64 original) const;
   struct MovedSection {
     u64 index, old_addr, old_size, new_addr;
   };
@@ -145,6 +152,14 @@ class Layout {
       null_slot_;  // a PT_NULL entry reused for the new PT_LOAD
   u64 seg_off_ = 0, seg_vaddr_ = 0, seg_size_ = 0, seg_align_ = 0;
   u64 new_dynamic_capacity_ = 0;
+
+  std::map<u64, std::string> sym_renames_;  // .dynsym index -> new name
+  // Old .dynsym index -> new one when renaming reordered the table (empty
+  // otherwise); later writes indexed by symbol go through it.
+  std::vector<u64> sym_new_index_;
+  // Version indices of removed libraries' records (rewrite_verneeds): the
+  // symbols using them become unversioned.
+  std::set<u16> dropped_versions_;
 };
 
 // Used by both files, so defined here.

@@ -159,6 +159,7 @@ void Layout<E>::allocate_strings() {
   for (const auto& e : m_.entries)
     if (e.text && e.text_changed) wanted.push_back(*e.text);
   for (const auto& c : m_.verneed_changes) wanted.push_back(c.text);
+  for (const auto& [index, name] : sym_renames_) wanted.push_back(name);
   if (wanted.empty()) return;
   if (!dynstr_)
     throw Error(Errc::format, r_.name(),
@@ -388,7 +389,7 @@ void Layout<E>::rewrite_verneeds() {
   auto records = r_.verneed_records();
   if (records.empty()) return;
   u64 start = records.front().offset, old_end = start;
-  std::set<u16> dropped;
+  std::set<u16>& dropped = dropped_versions_;
   std::vector<u8> out;
   size_t kept = 0;
   for (const auto& rec : records) {
@@ -527,7 +528,8 @@ void Layout<E>::write_header_edits() {
   for (u64 i = 1; i < count; ++i) {
     if (!names.contains(strings(table[i].st_name))) continue;
     U16<E> global = u16{1};
-    ov_.write(*versym + 2 * i, as_bytes(global));
+    u64 at = sym_new_index_.empty() ? i : sym_new_index_[i];
+    ov_.write(*versym + 2 * at, as_bytes(global));
   }
 }
 
@@ -535,6 +537,7 @@ template <typename E>
 EditPlan Layout<E>::run() {
   load_tables();
   apply_execstack();
+  plan_symbol_renames();
   allocate_strings();
 
   bool dynstr_grows = !appended_.empty();
@@ -645,6 +648,7 @@ EditPlan Layout<E>::run() {
         fmt::format("appended {} bytes in a PT_LOAD at offset 0x{:x}",
                     seg_size_, seg_off_));
   }
+  write_symbol_renames();
   write_header_edits();
   EditPlan plan{std::move(ov_), grows, std::move(m_.notes)};
   plan.notes.insert(plan.notes.end(), notes_.begin(), notes_.end());

@@ -89,6 +89,12 @@ class Fixtures(rc.Builder):
         self.wheel("isa_graft", "isagraft", {"ig/_m.cpython-312-x86_64-linux-gnu.so": base},
                    "linux_x86_64")
         self.wheels["isa_libs"] = str(libs)
+        # An x86-64-v3 extension needing GLIBC_2.25 that claims manylinux2014:
+        # `check` must say that the versions alone would fit a newer policy
+        # and that the ISA level blocks it.
+        rnd = self.so("isa_v3_rnd.so", "gcc", "getrandom.c", *v3)
+        self.wheel("isa_v3_rnd", "isavthreernd", {"iv/_r.cpython-312-x86_64-linux-gnu.so": rnd},
+                   "manylinux2014_x86_64")
 
     # 8. SBOM: a Debian-packaged library (libzstd.so.1) and one of ours.
     def sbom(self) -> None:
@@ -155,9 +161,11 @@ class Fixtures(rc.Builder):
         ceiling = dict(base, symbol_versions={"x86_64": {"GLIBC": [v for v in needs if v != "2.25"]}})
         black = dict(base, symbol_versions={"x86_64": {"GLIBC": needs}},
                      blacklist={"libc.so.6": ["getrandom", "getentropy"]})
-        for name, pol in (("ceiling", ceiling), ("blacklist", black)):
+        # Two policies, both blocked: the refusal names the most permissive.
+        newer = dict(ceiling, name="manylinux_2_17", priority=80)
+        for name, pol in (("ceiling", ceiling), ("blacklist", black), ("ceiling2", [ceiling, newer])):
             path = self.out / f"{name}-policy.json"
-            path.write_text(json.dumps([pol]))
+            path.write_text(json.dumps(pol if isinstance(pol, list) else [pol]))
             self.wheels[f"policy_{name}"] = str(path)
 
     # 5. Foreign architectures, analysed without their sysroots.

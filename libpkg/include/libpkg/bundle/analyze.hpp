@@ -124,6 +124,11 @@ struct WheelAnalysis {
 WheelAnalysis analyze_wheel(const std::filesystem::path& wheel,
                             const AnalyzeOptions& options = {});
 
+// True when `wheel` has no ELF member: a pure-Python wheel, which
+// analyze_wheel refuses; `show`/`repair --allow-pure-python-wheel`
+// (auditwheel's) ask this first to accept it as it is.
+bool is_pure_wheel(const std::filesystem::path& wheel);
+
 // The `pkgtool show --json` document (schema "libpkg-show/1", documented in
 // docs/repair.md).
 std::string show_json(const WheelAnalysis& analysis, int indent = 2);

@@ -53,11 +53,17 @@ struct RepairOptions {
   // Only the target tag (and its aliases), not also a more compatible tag
   // the wheel reaches.
   bool only_plat = false;
+  // false: the output keeps the input's platform tags in its file name and
+  // WHEEL (auditwheel's --no-update-tags); grafting still follows `plat`.
+  bool update_tags = true;
   // Proceed when a dependency can't be found (it stays un-bundled).
   bool ignore_missing = false;
-  // Run binutils' `strip -s` on every ELF file of the output before
-  // patching (auditwheel's --strip).
+  // Run binutils' `strip` on every ELF file of the output before patching,
+  // at auditwheel's --strip-level: debug `-g`, unneeded
+  // `--strip-unneeded`, all `-s`. `strip` (auditwheel's deprecated --strip)
+  // means `all`.
   bool strip = false;
+  std::string strip_level = "none";  // none, debug, unneeded, all
 
   // How libraries asked for with AnalyzeOptions::include are grafted.
   // Without a matching rule an included library keeps its name (it is
@@ -117,7 +123,8 @@ struct RepairPlan {
   std::vector<std::string> excluded;
   std::map<std::string, std::set<std::string>> missing;  // ignored ones
   std::vector<std::string> notes;
-  bool strip = false;
+  bool strip = false;      // some stripping happens
+  std::string strip_flag;  // strip's option: -g, --strip-unneeded, -s
 
   // Schema "libpkg-repair-plan/1" (docs/repair.md).
   std::string to_json(int indent = 2) const;

@@ -5,9 +5,10 @@
 //
 // One `library` component per grafted library: its name in the wheel, the
 // SHA-256 of the original file, where it was taken from (properties
-// `libpkg:source_path`, `libpkg:soname`) and, when `dpkg -S` names the
-// Debian package owning it, that package's version and a purl
-// `pkg:deb/debian/NAME@VERSION?arch=ARCH`. The wheel itself is the
+// `libpkg:source_path`, `libpkg:soname`) and, when `dpkg -S` (or on rpm
+// systems `rpm -qf`) names the OS package owning it, that package's version
+// and a purl `pkg:deb/debian/NAME@VERSION?arch=ARCH` (or
+// `pkg:rpm/<distro>/NAME@VERSION-RELEASE?arch=ARCH`). The wheel itself is the
 // metadata component (`pkg:pypi/NAME@VERSION?file_name=...`), depending on
 // every grafted library. The document is deterministic (no timestamp; the
 // serial number is derived from the wheel name and the grafts' hashes), so
@@ -28,7 +29,11 @@ namespace libpkg::bundle {
 // The OS package that owns a file.
 struct OsPackage {
   std::string name, version, arch;
-  std::string purl() const;  // pkg:deb/debian/NAME@VERSION?arch=ARCH
+  std::string type = "deb";          // purl type: deb, rpm
+  std::string vendor = "debian";     // purl namespace (os-release ID for rpm)
+  std::string publisher = "Debian";  // the component's publisher
+  // pkg:TYPE/VENDOR/NAME@VERSION?arch=ARCH
+  std::string purl() const;
 };
 
 // Asks dpkg which packages own `files`: one `dpkg -S` for all of them
@@ -39,6 +44,21 @@ struct OsPackage {
 std::map<std::filesystem::path, OsPackage> dpkg_owners(
     const std::vector<std::filesystem::path>& files);
 
+// Asks rpm which packages own `files`: one `rpm -qf --queryformat` for all
+// the files that exist (each as given and resolved), NAME, VERSION-RELEASE
+// and ARCH per file; purl pkg:rpm/<os-release ID>/NAME@VERSION-RELEASE.
+// When the answer has not one line per file (a file owned by several
+// packages), each file is asked alone. The database is rpm's own (its
+// macros: %_dbpath).
+std::map<std::filesystem::path, OsPackage> rpm_owners(
+    const std::vector<std::filesystem::path>& files);
+
+// The lookup of the build host's package manager, as auditwheel chooses
+// it: dpkg when `dpkg` is on PATH, else rpm when `rpm` is; none otherwise
+// (the SBOM then names no OS package).
+std::map<std::filesystem::path, OsPackage> system_owners(
+    const std::vector<std::filesystem::path>& files);
+
 using OwnerLookup = std::function<std::map<std::filesystem::path, OsPackage>(
     const std::vector<std::filesystem::path>&)>;
 
@@ -47,6 +67,6 @@ std::string sbom_member(const std::string& dist_info);
 
 // The document for `plan` (grafts with their source and sha256).
 std::string sbom_json(const WheelAnalysis& analysis, const RepairPlan& plan,
-                      const OwnerLookup& owners = dpkg_owners);
+                      const OwnerLookup& owners = system_owners);
 
 }  // namespace libpkg::bundle

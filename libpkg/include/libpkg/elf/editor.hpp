@@ -68,6 +68,10 @@ struct EditOptions {
   // Dynamic symbols (by name, without @version) whose .gnu.version entry
   // becomes 1 (global, unversioned).
   std::vector<std::string> clear_symbol_version;
+  // --rename-dynamic-symbols: (old name, new name) pairs applied to every
+  // .dynsym entry (defined or undefined) with that name; the hash tables are
+  // rebuilt and .dynsym reordered as .gnu.hash requires.
+  std::vector<std::pair<std::string, std::string>> rename_dynamic_symbols;
 
   bool touches_dynamic() const {
     return set_soname || rpath_op != RpathOp::none || !remove_needed.empty() ||
@@ -76,7 +80,7 @@ struct EditOptions {
   }
   bool empty() const {
     return !touches_dynamic() && !set_interpreter && !os_abi && !execstack &&
-           clear_symbol_version.empty();
+           clear_symbol_version.empty() && rename_dynamic_symbols.empty();
   }
 };
 
