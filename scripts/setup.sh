@@ -35,6 +35,8 @@ packages=(
   gcc-powerpc64le-linux-gnu libc6-dev-ppc64el-cross
   # benchmarks
   hyperfine
+  # fuzz/run.sh: libFuzzer and the sanitizer runtimes come with clang
+  clang libclang-rt-14-dev
 )
 
 if [[ "${LIBPKG_SKIP_APT:-0}" != 1 ]]; then
