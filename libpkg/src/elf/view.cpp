@@ -259,21 +259,27 @@ void ElfFile::for_each_dynamic_symbol(
     auto range = r.dynsym_range();
     if (!range || range->size == 0) return;
     u64 count = range->size / sizeof(Sym<E>);
-    auto syms =
-        r.bytes().range(range->offset, count * sizeof(Sym<E>), ".dynsym");
+    auto syms = r.file_range(
+        range->offset, count * sizeof(Sym<E>), r.dynsym_label(), "offset",
+        fmt::format("{} symbols * {} bytes =", count, sizeof(Sym<E>)));
     auto table = reinterpret_cast<const Sym<E>*>(syms.data());
     auto versym_off = r.versym_offset();
     VersionNames names;
     const U16<E>* versyms = nullptr;
     if (versym_off) {
       versyms = reinterpret_cast<const U16<E>*>(
-          r.bytes().range(*versym_off, count * 2, ".gnu.version").data());
+          r.file_range(*versym_off, count * 2, r.versym_label(), "offset",
+                       fmt::format("{} symbols * 2 bytes =", count))
+              .data());
       names = version_names(r);
     }
     auto strtab = r.dynstr_range();
     ByteView strings =
-        strtab ? r.bytes().slice(strtab->offset, strtab->size, ".dynstr")
-               : ByteView({}, r.name());
+        strtab
+            ? ByteView(r.file_range(strtab->offset, strtab->size,
+                                    "dynamic string table", "offset", "size"),
+                       r.name(), strtab->offset)
+            : ByteView({}, r.name());
     for (u64 i = 1; i < count; ++i) {
       const Sym<E>& s = table[i];
       Symbol out;
