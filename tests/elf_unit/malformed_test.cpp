@@ -420,6 +420,66 @@ TYPED_TEST(MalformedTest, DynsymSectionSizeHuge) {
                  this->l_.dynsym);
 }
 
+// Recoverable oddities go to ElfReadOptions::warning (each message once per
+// ElfFile) while the reader works around them; without a sink it is quiet.
+TYPED_TEST(MalformedTest, UnmappableHashTablesWarn) {
+  ElfSpec spec = full_spec();
+  spec.section_headers = false;  // the symbol count comes from a hash table
+  this->build(spec);
+  const u64 expected = this->open().dynamic_symbol_count();
+  ASSERT_GT(expected, 1u);
+  this->dyn(DT_HASH).d_val = 0x7fff0000;
+  std::vector<std::string> warnings;
+  ElfReadOptions options;
+  options.warning = [&](std::string_view m) { warnings.emplace_back(m); };
+  ElfFile f(view_of(this->image_), options);
+  // DT_GNU_HASH gives the count instead: every symbol is still read.
+  EXPECT_EQ(f.dynamic_symbol_count(), expected);
+  EXPECT_EQ(f.dynamic_symbols().size(), expected - 1);
+  EXPECT_EQ(warnings, std::vector<std::string>{
+                          "DT_HASH 0x7fff0000 is not inside any loadable "
+                          "segment: the symbol count comes from DT_GNU_HASH "
+                          "instead"});
+  // Neither maps: no symbols, and the reason.
+  this->dyn(DT_GNU_HASH).d_val = 0x7fff1000;
+  warnings.clear();
+  ElfFile g(view_of(this->image_), options);
+  EXPECT_EQ(g.dynamic_symbol_count(), 0u);
+  ASSERT_EQ(warnings.size(), 2u);
+  EXPECT_EQ(warnings[1],
+            "DT_GNU_HASH 0x7fff1000 is not inside any loadable segment: the "
+            "symbol count is unknown and no dynamic symbols are read");
+  EXPECT_EQ(ElfFile(view_of(this->image_)).dynamic_symbol_count(), 0u);
+}
+
+TYPED_TEST(MalformedTest, InconsistentVersionTablesWarn) {
+  this->build();
+  std::vector<std::string> warnings;
+  ElfReadOptions options;
+  options.warning = [&](std::string_view m) { warnings.emplace_back(m); };
+  EXPECT_EQ((ElfFile(view_of(this->image_), options).dynamic_symbols().size()),
+            this->l_.dynsym_count - 1);
+  EXPECT_TRUE(warnings.empty()) << warnings[0];
+  // Symbol 1 names version index 0x7ff, which nothing defines.
+  at<U16<TypeParam>>(this->image_, this->l_.versym + 2) = 0x7ff;
+  ASSERT_TRUE(this->l_.dyn.count(DT_VERNEEDNUM));
+  this->dyn(DT_VERNEEDNUM).d_val = this->dyn(DT_VERNEEDNUM).d_val + 5;
+  ElfFile f(view_of(this->image_), options);
+  auto syms = f.dynamic_symbols();
+  ASSERT_EQ(syms.size(), this->l_.dynsym_count - 1);
+  EXPECT_EQ(syms[0].version, "");
+  const u64 records = f.version_needs().size();
+  ASSERT_EQ(warnings.size(), 2u);
+  EXPECT_EQ(warnings[0],
+            fmt::format("version need records: the count says {} but the "
+                        "chain ends after {}",
+                        records + 5, records));
+  EXPECT_EQ(warnings[1],
+            "1 dynamic symbol(s) have a version index that no version need or "
+            "definition defines (the first: symbol 1, index 2047); read "
+            "without a version");
+}
+
 TYPED_TEST(MalformedTest, SymbolNamePastStrtab) {
   this->build();
   at<Sym<TypeParam>>(this->image_, this->l_.dynsym + sizeof(Sym<TypeParam>))

@@ -11,7 +11,9 @@ namespace libpkg::elf {
 
 namespace {
 constexpr u16 PN_XNUM = 0xffff;
-}
+constexpr std::string_view kVersionTableLost =
+    "the section headers are used instead, if any";
+}  // namespace
 
 template <typename E>
 Reader<E>::Reader(const ByteView& bytes)
@@ -449,19 +451,42 @@ template <typename E>
 std::optional<FileRange> Reader<E>::dynsym_range() const {
   if (const Shdr<E>* sh = find_section_by_type(SHT_DYNSYM))
     return FileRange{sh->sh_offset, sh->sh_size};
-  auto addr = dynamic_value(DT_SYMTAB);
+  // Without section headers the count comes from a hash table: DT_HASH
+  // holds it, DT_GNU_HASH implies it. One that no segment maps is passed
+  // over (with a warning) for the other.
+  auto off = mapped_table(DT_SYMTAB, "the dynamic symbols are not read");
+  if (!off) return std::nullopt;
+  const bool has_gnu = dynamic_value(DT_GNU_HASH).has_value();
+  std::optional<u64> count;
+  if (auto hoff =
+          mapped_table(DT_HASH, has_gnu ? "the symbol count comes from "
+                                          "DT_GNU_HASH instead"
+                                        : "the symbol count is unknown and "
+                                          "no dynamic symbols are read"))
+    count = record_at<std::array<U32<E>, 2>>(*hoff, "DT_HASH table header")[1];
+  if (!count) {
+    if (auto goff = mapped_table(DT_GNU_HASH,
+                                 "the symbol count is unknown and no dynamic "
+                                 "symbols are read"))
+      count = gnu_hash_symbol_count(*goff);
+  }
+  if (!count && !has_gnu && !dynamic_value(DT_HASH))
+    warn(
+        "DT_SYMTAB without section headers, DT_HASH or DT_GNU_HASH: the "
+        "symbol count is unknown and no dynamic symbols are read");
+  return FileRange{*off, count.value_or(0) * sizeof(Sym<E>)};
+}
+
+template <typename E>
+std::optional<u64> Reader<E>::mapped_table(i64 tag,
+                                           std::string_view lost) const {
+  auto addr = dynamic_value(tag);
   if (!addr) return std::nullopt;
   auto off = vaddr_to_offset(*addr);
-  if (!off) return std::nullopt;
-  u64 count = 0;
-  if (auto hash = dynamic_value(DT_HASH)) {
-    if (auto hoff = vaddr_to_offset(*hash))
-      count =
-          record_at<std::array<U32<E>, 2>>(*hoff, "DT_HASH table header")[1];
-  } else if (auto gnu = dynamic_value(DT_GNU_HASH)) {
-    if (auto goff = vaddr_to_offset(*gnu)) count = gnu_hash_symbol_count(*goff);
-  }
-  return FileRange{*off, count * sizeof(Sym<E>)};
+  if (!off)
+    warn(fmt::format("DT_{} 0x{:x} is not inside any loadable segment: {}",
+                     dynamic_tag_name(tag), *addr, lost));
+  return off;
 }
 
 template <typename E>
@@ -483,7 +508,7 @@ std::string Reader<E>::versym_label() const {
 
 template <typename E>
 std::optional<u64> Reader<E>::versym_offset() const {
-  if (auto a = dynamic_value(DT_VERSYM)) return vaddr_to_offset(*a);
+  if (auto off = mapped_table(DT_VERSYM, kVersionTableLost)) return off;
   if (const Shdr<E>* sh = find_section_by_type(SHT_GNU_versym))
     return sh->sh_offset;
   return std::nullopt;
@@ -491,7 +516,7 @@ std::optional<u64> Reader<E>::versym_offset() const {
 
 template <typename E>
 std::optional<u64> Reader<E>::verneed_offset() const {
-  if (auto a = dynamic_value(DT_VERNEED)) return vaddr_to_offset(*a);
+  if (auto off = mapped_table(DT_VERNEED, kVersionTableLost)) return off;
   if (const Shdr<E>* sh = find_section_by_type(SHT_GNU_verneed))
     return sh->sh_offset;
   return std::nullopt;
@@ -499,7 +524,7 @@ std::optional<u64> Reader<E>::verneed_offset() const {
 
 template <typename E>
 std::optional<u64> Reader<E>::verdef_offset() const {
-  if (auto a = dynamic_value(DT_VERDEF)) return vaddr_to_offset(*a);
+  if (auto off = mapped_table(DT_VERDEF, kVersionTableLost)) return off;
   if (const Shdr<E>* sh = find_section_by_type(SHT_GNU_verdef))
     return sh->sh_offset;
   return std::nullopt;
@@ -547,7 +572,12 @@ std::vector<Out> Reader<E>::walk_version_chain(u64 start, u64 count,
       aux = checked_add(aux, aux_next, name(), "version auxiliary link", aux);
     }
     out.push_back(std::move(item));
-    if (next == 0) break;
+    if (next == 0) {
+      if (count != ~u64{0} && i + 1 < count)
+        warn(fmt::format("{}s: the count says {} but the chain ends after {}",
+                         what, count, i + 1));
+      break;
+    }
     if (next < sizeof(Rec))
       throw_format(
           name(), off,

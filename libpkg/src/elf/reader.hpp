@@ -34,6 +34,12 @@ class Reader {
   const std::string& name() const { return bytes_.name(); }
   const Ehdr<E>& ehdr() const { return *ehdr_; }
 
+  // Where recoverable oddities go (ElfReadOptions::warning); null: nowhere.
+  void set_warning(const ElfWarningFn* warn) { warn_ = warn; }
+  void warn(std::string_view message) const {
+    if (warn_ != nullptr) (*warn_)(message);
+  }
+
   // Program headers: e_phnum entries (PN_XNUM resolved through section 0).
   u64 phnum() const;
   FileRange phdr_table() const;
@@ -109,6 +115,9 @@ class Reader {
   std::optional<u64> versym_offset() const;
   std::optional<u64> verneed_offset() const;
   std::optional<u64> verdef_offset() const;
+  // The file offset of the table a DT_* entry points to; nullopt (with a
+  // warning saying what is lost) when no loadable segment maps it.
+  std::optional<u64> mapped_table(i64 tag, std::string_view lost) const;
   // Where dynsym_range() / versym_offset() found their table, for messages:
   // "section header 5 (.dynsym)", "symbol version table (DT_VERSYM 0x4a0)".
   std::string dynsym_label() const;
@@ -164,6 +173,7 @@ class Reader {
 
   ByteView bytes_;
   const Ehdr<E>* ehdr_;
+  const ElfWarningFn* warn_ = nullptr;
 };
 
 extern template class Reader<Elf32LE>;
