@@ -31,6 +31,6 @@ esac
 if ((!found)); then
   "$bin_dir/elf_view_seeds" "$dir" >/dev/null
 fi
-if [[ -d "$here/crashers/$name" ]]; then
-  cp "$here/crashers/$name"/* "$dir/"
-fi
+shopt -s nullglob
+crashers=("$here/crashers/$name"/*)
+((${#crashers[@]} == 0)) || cp "${crashers[@]}" "$dir/"
