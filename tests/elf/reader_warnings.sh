@@ -16,47 +16,36 @@ source "$ELFTEST_DIR/lib/checks.sh"
 require_tools
 make_scratch
 
-# corrupt IN OUT KIND: copy IN to OUT with one oddity (see above).
+# corrupt IN OUT KIND: copy IN to OUT with one oddity (see above); the
+# structures are found with lib/elfcheck.py's independent parser.
 corrupt() {
-  "$LIBPKG_PYTHON" - "$@" <<'PY'
-import struct, sys
-src, dst, kind = sys.argv[1:4]
-d = bytearray(open(src, "rb").read())
-is64 = d[4] == 2
-e = "<" if d[5] == 1 else ">"
-if is64:
-    phoff, shoff = struct.unpack_from(e + "QQ", d, 32)
-    phentsize, phnum, shentsize, shnum = struct.unpack_from(e + "HHHH", d, 54)
-    sh_fmt, ph_fmt, dyn_fmt, shoff_at, shnum_at = (
-        e + "IIQQQQIIQQ", e + "IIQQQQQQ", e + "qQ", 40, 60)
-else:
-    phoff, shoff = struct.unpack_from(e + "II", d, 28)
-    phentsize, phnum, shentsize, shnum = struct.unpack_from(e + "HHHH", d, 42)
-    sh_fmt, ph_fmt, dyn_fmt, shoff_at, shnum_at = (
-        e + "IIIIIIIIII", e + "IIIIIIII", e + "iI", 32, 48)
-def sh(i):
-    return struct.unpack_from(sh_fmt, d, shoff + i * shentsize)
+  "$LIBPKG_PYTHON" - "$ELFTEST_DIR/lib" "$@" <<'PY'
+import os, struct, sys
+sys.path.insert(0, sys.argv[1])
+from elfcheck import Elf, PT_DYNAMIC, cmd_strip_shdrs
+src, dst, kind = sys.argv[2:5]
+elf = Elf(src)
+d = bytearray(elf.data)
 if kind == "hash":
-    # PT_DYNAMIC's entries: p_offset is field 1 (32-bit) or 2 (64-bit).
-    for i in range(phnum):
-        ph = struct.unpack_from(ph_fmt, d, phoff + i * phentsize)
-        if ph[0] == 2:
-            dyn_off, dyn_size = (ph[2], ph[5]) if is64 else (ph[1], ph[4])
-    size = struct.calcsize(dyn_fmt)
-    hashes = 0
-    for pos in range(dyn_off, dyn_off + dyn_size, size):
-        tag, _ = struct.unpack_from(dyn_fmt, d, pos)
+    dyn = next(p for p in elf.phdrs if p["type"] == PT_DYNAMIC)
+    fmt = elf.end + ("qQ" if elf.bits == 64 else "iI")
+    size, hashes = struct.calcsize(fmt), 0
+    for pos in range(dyn["offset"], dyn["offset"] + dyn["filesz"], size):
+        tag, _ = struct.unpack_from(fmt, d, pos)
         if tag in (4, 0x6ffffef5):  # DT_HASH, DT_GNU_HASH
-            struct.pack_into(dyn_fmt, d, pos, tag, 0x7fff0000)
+            struct.pack_into(fmt, d, pos, tag, 0x7fff0000)
             hashes += 1
     assert hashes > 0, "no hash table to break"
-    # No section headers: the symbol count must come from a hash table.
-    struct.pack_into(e + ("Q" if is64 else "I"), d, shoff_at, 0)
-    struct.pack_into(e + "HH", d, shnum_at, 0, 0)
 elif kind == "versym":
-    versym = next(sh(i) for i in range(shnum) if sh(i)[1] == 0x6fffffff)
-    struct.pack_into(e + "H", d, versym[4] + 2, 0x7ff)
-open(dst, "wb").write(d)
+    versym = next(s for s in elf.shdrs if s["type"] == 0x6fffffff)
+    struct.pack_into(elf.end + "H", d, versym["offset"] + 2, 0x7ff)
+if kind == "hash":
+    # No section headers: the symbol count must come from a hash table.
+    open(dst + ".tmp", "wb").write(d)
+    cmd_strip_shdrs([dst + ".tmp", dst])
+    os.remove(dst + ".tmp")
+else:
+    open(dst, "wb").write(d)
 PY
 }
 
