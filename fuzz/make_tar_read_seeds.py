@@ -1,10 +1,13 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Seed corpus for tar_read_fuzzer, written at test time with Python's
 tarfile: plain, gzip, bzip2 and xz tars holding a file, a directory, a
-symlink, a hardlink and a long (pax) name."""
+symlink, a hardlink and a long (pax) name; and the zstd-compressed tar a
+.conda package holds (pkg-*.tar.zst, info-*.tar.zst)."""
 import io
 import sys
 import tarfile
+
+import zstandard
 
 out = sys.argv[1]
 for mode in ("w", "w:gz", "w:bz2", "w:xz"):
@@ -29,3 +32,6 @@ for mode in ("w", "w:gz", "w:bz2", "w:xz"):
     name = mode.replace(":", "-")
     with open(f"{out}/seed-{name}.tar", "wb") as fh:
         fh.write(buf.getvalue())
+    if mode == "w":
+        with open(f"{out}/seed-zst.tar.zst", "wb") as fh:
+            fh.write(zstandard.ZstdCompressor().compress(buf.getvalue()))

@@ -38,6 +38,8 @@ packages=(
   rpm
   # benchmarks
   hyperfine
+  # fuzz/run.sh: libFuzzer and the sanitizer runtimes come with clang
+  clang libclang-rt-14-dev
 )
 
 if [[ "${LIBPKG_SKIP_APT:-0}" != 1 ]]; then

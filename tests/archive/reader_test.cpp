@@ -3,6 +3,7 @@
 // valid layout must read back exactly, every malformed one must fail with a
 // libpkg::Error whose message names the member (when there is one) and the
 // problem.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -273,17 +274,28 @@ TEST(ZipReaderMalformed, BadLocalHeaderOffsets) {
   Member a = file("a", pattern(10));
   Member b = file("b", pattern(10));
   b.local_offset = 3;
-  expect_open_error(build_zip({a, b}).bytes, {"b: bad local header signature"});
+  expect_open_error(
+      build_zip({a, b}).bytes,
+      {"central directory entry 2 (b): bad local header signature"});
   b.local_offset = 1u << 30;
+  const Bytes far = build_zip({a, b}).bytes;
+  expect_open_error(far, {fmt::format("central directory entry 2 (b): local "
+                                      "header offset 0x40000000 past end of "
+                                      "file (size 0x{:x})",
+                                      far.size())});
+  // Inside the file but after the start of the central directory.
+  b.local_offset = build_zip({a, b}).end_offset - 10;
   expect_open_error(build_zip({a, b}).bytes,
-                    {"b: local header offset", "not before the central"});
+                    {"central directory entry 2 (b): local header offset",
+                     "not before the central"});
 }
 
 TEST(ZipReaderMalformed, LocalCentralNameMismatch) {
   Member a = file("good.txt", pattern(10));
   a.local_name = "evil.txt";
-  expect_open_error(build_zip({a}).bytes,
-                    {"good.txt: local header names 'evil.txt'"});
+  expect_open_error(
+      build_zip({a}).bytes,
+      {"central directory entry 1 (good.txt): local header names 'evil.txt'"});
 }
 
 TEST(ZipReaderMalformed, Zip64FieldsLying) {
@@ -297,19 +309,23 @@ TEST(ZipReaderMalformed, Zip64FieldsLying) {
                     {"z: inflates to more than the declared 4000"});
   big.declared_size.reset();
   big.declared_compressed = 1u << 20;  // runs into the central directory
-  expect_open_error(build_zip({big}).bytes, {"z: data", "runs into"});
+  expect_open_error(build_zip({big}).bytes,
+                    {"central directory entry 1 (z): data", "runs into"});
   big.declared_compressed = ~std::uint64_t{0};
   expect_open_error(build_zip({big}).bytes, {"overflows"});
 
   Member marker = file("m", pattern(10));
   marker.zip64_marker_without_extra = true;
-  expect_open_error(build_zip({marker}).bytes,
-                    {"m: central header has a ZIP64 marker", "no ZIP64 extra"});
+  expect_open_error(
+      build_zip({marker}).bytes,
+      {"central directory entry 1 (m): central header has a ZIP64 marker",
+       "no ZIP64 extra"});
   Member short_extra = file("s", pattern(10));
   short_extra.zip64 = true;
   short_extra.zip64_extra_short = true;
   expect_open_error(build_zip({short_extra}).bytes,
-                    {"s: ZIP64 extra field is too short for the compressed"});
+                    {"central directory entry 1 (s): ZIP64 extra field is too "
+                     "short for the compressed"});
   // A bogus ZIP64 end record behind a valid locator.
   Built z = build_zip({file("a", pattern(10))}, {.zip64_end = true});
   Bytes bad = z.bytes;
@@ -322,21 +338,23 @@ TEST(ZipReaderMalformed, OverlappingMembers) {
   Bytes comp = raw_deflate(a.data);
   a.declared_compressed = comp.size() + 40;  // reaches into b's header
   Member b = file("b", pattern(1000, 2));
-  expect_open_error(build_zip({a, b}).bytes, {"a: overlaps member 'b'"});
+  expect_open_error(build_zip({a, b}).bytes,
+                    {"central directory entry 1 (a): overlaps member 'b'"});
   // Two central entries sharing one local header (the "overlap" bomb); the
   // local name matches only one, so give both the same name... which is a
   // duplicate; a same-offset different-name pair fails the name check.
   Member c = file("b", pattern(1000, 2));
   c.local_offset = 0;
   Member a2 = file("a", pattern(1000));
-  expect_open_error(build_zip({a2, c}).bytes, {"b: local header names 'a'"});
+  expect_open_error(build_zip({a2, c}).bytes,
+                    {"central directory entry 2 (b): local header names 'a'"});
 }
 
 TEST(ZipReaderMalformed, SameLocalHeaderTwice) {
   Member a = file("a", pattern(1000));
   Member a2 = file("a", pattern(1000));
   a2.local_offset = 0;
-  expect_open_error(build_zip({a, a2}).bytes, {"a: overlaps member 'a'"});
+  expect_open_error(build_zip({a, a2}).bytes, {"(a): overlaps member 'a'"});
 }
 
 TEST(ZipReaderMalformed, DuplicateNames) {
@@ -350,19 +368,23 @@ TEST(ZipReaderMalformed, EncryptedAndUnknownMethods) {
   Member enc = file("secret", pattern(10));
   enc.flags = 1;
   expect_open_error(build_zip({enc}).bytes,
-                    {"secret: encrypted members are not supported"},
+                    {"central directory entry 1 (secret): encrypted members "
+                     "are not supported"},
                     Errc::unsupported);
   Member bz = file("b.bz", pattern(10), 0);
   bz.method_field = 12;
-  expect_open_error(build_zip({bz}).bytes, {"b.bz: compression bzip2"},
+  expect_open_error(build_zip({bz}).bytes,
+                    {"central directory entry 1 (b.bz): compression bzip2"},
                     Errc::unsupported);
   Member aes = file("aes", pattern(10), 0);
   aes.method_field = 99;
-  expect_open_error(build_zip({aes}).bytes, {"aes: compression AES"},
+  expect_open_error(build_zip({aes}).bytes,
+                    {"central directory entry 1 (aes): compression AES"},
                     Errc::unsupported);
   Member odd = file("odd", pattern(10), 0);
   odd.method_field = 42;
-  expect_open_error(build_zip({odd}).bytes, {"odd: compression method 42"},
+  expect_open_error(build_zip({odd}).bytes,
+                    {"central directory entry 1 (odd): compression method 42"},
                     Errc::unsupported);
 }
 
@@ -370,7 +392,8 @@ TEST(ZipReaderMalformed, StoredSizesDisagree) {
   Member s = file("s", pattern(10), 0);
   s.declared_size = 11;
   expect_open_error(build_zip({s}).bytes,
-                    {"s: stored member declares 10 compressed but 11"});
+                    {"central directory entry 1 (s): stored member declares 10 "
+                     "compressed but 11"});
 }
 
 TEST(ZipReaderMalformed, CorruptData) {
@@ -406,8 +429,9 @@ TEST(ZipReaderMalformed, BombsBeyondLimits) {
   Member bomb = file("bomb", Bytes(1 << 20, 0));
   bomb.declared_size = std::uint64_t{4} << 30;
   bomb.zip64 = true;
-  expect_open_error(build_zip({bomb}).bytes,
-                    {"bomb: compression ratio", "zip bomb"});
+  expect_open_error(
+      build_zip({bomb}).bytes,
+      {"central directory entry 1 (bomb): compression ratio", "zip bomb"});
   // Beyond ratio checks: the declared size still bounds the output.
   ZipLimits generous;
   generous.max_ratio = ~std::uint64_t{0};
@@ -421,12 +445,14 @@ TEST(ZipReaderMalformed, BombsBeyondLimits) {
   small.max_total_uncompressed = 1000;
   expect_open_error(
       build_zip({file("a", pattern(600)), file("b", pattern(600))}).bytes,
-      {"b: total declared size exceeds the limit of 1000"}, Errc::format,
-      small);
+      {"central directory entry 2 (b): total declared size exceeds the limit "
+       "of 1000"},
+      Errc::format, small);
   ZipLimits per_entry;
   per_entry.max_entry_uncompressed = 100;
   expect_open_error(build_zip({file("a", pattern(600))}).bytes,
-                    {"a: declared size 600 bytes exceeds the per-member"},
+                    {"central directory entry 1 (a): declared size 600 bytes "
+                     "exceeds the per-member"},
                     Errc::format, per_entry);
   ZipLimits few;
   few.max_entries = 2;

@@ -243,6 +243,46 @@ TEST(TarRead, CorruptAndLimits) {
   EXPECT_THROW(r2.next(m), Error);
 }
 
+// Refusals name the member by index and path (and both values).
+TEST(TarRead, MessagesNameTheMember) {
+  auto refusal = [](const std::vector<u8>& bytes, const TarLimits& limits,
+                    bool read_data) -> std::string {
+    try {
+      TarReader r = TarReader::open_memory(bytes, "t.tar", limits);
+      TarMember m;
+      while (r.next(m))
+        if (read_data) r.read_data([](std::span<const u8>) {});
+    } catch (const Error& e) {
+      EXPECT_EQ(e.file(), "t.tar");
+      return e.message();
+    }
+    return "no error";
+  };
+  std::vector<u8> bytes =
+      to_bytes({file("a", "1"), file("lib/b.so", std::string(600, 'x'))});
+  TarLimits per_member;
+  per_member.max_entry_size = 100;
+  EXPECT_EQ(refusal(bytes, per_member, false),
+            "member 2 (lib/b.so): size 600 bytes exceeds the per-member limit "
+            "of 100 bytes");
+  TarLimits total;
+  total.max_total_size = 300;
+  EXPECT_EQ(refusal(bytes, total, false),
+            "member 2 (lib/b.so): members total 601 bytes, more than the "
+            "limit of 300 bytes");
+  TarLimits few;
+  few.max_entries = 1;
+  EXPECT_EQ(refusal(bytes, few, false),
+            "member 2: more than the limit of 1 members");
+  // Cut inside the second member: libarchive notices while reading its
+  // header; the message says which member and what came before.
+  std::vector<u8> cut(bytes.begin(), bytes.begin() + 1024 + 100);
+  std::string message = refusal(cut, {}, true);
+  EXPECT_EQ(
+      message.rfind("member 2: reading its header (after member 1 (a))", 0), 0u)
+      << message;
+}
+
 class ExtractTar : public ::testing::Test {
  protected:
   // Extracts `entries` into dir/"target"; returns the error message or "".

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Malformed inputs: each must raise libpkg::Error (Errc::format) naming the
 // file and an offset near the broken structure. Never a crash, never a hang.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -36,6 +37,22 @@ class MalformedTest : public ::testing::Test {
   template <typename F>
   std::optional<Error> fails_at(F f, u64 offset) {
     return fails(f, offset, offset);
+  }
+
+  // Index of the first program header of `type` / of the section `name`.
+  u64 phdr_index(u32 type) const {
+    return (l_.phdr_of(type) - l_.phoff) / sizeof(Phdr<E>);
+  }
+  u64 shdr_index(const std::string& name) const {
+    return (l_.shdr.at(name) - l_.shoff) / sizeof(Shdr<E>);
+  }
+  // The exact refusal for a range past the end of the file (LLVM's form):
+  // "WHAT: OFFSET_FIELD 0x.. + SIZE_FIELD 0x.. past end of file (size 0x..)".
+  std::string past_end(const std::string& what, const std::string& off_field,
+                       u64 off, const std::string& size_field, u64 size) const {
+    return fmt::format(
+        "{}: {} 0x{:x} + {} 0x{:x} past end of file (size 0x{:x})", what,
+        off_field, off, size_field, size, image_.size());
   }
 
   std::vector<u8> image_;
@@ -124,7 +141,12 @@ TYPED_TEST(MalformedTest, PhoffPastEof) {
   u64 off = this->image_.size() + 100;
   this->ehdr().e_phoff = off;
   auto e = this->fails_at(construct, off);
-  EXPECT_NE(e->message().find("program header table"), std::string::npos);
+  const u64 n = this->l_.phnum, entsize = sizeof(Phdr<TypeParam>);
+  EXPECT_EQ(
+      e->message(),
+      this->past_end("program header table", "e_phoff", off,
+                     fmt::format("e_phnum {} * e_phentsize {} =", n, entsize),
+                     n * entsize));
 }
 
 TYPED_TEST(MalformedTest, PhdrTableStraddlesEof) {
@@ -179,7 +201,13 @@ TYPED_TEST(MalformedTest, ShoffPastEof) {
   this->build();
   u64 off = this->image_.size() + 8;
   this->ehdr().e_shoff = off;
-  this->fails_at([](const ElfFile& f) { f.sections(); }, off);
+  auto e = this->fails_at([](const ElfFile& f) { f.sections(); }, off);
+  const u64 n = this->l_.shnum, entsize = sizeof(Shdr<TypeParam>);
+  EXPECT_EQ(
+      e->message(),
+      this->past_end("section header table", "e_shoff", off,
+                     fmt::format("e_shnum {} * e_shentsize {} =", n, entsize),
+                     n * entsize));
   EXPECT_EQ(this->open().needed().size(), 2u);
 }
 
@@ -209,7 +237,13 @@ TYPED_TEST(MalformedTest, ShstrtabPastEof) {
   this->build();
   u64 off = this->image_.size() * 2;
   this->shdr(".shstrtab").sh_offset = off;
-  this->fails_at([](const ElfFile& f) { f.sections(); }, off);
+  auto e = this->fails_at([](const ElfFile& f) { f.sections(); }, off);
+  EXPECT_EQ(e->message(),
+            this->past_end(fmt::format("section header {} (the section name "
+                                       "string table, e_shstrndx)",
+                                       this->shdr_index(".shstrtab")),
+                           "sh_offset", off, "sh_size",
+                           this->shdr(".shstrtab").sh_size));
 }
 
 // ---- dynamic section -------------------------------------------------------
@@ -219,7 +253,12 @@ TYPED_TEST(MalformedTest, PtDynamicPastEof) {
   u64 off = this->image_.size() + 0x1000;
   this->phdr(PT_DYNAMIC).p_offset = off;
   this->fails_at([](const ElfFile& f) { f.dynamic(); }, off);
-  this->fails_at([](const ElfFile& f) { f.needed(); }, off);
+  auto e = this->fails_at([](const ElfFile& f) { f.needed(); }, off);
+  EXPECT_EQ(e->message(),
+            this->past_end(fmt::format("program header {} (PT_DYNAMIC)",
+                                       this->phdr_index(PT_DYNAMIC)),
+                           "p_offset", off, "p_filesz",
+                           this->phdr(PT_DYNAMIC).p_filesz));
   this->fails_at([](const ElfFile& f) { f.soname(); }, off);
   this->fails_at([](const ElfFile& f) { f.dt_flags(); }, off);
 }
@@ -302,7 +341,12 @@ TYPED_TEST(MalformedTest, InterpPastEof) {
   this->build();
   u64 off = this->image_.size() + 1;
   this->phdr(PT_INTERP).p_offset = off;
-  this->fails_at([](const ElfFile& f) { f.interpreter(); }, off);
+  auto e = this->fails_at([](const ElfFile& f) { f.interpreter(); }, off);
+  EXPECT_EQ(e->message(),
+            this->past_end(fmt::format("program header {} (PT_INTERP)",
+                                       this->phdr_index(PT_INTERP)),
+                           "p_offset", off, "p_filesz",
+                           this->phdr(PT_INTERP).p_filesz));
 }
 
 // ---- symbols
@@ -376,6 +420,66 @@ TYPED_TEST(MalformedTest, DynsymSectionSizeHuge) {
                  this->l_.dynsym);
 }
 
+// Recoverable oddities go to ElfReadOptions::warning (each message once per
+// ElfFile) while the reader works around them; without a sink it is quiet.
+TYPED_TEST(MalformedTest, UnmappableHashTablesWarn) {
+  ElfSpec spec = full_spec();
+  spec.section_headers = false;  // the symbol count comes from a hash table
+  this->build(spec);
+  const u64 expected = this->open().dynamic_symbol_count();
+  ASSERT_GT(expected, 1u);
+  this->dyn(DT_HASH).d_val = 0x7fff0000;
+  std::vector<std::string> warnings;
+  ElfReadOptions options;
+  options.warning = [&](std::string_view m) { warnings.emplace_back(m); };
+  ElfFile f(view_of(this->image_), options);
+  // DT_GNU_HASH gives the count instead: every symbol is still read.
+  EXPECT_EQ(f.dynamic_symbol_count(), expected);
+  EXPECT_EQ(f.dynamic_symbols().size(), expected - 1);
+  EXPECT_EQ(warnings, std::vector<std::string>{
+                          "DT_HASH 0x7fff0000 is not inside any loadable "
+                          "segment: the symbol count comes from DT_GNU_HASH "
+                          "instead"});
+  // Neither maps: no symbols, and the reason.
+  this->dyn(DT_GNU_HASH).d_val = 0x7fff1000;
+  warnings.clear();
+  ElfFile g(view_of(this->image_), options);
+  EXPECT_EQ(g.dynamic_symbol_count(), 0u);
+  ASSERT_EQ(warnings.size(), 2u);
+  EXPECT_EQ(warnings[1],
+            "DT_GNU_HASH 0x7fff1000 is not inside any loadable segment: the "
+            "symbol count is unknown and no dynamic symbols are read");
+  EXPECT_EQ(ElfFile(view_of(this->image_)).dynamic_symbol_count(), 0u);
+}
+
+TYPED_TEST(MalformedTest, InconsistentVersionTablesWarn) {
+  this->build();
+  std::vector<std::string> warnings;
+  ElfReadOptions options;
+  options.warning = [&](std::string_view m) { warnings.emplace_back(m); };
+  EXPECT_EQ((ElfFile(view_of(this->image_), options).dynamic_symbols().size()),
+            this->l_.dynsym_count - 1);
+  EXPECT_TRUE(warnings.empty()) << warnings[0];
+  // Symbol 1 names version index 0x7ff, which nothing defines.
+  at<U16<TypeParam>>(this->image_, this->l_.versym + 2) = 0x7ff;
+  ASSERT_TRUE(this->l_.dyn.count(DT_VERNEEDNUM));
+  this->dyn(DT_VERNEEDNUM).d_val = this->dyn(DT_VERNEEDNUM).d_val + 5;
+  ElfFile f(view_of(this->image_), options);
+  auto syms = f.dynamic_symbols();
+  ASSERT_EQ(syms.size(), this->l_.dynsym_count - 1);
+  EXPECT_EQ(syms[0].version, "");
+  const u64 records = f.version_needs().size();
+  ASSERT_EQ(warnings.size(), 2u);
+  EXPECT_EQ(warnings[0],
+            fmt::format("version need records: the count says {} but the "
+                        "chain ends after {}",
+                        records + 5, records));
+  EXPECT_EQ(warnings[1],
+            "1 dynamic symbol(s) have a version index that no version need or "
+            "definition defines (the first: symbol 1, index 2047); read "
+            "without a version");
+}
+
 TYPED_TEST(MalformedTest, SymbolNamePastStrtab) {
   this->build();
   at<Sym<TypeParam>>(this->image_, this->l_.dynsym + sizeof(Sym<TypeParam>))
@@ -390,7 +494,14 @@ TYPED_TEST(MalformedTest, VersymPastEof) {
   this->build(spec);
   u64 off = this->image_.size() - 4;
   this->dyn(DT_VERSYM).d_val = this->l_.vaddr(off);
-  this->fails_at([](const ElfFile& f) { f.dynamic_symbols(); }, off);
+  auto e = this->fails_at([](const ElfFile& f) { f.dynamic_symbols(); }, off);
+  const u64 count = this->l_.dynsym_count;
+  EXPECT_EQ(
+      e->message(),
+      this->past_end(fmt::format("symbol version table (DT_VERSYM 0x{:x})",
+                                 this->l_.vaddr(off)),
+                     "offset", off,
+                     fmt::format("{} symbols * 2 bytes =", count), count * 2));
 }
 
 // Symbols whose names cannot be looked up because there is no string table
@@ -557,7 +668,12 @@ TYPED_TEST(MalformedTest, NoteSegmentPastEof) {
   this->build();
   u64 off = this->image_.size() - 4;
   this->phdr(PT_NOTE).p_offset = off;
-  this->fails_at([](const ElfFile& f) { f.build_id(); }, off);
+  auto e = this->fails_at([](const ElfFile& f) { f.build_id(); }, off);
+  EXPECT_EQ(
+      e->message(),
+      this->past_end(
+          fmt::format("program header {} (PT_NOTE)", this->phdr_index(PT_NOTE)),
+          "p_offset", off, "p_filesz", this->phdr(PT_NOTE).p_filesz));
 }
 
 TYPED_TEST(MalformedTest, PropertySizeHugeIsSkipped) {

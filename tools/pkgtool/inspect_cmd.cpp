@@ -7,6 +7,7 @@
 #include "commands.hpp"
 #include "libpkg/abi/inspect.hpp"
 #include "libpkg/base/error.hpp"
+#include "libpkg/elf/view.hpp"
 
 namespace pkgtool {
 
@@ -100,7 +101,12 @@ int run_inspect(const std::vector<std::string>& args) {
     throw libpkg::Error(libpkg::Errc::usage, "", "inspect: no input files");
   nlohmann::json all = nlohmann::json::array();
   for (const auto& f : files) {
-    auto elf = libpkg::elf::ElfFile::open(f);
+    // Oddities the reader works around are reported, not fatal.
+    libpkg::elf::ElfReadOptions options;
+    options.warning = [&](std::string_view m) {
+      fmt::print(stderr, "warning: {}: {}\n", f, m);
+    };
+    auto elf = libpkg::elf::ElfFile::open(f, options);
     auto summary = libpkg::abi::summarize(elf);
     if (json)
       all.push_back(to_json(summary));

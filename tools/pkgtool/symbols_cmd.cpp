@@ -142,7 +142,12 @@ int run_symbols(const std::vector<std::string>& args) {
     throw libpkg::Error(libpkg::Errc::usage, "", "symbols: no input files");
   nlohmann::json all = nlohmann::json::array();
   for (const auto& f : files) {
-    auto elf = ElfFile::open(f);
+    // Oddities the reader works around are reported, not fatal.
+    libpkg::elf::ElfReadOptions options;
+    options.warning = [&](std::string_view m) {
+      fmt::print(stderr, "warning: {}: {}\n", f, m);
+    };
+    auto elf = ElfFile::open(f, options);
     auto sections = elf.sections();
     std::vector<Symbol> syms;
     elf.for_each_dynamic_symbol([&](const Symbol& s) {

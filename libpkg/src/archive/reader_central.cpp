@@ -22,10 +22,16 @@ constexpr u64 kRatioFloor = u64{1} << 20;  // ratio checked above 1 MiB
   throw_format(file.name(), offset, message);
 }
 
-[[noreturn]] void fail_member(const ByteView& file, std::string_view member,
+// Member refusals name the central directory entry (1-based, in directory
+// order) and the member: "central directory entry 12 (lib/x.so): ...".
+std::string entry_label(u64 index, std::string_view member) {
+  return fmt::format("central directory entry {} ({})", index,
+                     printable_name(member));
+}
+
+[[noreturn]] void fail_member(const ByteView& file, const std::string& label,
                               u64 offset, const std::string& message) {
-  throw_format(file.name(), offset,
-               fmt::format("{}: {}", printable_name(member), message));
+  throw_format(file.name(), offset, fmt::format("{}: {}", label, message));
 }
 
 // The end record is the last signature whose comment exactly reaches the end
@@ -189,8 +195,9 @@ namespace {
 
 // Applies the ZIP64 extended information extra field: only the values whose
 // 32-bit (or 16-bit) field holds the marker are present, in APPNOTE order.
-void apply_zip64_extra(const ByteView& file, u64 header_pos, u64 extra_pos,
-                       u64 extra_len, const CentralHeader& h, ZipEntry& entry) {
+void apply_zip64_extra(const ByteView& file, const std::string& label,
+                       u64 header_pos, u64 extra_pos, u64 extra_len,
+                       const CentralHeader& h, ZipEntry& entry) {
   const bool need_usize = h.uncompressed_size == kMax32;
   const bool need_csize = h.compressed_size == kMax32;
   const bool need_offset = h.local_header_offset == kMax32;
@@ -202,7 +209,7 @@ void apply_zip64_extra(const ByteView& file, u64 header_pos, u64 extra_pos,
     const auto& x = file.at<ExtraHeader>(pos, "extra field header");
     const u64 body = pos + 4;
     if (x.size > end - body)
-      fail_member(file, entry.name, pos,
+      fail_member(file, label, pos,
                   fmt::format("extra field 0x{:04x} of {} bytes runs past the "
                               "end of the extra data",
                               u16(x.id), u16(x.size)));
@@ -213,7 +220,7 @@ void apply_zip64_extra(const ByteView& file, u64 header_pos, u64 extra_pos,
       auto take64 = [&](const char* what) -> u64 {
         if (body_end - p < 8)
           fail_member(
-              file, entry.name, pos,
+              file, label, pos,
               fmt::format("ZIP64 extra field is too short for the {}", what));
         u64 v = file.at<ul64>(p, "ZIP64 extra field");
         p += 8;
@@ -225,13 +232,13 @@ void apply_zip64_extra(const ByteView& file, u64 header_pos, u64 extra_pos,
         entry.local_header_offset = take64("local header offset");
       if (need_disk) {
         if (body_end - p < 4)
-          fail_member(file, entry.name, pos,
+          fail_member(file, label, pos,
                       "ZIP64 extra field is too short for the disk number");
         if (u32(file.at<ul32>(p, "ZIP64 extra field")) != 0)
           throw Error(Errc::unsupported, file.name(),
                       fmt::format("{}: member on another disk (multi-disk "
                                   "archives are not supported)",
-                                  printable_name(entry.name)),
+                                  label),
                       pos);
         p += 4;
       }
@@ -239,34 +246,34 @@ void apply_zip64_extra(const ByteView& file, u64 header_pos, u64 extra_pos,
     pos = body + x.size;
   }
   if ((need_usize || need_csize || need_offset || need_disk) && !found)
-    fail_member(file, entry.name, header_pos,
+    fail_member(file, label, header_pos,
                 "central header has a ZIP64 marker (0xffffffff) but no ZIP64 "
                 "extra field");
   if (!need_disk && h.disk_start != 0)
     throw Error(Errc::unsupported, file.name(),
                 fmt::format("{}: member on disk {} (multi-disk archives are "
                             "not supported)",
-                            printable_name(entry.name), u16(h.disk_start)),
+                            label, u16(h.disk_start)),
                 header_pos);
 }
 
-void check_entry_limits(const ByteView& file, const ZipEntry& e, u64 pos,
-                        const ZipLimits& limits) {
+void check_entry_limits(const ByteView& file, const std::string& label,
+                        const ZipEntry& e, u64 pos, const ZipLimits& limits) {
   if (e.uncompressed_size > limits.max_entry_uncompressed)
-    throw Error(Errc::format, file.name(),
-                fmt::format("{}: declared size {} bytes exceeds the per-member "
-                            "limit of {} bytes",
-                            printable_name(e.name), e.uncompressed_size,
-                            limits.max_entry_uncompressed),
-                pos);
+    throw Error(
+        Errc::format, file.name(),
+        fmt::format("{}: declared size {} bytes exceeds the per-member "
+                    "limit of {} bytes",
+                    label, e.uncompressed_size, limits.max_entry_uncompressed),
+        pos);
   if (e.uncompressed_size > kRatioFloor &&
       (e.compressed_size == 0 ||
        e.uncompressed_size / e.compressed_size >= limits.max_ratio))
     throw Error(Errc::format, file.name(),
                 fmt::format("{}: compression ratio {} bytes / {} bytes exceeds "
                             "the limit of {}:1 (zip bomb?)",
-                            printable_name(e.name), e.uncompressed_size,
-                            e.compressed_size, limits.max_ratio),
+                            label, e.uncompressed_size, e.compressed_size,
+                            limits.max_ratio),
                 pos);
 }
 
@@ -313,8 +320,8 @@ std::vector<ZipEntry> parse_central_directory(
                   name_bytes.size());
     if (h.name_length > limits.max_name_length)
       throw Error(Errc::format, file.name(),
-                  fmt::format("{}...: name of {} bytes exceeds the limit of {}",
-                              printable_name(e.name.substr(0, 64)),
+                  fmt::format("{}: name of {} bytes exceeds the limit of {}",
+                              entry_label(i + 1, e.name.substr(0, 64) + "..."),
                               u16(h.name_length), limits.max_name_length),
                   pos);
     e.method = h.method;
@@ -327,35 +334,34 @@ std::vector<ZipEntry> parse_central_directory(
     e.compressed_size = h.compressed_size;
     e.uncompressed_size = h.uncompressed_size;
     e.local_header_offset = h.local_header_offset;
-    apply_zip64_extra(file, pos, name_pos + h.name_length, h.extra_length, h,
-                      e);
+    const std::string label = entry_label(i + 1, e.name);
+    apply_zip64_extra(file, label, pos, name_pos + h.name_length,
+                      h.extra_length, h, e);
 
     if (e.flags & (kFlagEncrypted | (1u << 6)))
       throw Error(Errc::unsupported, file.name(),
-                  fmt::format("{}: encrypted members are not supported",
-                              printable_name(e.name)),
+                  fmt::format("{}: encrypted members are not supported", label),
                   pos);
     if (e.method != 0 && e.method != 8)
       throw Error(Errc::unsupported, file.name(),
                   fmt::format("{}: compression {} is not supported (only "
                               "stored and deflated)",
-                              printable_name(e.name), method_name(e.method)),
+                              label, method_name(e.method)),
                   pos);
     if (e.method == 0 && e.compressed_size != e.uncompressed_size)
-      fail_member(file, e.name, pos,
+      fail_member(file, label, pos,
                   fmt::format("stored member declares {} compressed but {} "
                               "uncompressed bytes",
                               e.compressed_size, e.uncompressed_size));
-    check_entry_limits(file, e, pos, limits);
+    check_entry_limits(file, label, e, pos, limits);
     total = checked_add(total, e.uncompressed_size, file.name(),
                         "total uncompressed size", pos);
     if (total > limits.max_total_uncompressed)
-      throw Error(
-          Errc::format, file.name(),
-          fmt::format("{}: total declared size exceeds the limit of {} "
-                      "bytes (zip bomb?)",
-                      printable_name(e.name), limits.max_total_uncompressed),
-          pos);
+      throw Error(Errc::format, file.name(),
+                  fmt::format("{}: total declared size exceeds the limit of {} "
+                              "bytes (zip bomb?)",
+                              label, limits.max_total_uncompressed),
+                  pos);
     entries.push_back(std::move(e));
     pos = name_pos + var_len;
   }
@@ -369,23 +375,35 @@ std::vector<ZipEntry> parse_central_directory(
 
 void resolve_local_headers(const ByteView& file, u64 cd_offset,
                            std::vector<ZipEntry>& entries) {
-  for (ZipEntry& e : entries) {
+  for (u64 i = 0; i < entries.size(); ++i) {
+    ZipEntry& e = entries[i];
+    const std::string label = entry_label(i + 1, e.name);
     const u64 lh = e.local_header_offset;
+    if (lh >= file.size())
+      fail_member(file, label, lh,
+                  fmt::format("local header offset 0x{:x} past end of file "
+                              "(size 0x{:x})",
+                              lh, file.size()));
     if (lh > cd_offset || cd_offset - lh < sizeof(LocalHeader))
-      fail_member(file, e.name, lh,
+      fail_member(file, label, lh,
                   fmt::format("local header offset 0x{:x} is not before the "
                               "central directory at 0x{:x}",
                               lh, cd_offset));
     const auto& h = file.at<LocalHeader>(lh, "local header");
     if (h.signature != kLocalHeaderSig)
       fail_member(
-          file, e.name, lh,
+          file, label, lh,
           fmt::format("bad local header signature 0x{:08x}", u32(h.signature)));
     const u64 name_pos = lh + sizeof(LocalHeader);
+    if (!file.contains(name_pos, h.name_length))
+      fail_member(file, label, lh,
+                  fmt::format("local header name at 0x{:x} + name_length "
+                              "0x{:x} past end of file (size 0x{:x})",
+                              name_pos, u16(h.name_length), file.size()));
     auto name = file.range(name_pos, h.name_length, "local member name");
     if (name.size() != e.name.size() ||
         std::memcmp(name.data(), e.name.data(), name.size()) != 0)
-      fail_member(file, e.name, lh,
+      fail_member(file, label, lh,
                   fmt::format("local header names '{}', the central directory "
                               "'{}'",
                               printable_name(std::string_view(
@@ -393,16 +411,17 @@ void resolve_local_headers(const ByteView& file, u64 cd_offset,
                                   name.size())),
                               printable_name(e.name)));
     if (h.method != e.method)
-      fail_member(file, e.name, lh,
+      fail_member(file, label, lh,
                   fmt::format("local header says {}, the central directory {}",
                               method_name(h.method), method_name(e.method)));
     // The data follows the LOCAL name and extra field, whose lengths may
     // differ from the central ones (alignment padding, timestamps).
     e.data_offset = name_pos + h.name_length + h.extra_length;
-    const u64 data_end = checked_add(e.data_offset, e.compressed_size,
-                                     file.name(), "member data end", lh);
+    const u64 data_end =
+        checked_add(e.data_offset, e.compressed_size, file.name(),
+                    label + ": data offset + compressed size", lh);
     if (data_end > cd_offset)
-      fail_member(file, e.name, lh,
+      fail_member(file, label, lh,
                   fmt::format("data [0x{:x}, 0x{:x}) runs into the central "
                               "directory at 0x{:x}",
                               e.data_offset, data_end, cd_offset));
@@ -424,7 +443,8 @@ void resolve_local_headers(const ByteView& file, u64 cd_offset,
     const u64 a_end = a.data_offset + a.compressed_size;
     if (a_end > b.local_header_offset)
       fail_member(
-          file, a.name, a.local_header_offset,
+          file, entry_label(static_cast<u64>(&a - entries.data()) + 1, a.name),
+          a.local_header_offset,
           fmt::format("overlaps member '{}': data ends at 0x{:x}, "
                       "after its local header at 0x{:x}",
                       printable_name(b.name), a_end, b.local_header_offset));

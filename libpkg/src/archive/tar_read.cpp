@@ -3,11 +3,13 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <string>
 #include <vector>
 
+#include "archive/reader_central.hpp"
 #include "libpkg/archive/tar.hpp"
 #include "libpkg/base/error.hpp"
 #include "libpkg/base/regular_file.hpp"
@@ -34,6 +36,13 @@ struct TarReader::Impl {
 
   static std::unique_ptr<Impl> create(std::string name,
                                       const TarLimits& limits);
+
+  // Refusals name the member (1-based, in archive order) and its path:
+  // "member 3 (lib/libz.so.1): ...".
+  std::string member_label() const {
+    return fmt::format("member {} ({})", entries,
+                       reader::printable_name(current.path));
+  }
 
   [[noreturn]] void fail(const std::string& what) const {
     const char* message = archive_error_string(a.get());
@@ -133,19 +142,28 @@ bool TarReader::next(TarMember& member) {
   struct archive_entry* e = nullptr;
   int rc = archive_read_next_header(s.a.get(), &e);
   if (rc == ARCHIVE_EOF) return false;
-  if (rc < ARCHIVE_WARN) s.fail("reading member header");
+  if (rc < ARCHIVE_WARN) {
+    s.fail(s.entries == 0
+               ? std::string("member 1: reading its header")
+               : fmt::format("member {}: reading its header (after {})",
+                             s.entries + 1, s.member_label()));
+  }
   if (++s.entries > s.limits.max_entries) {
-    throw Error(
-        Errc::format, s.name,
-        "more than " + std::to_string(s.limits.max_entries) + " members");
+    throw Error(Errc::format, s.name,
+                fmt::format("member {}: more than the limit of {} members",
+                            s.entries, s.limits.max_entries));
   }
   member = {};
   member.path =
       text_of(archive_entry_pathname_utf8(e), archive_entry_pathname(e));
+  s.current = member;  // names the member in the refusals below
   if (member.path.size() > s.limits.max_name_length) {
     throw Error(Errc::format, s.name,
-                "member name longer than " +
-                    std::to_string(s.limits.max_name_length) + " bytes");
+                fmt::format("member {} ({}...): name of {} bytes exceeds the "
+                            "limit of {}",
+                            s.entries,
+                            reader::printable_name(member.path.substr(0, 64)),
+                            member.path.size(), s.limits.max_name_length));
   }
   member.kind = kind_of(e);
   member.mode = archive_entry_perm(e) & 07777;
@@ -161,16 +179,19 @@ bool TarReader::next(TarMember& member) {
         text_of(archive_entry_hardlink_utf8(e), archive_entry_hardlink(e));
   }
   if (member.size > s.limits.max_entry_size) {
-    throw Error(Errc::format, s.name,
-                member.path + ": member size " + std::to_string(member.size) +
-                    " exceeds the limit of " +
-                    std::to_string(s.limits.max_entry_size));
+    throw Error(
+        Errc::format, s.name,
+        fmt::format("{}: size {} bytes exceeds the per-member limit "
+                    "of {} bytes",
+                    s.member_label(), member.size, s.limits.max_entry_size));
   }
   s.total += member.size;
   if (s.total > s.limits.max_total_size) {
-    throw Error(Errc::format, s.name,
-                "members total more than " +
-                    std::to_string(s.limits.max_total_size) + " bytes");
+    throw Error(
+        Errc::format, s.name,
+        fmt::format("{}: members total {} bytes, more than the limit "
+                    "of {} bytes",
+                    s.member_label(), s.total, s.limits.max_total_size));
   }
   s.current = member;
   s.data_pending = true;
@@ -188,20 +209,20 @@ void TarReader::read_data(
   u64 got = 0;
   for (;;) {
     la_ssize_t n = archive_read_data(s.a.get(), buffer.data(), buffer.size());
-    if (n < 0) s.fail(s.current.path + ": reading content");
+    if (n < 0) s.fail(s.member_label() + ": reading content");
     if (n == 0) break;
     got += static_cast<u64>(n);
     if (got > s.current.size) {
       throw Error(Errc::format, s.name,
-                  s.current.path + ": more content than the declared " +
-                      std::to_string(s.current.size) + " bytes");
+                  fmt::format("{}: more content than the declared {} bytes",
+                              s.member_label(), s.current.size));
     }
     sink({buffer.data(), static_cast<std::size_t>(n)});
   }
   if (got != s.current.size) {
     throw Error(Errc::format, s.name,
-                s.current.path + ": truncated content (" + std::to_string(got) +
-                    " of " + std::to_string(s.current.size) + " bytes)");
+                fmt::format("{}: truncated content ({} of {} bytes)",
+                            s.member_label(), got, s.current.size));
   }
 }
 

@@ -125,7 +125,8 @@ std::vector<BuildConfig> expand_matrix(std::string_view text,
                                     "abi",          "variant", "os",
                                     "arch"};
       if (std::none_of(std::begin(kKeys), std::end(kKeys),
-                       [&](const char* k) { return key == k; }))
+                       // clang < 16 cannot capture a structured binding.
+                       [&field = key](const char* k) { return field == k; }))
         throw Error(Errc::format, origin,
                     fmt::format("exclude: unknown field '{}' (fields: "
                                 "package_type, python, accelerator, abi, "

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 
@@ -10,11 +11,58 @@ namespace libpkg::elf {
 
 namespace {
 constexpr u16 PN_XNUM = 0xffff;
-}
+constexpr std::string_view kVersionTableLost =
+    "the section headers are used instead, if any";
+}  // namespace
 
 template <typename E>
 Reader<E>::Reader(const ByteView& bytes)
     : bytes_(bytes), ehdr_(&bytes.at<Ehdr<E>>(0, "ELF header")) {}
+
+// ---- messages -------------------------------------------------------------
+
+template <typename E>
+std::span<const u8> Reader<E>::file_range(u64 offset, u64 size,
+                                          std::string_view what,
+                                          std::string_view offset_field,
+                                          std::string_view size_field) const {
+  if (!bytes_.contains(offset, size)) {
+    throw_format(name(), offset,
+                 fmt::format("{}: {} 0x{:x} + {} 0x{:x} past end of file "
+                             "(size 0x{:x})",
+                             what, offset_field, offset, size_field, size,
+                             bytes_.size()));
+  }
+  return bytes_.span().subspan(offset, size);
+}
+
+template <typename E>
+std::string Reader<E>::record_size_field(u64 size) {
+  return fmt::format("record size {} =", size);
+}
+
+template <typename E>
+std::string Reader<E>::phdr_label(const Phdr<E>& ph) const {
+  const u64 index = static_cast<u64>(&ph - phdrs().data());
+  std::string_view type = segment_type_name(ph.p_type);
+  if (type == "unknown")
+    return fmt::format("program header {} (type 0x{:x})", index,
+                       ph.p_type.value());
+  return fmt::format("program header {} (PT_{})", index, type);
+}
+
+template <typename E>
+std::string Reader<E>::shdr_label(const Shdr<E>& sh) const {
+  const u64 index = static_cast<u64>(&sh - shdrs().data());
+  std::string_view section;
+  try {
+    section = section_name(sh);
+  } catch (const Error&) {
+    // Only for a message about another problem: the name is a courtesy.
+  }
+  if (section.empty()) return fmt::format("section header {}", index);
+  return fmt::format("section header {} ({})", index, section);
+}
 
 // ---- program headers ------------------------------------------------------
 
@@ -53,7 +101,10 @@ template <typename E>
 std::span<const Phdr<E>> Reader<E>::phdrs() const {
   FileRange r = phdr_table();
   if (r.size == 0) return {};
-  auto bytes = bytes_.range(r.offset, r.size, "program header table");
+  auto bytes = file_range(
+      r.offset, r.size, "program header table", "e_phoff",
+      fmt::format("e_phnum {} * e_phentsize {} =", r.size / sizeof(Phdr<E>),
+                  sizeof(Phdr<E>)));
   return {reinterpret_cast<const Phdr<E>*>(bytes.data()),
           r.size / sizeof(Phdr<E>)};
 }
@@ -72,13 +123,19 @@ std::span<const Shdr<E>> Reader<E>::shdrs() const {
   u64 n = ehdr_->e_shnum;
   if (n == 0) {
     // Extended numbering: section 0's sh_size holds the count.
-    const auto& s0 = bytes_.at<Shdr<E>>(off, "section header 0");
+    const auto& s0 = *reinterpret_cast<const Shdr<E>*>(
+        file_range(off, sizeof(Shdr<E>),
+                   "section header 0 (e_shnum 0: it holds the count)",
+                   "e_shoff", record_size_field(sizeof(Shdr<E>)))
+            .data());
     n = s0.sh_size;
     if (n == 0) return {};
   }
   u64 size =
       checked_mul(n, sizeof(Shdr<E>), name(), "section header table size", off);
-  auto bytes = bytes_.range(off, size, "section header table");
+  auto bytes = file_range(
+      off, size, "section header table", "e_shoff",
+      fmt::format("e_shnum {} * e_shentsize {} =", n, sizeof(Shdr<E>)));
   return {reinterpret_cast<const Shdr<E>*>(bytes.data()), n};
 }
 
@@ -105,13 +162,20 @@ std::string_view Reader<E>::section_name(const Shdr<E>& sh) const {
   if (idx == 0 || idx >= table.size()) return {};
   const Shdr<E>& strtab = table[idx];
   if (strtab.sh_type == SHT_NOBITS) return {};
-  ByteView names = bytes_.slice(strtab.sh_offset, strtab.sh_size,
-                                "section name string table");
+  ByteView names(
+      file_range(strtab.sh_offset, strtab.sh_size,
+                 fmt::format("section header {} (the section name string "
+                             "table, e_shstrndx)",
+                             idx),
+                 "sh_offset", "sh_size"),
+      name(), strtab.sh_offset);
   if (sh.sh_name >= names.size()) {
-    throw_format(name(), strtab.sh_offset + sh.sh_name,
-                 fmt::format("section name offset 0x{:x} is outside the "
-                             "section name table (0x{:x} bytes)",
-                             sh.sh_name.value(), names.size()));
+    throw_format(
+        name(), strtab.sh_offset + sh.sh_name,
+        fmt::format("section header {}: name offset 0x{:x} is "
+                    "outside the section name table (section {}, "
+                    "0x{:x} bytes)",
+                    &sh - table.data(), sh.sh_name.value(), idx, names.size()));
   }
   return names.cstring(sh.sh_name, "section name");
 }
@@ -200,7 +264,7 @@ std::optional<u64> Reader<E>::vaddr_to_offset(u64 vaddr) const {
     if (vaddr >= start && vaddr - start < ph.p_filesz)
       return checked_add(
           ph.p_offset, vaddr - start, name(),
-          "PT_LOAD p_offset + address offset",
+          phdr_label(ph) + ": p_offset + address offset",
           static_cast<u64>(reinterpret_cast<const u8*>(&ph) - bytes_.data()));
   }
   // Relocatable objects or odd files without PT_LOAD: try allocated sections.
@@ -225,11 +289,25 @@ std::optional<FileRange> Reader<E>::dynamic_range() const {
 
 template <typename E>
 std::span<const Dyn<E>> Reader<E>::dynamic_table() const {
-  auto r = dynamic_range();
-  if (!r || r->size == 0) return {};
-  auto bytes = bytes_.range(r->offset, r->size, "dynamic section");
+  // Found as dynamic_range() does, keeping the header for the message.
+  std::span<const u8> bytes;
+  auto phs = phdrs();
+  auto ph = std::find_if(phs.begin(), phs.end(), [](const Phdr<E>& p) {
+    return p.p_type == PT_DYNAMIC;
+  });
+  if (ph != phs.end()) {
+    if (ph->p_filesz == 0) return {};
+    bytes = file_range(ph->p_offset, ph->p_filesz, phdr_label(*ph), "p_offset",
+                       "p_filesz");
+  } else if (const Shdr<E>* sh = find_section_by_type(SHT_DYNAMIC)) {
+    if (sh->sh_size == 0) return {};
+    bytes = file_range(sh->sh_offset, sh->sh_size, shdr_label(*sh), "sh_offset",
+                       "sh_size");
+  } else {
+    return {};
+  }
   return {reinterpret_cast<const Dyn<E>*>(bytes.data()),
-          r->size / sizeof(Dyn<E>)};
+          bytes.size() / sizeof(Dyn<E>)};
 }
 
 template <typename E>
@@ -271,13 +349,19 @@ std::optional<FileRange> Reader<E>::dynstr_range() const {
                                *addr));
     }
     u64 sz = size ? *size : 0;
+    Origin origin{fmt::format("dynamic string table (DT_STRTAB 0x{:x})", *addr),
+                  "file offset", size ? "DT_STRSZ" : "size"};
     if (!size) {
-      if (const Shdr<E>* sh = find_section(".dynstr")) sz = sh->sh_size;
+      if (const Shdr<E>* sh = find_section(".dynstr")) {
+        sz = sh->sh_size;
+        origin.size_field = shdr_label(*sh) + " sh_size";
+      }
     }
-    return checked_string_table(FileRange{*off, sz});
+    return checked_string_table(FileRange{*off, sz}, origin);
   }
   if (const Shdr<E>* sh = find_section(".dynstr"))
-    return checked_string_table(FileRange{sh->sh_offset, sh->sh_size});
+    return checked_string_table(FileRange{sh->sh_offset, sh->sh_size},
+                                {shdr_label(*sh), "sh_offset", "sh_size"});
   return std::nullopt;
 }
 
@@ -285,13 +369,15 @@ std::optional<FileRange> Reader<E>::dynstr_range() const {
 // runs into whatever follows, and an editor appending to the table would
 // extend that string (corrupting, say, a version name) instead of adding one.
 template <typename E>
-FileRange Reader<E>::checked_string_table(FileRange r) const {
-  auto bytes = bytes_.range(r.offset, r.size, "dynamic string table");
+FileRange Reader<E>::checked_string_table(FileRange r,
+                                          const Origin& origin) const {
+  auto bytes = file_range(r.offset, r.size, origin.what, origin.offset_field,
+                          origin.size_field);
   if (r.size > 0 && bytes[r.size - 1] != 0) {
     throw_format(name(), r.offset + r.size - 1,
-                 fmt::format("the dynamic string table (0x{:x} bytes at "
+                 fmt::format("{}: the dynamic string table (0x{:x} bytes at "
                              "0x{:x}) does not end with a NUL byte",
-                             r.size, r.offset));
+                             origin.what, r.size, r.offset));
   }
   return r;
 }
@@ -328,13 +414,18 @@ std::string_view Reader<E>::dynstr(u64 offset) const {
 // one past the highest index reachable from a bucket's chain.
 template <typename E>
 u64 Reader<E>::gnu_hash_symbol_count(u64 off) const {
-  const auto& hdr = bytes_.at<std::array<U32<E>, 4>>(off, "GNU hash header");
+  const auto& hdr =
+      record_at<std::array<U32<E>, 4>>(off, "DT_GNU_HASH table header");
   u32 nbuckets = hdr[0], symoffset = hdr[1], bloom_size = hdr[2];
   u64 word = E::is_64 ? 8 : 4;
-  u64 buckets_off =
-      checked_add(off + 16, checked_mul(bloom_size, word, name(), "bloom"),
-                  name(), "GNU hash buckets");
-  bytes_.range(buckets_off, u64{nbuckets} * 4, "GNU hash buckets");
+  u64 buckets_off = checked_add(
+      off + 16,
+      checked_mul(bloom_size, word, name(), "DT_GNU_HASH bloom filter size"),
+      name(), "DT_GNU_HASH buckets offset");
+  file_range(buckets_off, u64{nbuckets} * 4,
+             fmt::format("DT_GNU_HASH table at 0x{:x} (bloom_size {})", off,
+                         bloom_size),
+             "buckets offset", fmt::format("nbuckets {} * 4 =", nbuckets));
   u32 max_index = 0;
   for (u32 b = 0; b < nbuckets; ++b)
     max_index = std::max<u32>(
@@ -343,8 +434,15 @@ u64 Reader<E>::gnu_hash_symbol_count(u64 off) const {
   if (max_index < symoffset) return symoffset;
   u64 chain_off = buckets_off + u64{nbuckets} * 4;
   for (u64 i = max_index;; ++i) {
-    const auto& h =
-        bytes_.at<U32<E>>(chain_off + (i - symoffset) * 4, "GNU hash chain");
+    const u64 pos = chain_off + (i - symoffset) * 4;
+    if (!bytes_.contains(pos, 4)) {
+      file_range(pos, 4,
+                 fmt::format("DT_GNU_HASH table at 0x{:x}: the chain from "
+                             "symbol {} has no end marker; entry of symbol {}",
+                             off, max_index, i),
+                 "offset", "size");
+    }
+    const auto& h = bytes_.at<U32<E>>(pos, "DT_GNU_HASH chain");
     if (h & 1) return i + 1;
   }
 }
@@ -353,23 +451,64 @@ template <typename E>
 std::optional<FileRange> Reader<E>::dynsym_range() const {
   if (const Shdr<E>* sh = find_section_by_type(SHT_DYNSYM))
     return FileRange{sh->sh_offset, sh->sh_size};
-  auto addr = dynamic_value(DT_SYMTAB);
+  // Without section headers the count comes from a hash table: DT_HASH
+  // holds it, DT_GNU_HASH implies it. One that no segment maps is passed
+  // over (with a warning) for the other.
+  auto off = mapped_table(DT_SYMTAB, "the dynamic symbols are not read");
+  if (!off) return std::nullopt;
+  const bool has_gnu = dynamic_value(DT_GNU_HASH).has_value();
+  std::optional<u64> count;
+  if (auto hoff =
+          mapped_table(DT_HASH, has_gnu ? "the symbol count comes from "
+                                          "DT_GNU_HASH instead"
+                                        : "the symbol count is unknown and "
+                                          "no dynamic symbols are read"))
+    count = record_at<std::array<U32<E>, 2>>(*hoff, "DT_HASH table header")[1];
+  if (!count) {
+    if (auto goff = mapped_table(DT_GNU_HASH,
+                                 "the symbol count is unknown and no dynamic "
+                                 "symbols are read"))
+      count = gnu_hash_symbol_count(*goff);
+  }
+  if (!count && !has_gnu && !dynamic_value(DT_HASH))
+    warn(
+        "DT_SYMTAB without section headers, DT_HASH or DT_GNU_HASH: the "
+        "symbol count is unknown and no dynamic symbols are read");
+  return FileRange{*off, count.value_or(0) * sizeof(Sym<E>)};
+}
+
+template <typename E>
+std::optional<u64> Reader<E>::mapped_table(i64 tag,
+                                           std::string_view lost) const {
+  auto addr = dynamic_value(tag);
   if (!addr) return std::nullopt;
   auto off = vaddr_to_offset(*addr);
-  if (!off) return std::nullopt;
-  u64 count = 0;
-  if (auto hash = dynamic_value(DT_HASH)) {
-    if (auto hoff = vaddr_to_offset(*hash))
-      count = bytes_.at<std::array<U32<E>, 2>>(*hoff, "hash table header")[1];
-  } else if (auto gnu = dynamic_value(DT_GNU_HASH)) {
-    if (auto goff = vaddr_to_offset(*gnu)) count = gnu_hash_symbol_count(*goff);
-  }
-  return FileRange{*off, count * sizeof(Sym<E>)};
+  if (!off)
+    warn(fmt::format("DT_{} 0x{:x} is not inside any loadable segment: {}",
+                     dynamic_tag_name(tag), *addr, lost));
+  return off;
+}
+
+template <typename E>
+std::string Reader<E>::dynsym_label() const {
+  if (const Shdr<E>* sh = find_section_by_type(SHT_DYNSYM))
+    return shdr_label(*sh);
+  return fmt::format("dynamic symbol table (DT_SYMTAB 0x{:x})",
+                     dynamic_value(DT_SYMTAB).value_or(0));
+}
+
+template <typename E>
+std::string Reader<E>::versym_label() const {
+  if (auto a = dynamic_value(DT_VERSYM))
+    return fmt::format("symbol version table (DT_VERSYM 0x{:x})", *a);
+  if (const Shdr<E>* sh = find_section_by_type(SHT_GNU_versym))
+    return shdr_label(*sh);
+  return "symbol version table";
 }
 
 template <typename E>
 std::optional<u64> Reader<E>::versym_offset() const {
-  if (auto a = dynamic_value(DT_VERSYM)) return vaddr_to_offset(*a);
+  if (auto off = mapped_table(DT_VERSYM, kVersionTableLost)) return off;
   if (const Shdr<E>* sh = find_section_by_type(SHT_GNU_versym))
     return sh->sh_offset;
   return std::nullopt;
@@ -377,7 +516,7 @@ std::optional<u64> Reader<E>::versym_offset() const {
 
 template <typename E>
 std::optional<u64> Reader<E>::verneed_offset() const {
-  if (auto a = dynamic_value(DT_VERNEED)) return vaddr_to_offset(*a);
+  if (auto off = mapped_table(DT_VERNEED, kVersionTableLost)) return off;
   if (const Shdr<E>* sh = find_section_by_type(SHT_GNU_verneed))
     return sh->sh_offset;
   return std::nullopt;
@@ -385,7 +524,7 @@ std::optional<u64> Reader<E>::verneed_offset() const {
 
 template <typename E>
 std::optional<u64> Reader<E>::verdef_offset() const {
-  if (auto a = dynamic_value(DT_VERDEF)) return vaddr_to_offset(*a);
+  if (auto off = mapped_table(DT_VERDEF, kVersionTableLost)) return off;
   if (const Shdr<E>* sh = find_section_by_type(SHT_GNU_verdef))
     return sh->sh_offset;
   return std::nullopt;
@@ -402,36 +541,48 @@ std::vector<Out> Reader<E>::walk_version_chain(u64 start, u64 count,
   u64 off = start, total = 0;
   const u64 max_records = bytes_.size() / sizeof(Aux) + 1;
   for (u64 i = 0; i < count && i < 65536; ++i) {
-    const Rec& rec = bytes_.at<Rec>(off, what);
+    const Rec& rec = bytes_.contains(off, sizeof(Rec))
+                         ? bytes_.at<Rec>(off, what)
+                         : record_at<Rec>(off, fmt::format("{} {}", what, i));
     auto [cnt, aux_rel, next] = version_links(rec);
     Out item{off, {}};
     u64 aux =
         checked_add(off, aux_rel, name(), "version auxiliary offset", off);
     for (u32 j = 0; j < cnt; ++j) {
-      const Aux& va = bytes_.at<Aux>(aux, "version auxiliary record");
+      const Aux& va =
+          bytes_.contains(aux, sizeof(Aux))
+              ? bytes_.at<Aux>(aux, "version auxiliary record")
+              : record_at<Aux>(
+                    aux, fmt::format("{} {}, auxiliary record {}", what, i, j));
       item.aux_offsets.push_back(aux);
       if (++total > max_records)
-        throw_format(
-            name(), aux,
-            "version records overlap (more records than the file can hold)");
+        throw_format(name(), aux,
+                     fmt::format("{} {}, auxiliary record {}: version records "
+                                 "overlap (more records than the file can "
+                                 "hold)",
+                                 what, i, j));
       u32 aux_next = version_aux_next(va);
       if (aux_next == 0) break;
       if (aux_next < sizeof(Aux))
         throw_format(
             name(), aux,
-            fmt::format(
-                "version auxiliary link {} is smaller than a record ({} bytes)",
-                aux_next, sizeof(Aux)));
+            fmt::format("{} {}, auxiliary record {}: link {} is smaller "
+                        "than a record ({} bytes)",
+                        what, i, j, aux_next, sizeof(Aux)));
       aux = checked_add(aux, aux_next, name(), "version auxiliary link", aux);
     }
     out.push_back(std::move(item));
-    if (next == 0) break;
+    if (next == 0) {
+      if (count != ~u64{0} && i + 1 < count)
+        warn(fmt::format("{}s: the count says {} but the chain ends after {}",
+                         what, count, i + 1));
+      break;
+    }
     if (next < sizeof(Rec))
       throw_format(
           name(), off,
-          fmt::format(
-              "version record link {} is smaller than a record ({} bytes)",
-              next, sizeof(Rec)));
+          fmt::format("{} {}: link {} is smaller than a record ({} bytes)",
+                      what, i, next, sizeof(Rec)));
     off = checked_add(off, next, name(), "version record link", off);
   }
   return out;
@@ -473,7 +624,8 @@ template <typename E>
 std::optional<FileRange> Reader<E>::interp_range() const {
   for (const Phdr<E>& ph : phdrs()) {
     if (ph.p_type != PT_INTERP) continue;
-    bytes_.range(ph.p_offset, ph.p_filesz, "PT_INTERP segment");
+    file_range(ph.p_offset, ph.p_filesz, phdr_label(ph), "p_offset",
+               "p_filesz");
     return FileRange{ph.p_offset, ph.p_filesz};
   }
   return std::nullopt;
@@ -481,26 +633,32 @@ std::optional<FileRange> Reader<E>::interp_range() const {
 
 template <typename E>
 std::vector<typename Reader<E>::Note> Reader<E>::notes() const {
-  std::vector<FileRange> ranges;
+  std::vector<ByteView> ranges;
   std::vector<u64> aligns;
+  std::vector<std::string> labels;
   for (const Phdr<E>& ph : phdrs()) {
     if (ph.p_type == PT_NOTE) {
-      ranges.push_back({ph.p_offset, ph.p_filesz});
+      labels.push_back(phdr_label(ph));
+      ranges.emplace_back(file_range(ph.p_offset, ph.p_filesz, labels.back(),
+                                     "p_offset", "p_filesz"),
+                          name(), ph.p_offset);
       aligns.push_back(ph.p_align);
     }
   }
   if (ranges.empty()) {
     for (const Shdr<E>& sh : shdrs()) {
       if (sh.sh_type == SHT_NOTE) {
-        ranges.push_back({sh.sh_offset, sh.sh_size});
+        labels.push_back(shdr_label(sh));
+        ranges.emplace_back(file_range(sh.sh_offset, sh.sh_size, labels.back(),
+                                       "sh_offset", "sh_size"),
+                            name(), sh.sh_offset);
         aligns.push_back(sh.sh_addralign);
       }
     }
   }
   std::vector<Note> out;
   for (size_t r = 0; r < ranges.size(); ++r) {
-    ByteView seg =
-        bytes_.slice(ranges[r].offset, ranges[r].size, "note segment");
+    const ByteView& seg = ranges[r];
     // Notes are 4-byte aligned, except 8-byte aligned GNU property notes in
     // ELF64 (p_align 8).
     u64 align = aligns[r] == 8 ? 8 : 4;
@@ -512,7 +670,13 @@ std::vector<typename Reader<E>::Note> Reader<E>::notes() const {
       u64 next = align_up(desc_off + nh.n_descsz, align);
       if (!seg.contains(name_off, nh.n_namesz) ||
           !seg.contains(desc_off, nh.n_descsz))
-        throw_format(name(), seg.base() + pos, "note extends past its segment");
+        throw_format(
+            name(), seg.base() + pos,
+            fmt::format("{}: note at 0x{:x} (n_namesz 0x{:x}, "
+                        "n_descsz 0x{:x}) extends past its end "
+                        "(0x{:x} bytes)",
+                        labels[r], seg.base() + pos, nh.n_namesz.value(),
+                        nh.n_descsz.value(), seg.size()));
       std::string_view nm(reinterpret_cast<const char*>(seg.data() + name_off),
                           nh.n_namesz);
       if (!nm.empty() && nm.back() == '\0') nm.remove_suffix(1);

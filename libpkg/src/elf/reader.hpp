@@ -8,6 +8,7 @@
 
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -33,6 +34,12 @@ class Reader {
   const std::string& name() const { return bytes_.name(); }
   const Ehdr<E>& ehdr() const { return *ehdr_; }
 
+  // Where recoverable oddities go (ElfReadOptions::warning); null: nowhere.
+  void set_warning(const ElfWarningFn* warn) { warn_ = warn; }
+  void warn(std::string_view message) const {
+    if (warn_ != nullptr) (*warn_)(message);
+  }
+
   // Program headers: e_phnum entries (PN_XNUM resolved through section 0).
   u64 phnum() const;
   FileRange phdr_table() const;
@@ -50,6 +57,26 @@ class Reader {
   void check_section_headers() const;
 
   std::optional<u64> vaddr_to_offset(u64 vaddr) const;
+
+  // How refusals name a header ("program header 3 (PT_DYNAMIC)", "section
+  // header 7 (.dynstr)"); `ph`/`sh` must point into phdrs()/shdrs().
+  std::string phdr_label(const Phdr<E>& ph) const;
+  std::string shdr_label(const Shdr<E>& sh) const;
+  // The bytes [offset, offset + size) of the file, or a format error (at
+  // `offset`) naming the structure, both fields with their values and the
+  // file size, as LLVM's tools do: "program header 3 (PT_DYNAMIC): p_offset
+  // 0x2e10 + p_filesz 0x1f0 past end of file (size 0x2f00)".
+  std::span<const u8> file_range(u64 offset, u64 size, std::string_view what,
+                                 std::string_view offset_field,
+                                 std::string_view size_field) const;
+  // Same for a fixed-size record.
+  template <typename T>
+  const T& record_at(u64 offset, std::string_view what) const {
+    return *reinterpret_cast<const T*>(file_range(offset, sizeof(T), what,
+                                                  "offset",
+                                                  record_size_field(sizeof(T)))
+                                           .data());
+  }
 
   // The dynamic table: all entries PT_DYNAMIC (or SHT_DYNAMIC) holds, and the
   // number used before the first DT_NULL.
@@ -88,6 +115,13 @@ class Reader {
   std::optional<u64> versym_offset() const;
   std::optional<u64> verneed_offset() const;
   std::optional<u64> verdef_offset() const;
+  // The file offset of the table a DT_* entry points to; nullopt (with a
+  // warning saying what is lost) when no loadable segment maps it.
+  std::optional<u64> mapped_table(i64 tag, std::string_view lost) const;
+  // Where dynsym_range() / versym_offset() found their table, for messages:
+  // "section header 5 (.dynsym)", "symbol version table (DT_VERSYM 0x4a0)".
+  std::string dynsym_label() const;
+  std::string versym_label() const;
 
   // Offsets of every Verneed record and its Vernaux records (for the editor).
   struct VerneedRecord {
@@ -112,7 +146,14 @@ class Reader {
   std::vector<Note> notes() const;
 
  private:
-  FileRange checked_string_table(FileRange r) const;
+  static std::string record_size_field(u64 size);
+  // Where the dynamic table / the dynamic string table come from, for
+  // messages: "program header 4 (PT_DYNAMIC)", "DT_STRTAB 0x3c8 (file offset
+  // 0x3c8)" with its fields.
+  struct Origin {
+    std::string what, offset_field, size_field;
+  };
+  FileRange checked_string_table(FileRange r, const Origin& origin) const;
   u64 gnu_hash_symbol_count(u64 offset) const;
   u64 version_count(i64 tag, u32 section_type) const;
   template <typename Rec, typename Aux, typename Out>
@@ -132,6 +173,7 @@ class Reader {
 
   ByteView bytes_;
   const Ehdr<E>* ehdr_;
+  const ElfWarningFn* warn_ = nullptr;
 };
 
 extern template class Reader<Elf32LE>;

@@ -7,6 +7,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <mutex>
+#include <set>
+#include <string>
 #include <utility>
 
 #include "reader.hpp"
@@ -16,6 +19,7 @@ namespace libpkg::elf {
 template <typename F>
 decltype(auto) ElfFile::visit(F&& f) const {
   return visit_reader(is_64_, is_le_, bytes_, [&]<typename E>(Reader<E> r) {
+    r.set_warning(warn_.get());
     return f(std::as_const(r));
   });
 }
@@ -24,17 +28,43 @@ bool ElfFile::has_elf_magic(std::span<const u8> bytes) {
   return bytes.size() >= 4 && std::memcmp(bytes.data(), kElfMagic, 4) == 0;
 }
 
-ElfFile ElfFile::open(const std::filesystem::path& path) {
+ElfFile ElfFile::open(const std::filesystem::path& path,
+                      ElfReadOptions options) {
   auto file = std::make_shared<MappedFile>(MappedFile::open(path));
   ByteView bytes = file->view();
-  return ElfFile(std::move(file), bytes);
+  return ElfFile(std::move(file), bytes, std::move(options));
 }
 
-ElfFile::ElfFile(ByteView bytes) : bytes_(std::move(bytes)) { parse_ident(); }
-
-ElfFile::ElfFile(std::shared_ptr<MappedFile> file, ByteView bytes)
-    : file_(std::move(file)), bytes_(std::move(bytes)) {
+ElfFile::ElfFile(ByteView bytes, ElfReadOptions options)
+    : bytes_(std::move(bytes)) {
+  set_warning(std::move(options.warning));
   parse_ident();
+}
+
+ElfFile::ElfFile(std::shared_ptr<MappedFile> file, ByteView bytes,
+                 ElfReadOptions options)
+    : file_(std::move(file)), bytes_(std::move(bytes)) {
+  set_warning(std::move(options.warning));
+  parse_ident();
+}
+
+// Accessors find their tables again on every call, so the same oddity is
+// met many times: each message goes to the caller once.
+void ElfFile::set_warning(ElfWarningFn fn) {
+  if (!fn) return;
+  struct Seen {
+    std::mutex mutex;
+    std::set<std::string, std::less<>> messages;
+  };
+  warn_ = std::make_shared<const ElfWarningFn>(
+      [fn = std::move(fn),
+       seen = std::make_shared<Seen>()](std::string_view m) {
+        {
+          std::lock_guard lock(seen->mutex);
+          if (!seen->messages.emplace(m).second) return;
+        }
+        fn(m);
+      });
 }
 
 void ElfFile::parse_ident() {
@@ -259,21 +289,31 @@ void ElfFile::for_each_dynamic_symbol(
     auto range = r.dynsym_range();
     if (!range || range->size == 0) return;
     u64 count = range->size / sizeof(Sym<E>);
-    auto syms =
-        r.bytes().range(range->offset, count * sizeof(Sym<E>), ".dynsym");
+    auto syms = r.file_range(
+        range->offset, count * sizeof(Sym<E>), r.dynsym_label(), "offset",
+        fmt::format("{} symbols * {} bytes =", count, sizeof(Sym<E>)));
     auto table = reinterpret_cast<const Sym<E>*>(syms.data());
     auto versym_off = r.versym_offset();
     VersionNames names;
     const U16<E>* versyms = nullptr;
     if (versym_off) {
       versyms = reinterpret_cast<const U16<E>*>(
-          r.bytes().range(*versym_off, count * 2, ".gnu.version").data());
+          r.file_range(*versym_off, count * 2, r.versym_label(), "offset",
+                       fmt::format("{} symbols * 2 bytes =", count))
+              .data());
       names = version_names(r);
     }
     auto strtab = r.dynstr_range();
     ByteView strings =
-        strtab ? r.bytes().slice(strtab->offset, strtab->size, ".dynstr")
-               : ByteView({}, r.name());
+        strtab
+            ? ByteView(r.file_range(strtab->offset, strtab->size,
+                                    "dynamic string table", "offset", "size"),
+                       r.name(), strtab->offset)
+            : ByteView({}, r.name());
+    // Symbols whose .gnu.version index no version need or definition
+    // defines: read without a version, reported once.
+    u64 unknown = 0;
+    std::pair<u64, u16> first_unknown;
     for (u64 i = 1; i < count; ++i) {
       const Sym<E>& s = table[i];
       Symbol out;
@@ -299,9 +339,17 @@ void ElfFile::for_each_dynamic_symbol(
           out.version = names.name[idx];
           out.version_file = names.file[idx];
         }
+        if (idx > VER_NDX_GLOBAL && out.version.empty() && unknown++ == 0)
+          first_unknown = {i, idx};
       }
       fn(out);
     }
+    if (unknown > 0)
+      r.warn(
+          fmt::format("{} dynamic symbol(s) have a version index that no "
+                      "version need or definition defines (the first: "
+                      "symbol {}, index {}); read without a version",
+                      unknown, first_unknown.first, first_unknown.second));
   });
 }
 

@@ -82,13 +82,26 @@ struct VersionDef {
       names;  // names[0] = this version; rest = parents
 };
 
+// Recoverable oddities the reader works around, e.g. a DT_HASH that no
+// loadable segment maps (the symbol count then comes from DT_GNU_HASH, or
+// no symbols are read) or version tables that disagree with each other.
+// Called with the message (without the file name: ElfFile::name()); each
+// distinct message once per ElfFile. May be called from any thread that
+// uses the ElfFile.
+using ElfWarningFn = std::function<void(std::string_view message)>;
+
+struct ElfReadOptions {
+  ElfWarningFn warning;  // default: none (oddities are worked around quietly)
+};
+
 class ElfFile {
  public:
   // Maps and opens `path`. Throws libpkg::Error (Errc::format) naming the file
   // and offset when it is not a well-formed ELF header.
-  static ElfFile open(const std::filesystem::path& path);
+  static ElfFile open(const std::filesystem::path& path,
+                      ElfReadOptions options = {});
   // Views bytes owned by the caller (an archive member, a test buffer).
-  explicit ElfFile(ByteView bytes);
+  explicit ElfFile(ByteView bytes, ElfReadOptions options = {});
   // True when the bytes start with the ELF magic.
   static bool has_elf_magic(std::span<const u8> bytes);
 
@@ -141,13 +154,16 @@ class ElfFile {
   std::optional<u64> vaddr_to_offset(u64 vaddr) const;
 
  private:
-  ElfFile(std::shared_ptr<MappedFile> file, ByteView bytes);
+  ElfFile(std::shared_ptr<MappedFile> file, ByteView bytes,
+          ElfReadOptions options);
   void parse_ident();
+  void set_warning(ElfWarningFn fn);
   template <typename F>
   decltype(auto) visit(F&& f) const;
 
   std::shared_ptr<MappedFile> file_;
   ByteView bytes_;
+  std::shared_ptr<const ElfWarningFn> warn_;  // deduplicating; null: none
   bool is_64_ = false, is_le_ = false;
   u8 osabi_ = 0;
   u16 type_ = 0, machine_ = 0;
