@@ -35,6 +35,8 @@ packages=(
   gcc-powerpc64le-linux-gnu libc6-dev-ppc64el-cross
   # benchmarks
   hyperfine
+  # peak RSS of a child (tests/archive/writer_peak_rss.sh)
+  time
 )
 
 if [[ "${LIBPKG_SKIP_APT:-0}" != 1 ]]; then
