@@ -1,11 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "libpkg/archive/zip_writer.hpp"
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <libdeflate.h>
 #include <sys/stat.h>
-#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -42,8 +40,11 @@ struct Member {
   int level = 0;        // 0: stored
   SourcePtr source;     // Kind::content
   u64 size = 0;         // uncompressed
-  // Kind::raw
-  std::filesystem::path raw_path;
+  // Kind::raw: the source archive's descriptor (kept from add_raw on, so
+  // the bytes copied are the ones the reader validated), or for a reader
+  // over bytes the reader itself (it outlives commit(), see add_raw).
+  std::shared_ptr<const int> raw_fd;
+  const ZipReader* raw_reader = nullptr;
   ZipEntry raw_entry;
   std::optional<std::array<u8, 32>> sha256;
 };
@@ -351,16 +352,10 @@ struct ZipWriter::Impl {
                       e.uncompressed_size >= kMax32;
     const u64 header_at = pos;
     pos += encode_local_header(rec).size();
-    const std::string& src = m.raw_path.string();
-    int fd = ::open(m.raw_path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) throw_errno(src, "cannot open");
-    try {
-      out.copy_from(fd, e.data_offset, e.compressed_size, pos);
-    } catch (...) {
-      ::close(fd);
-      throw;
-    }
-    ::close(fd);
+    if (m.raw_fd)
+      out.copy_from(*m.raw_fd, e.data_offset, e.compressed_size, pos);
+    else
+      write_at(pos, m.raw_reader->raw(e));
     pos += e.compressed_size;
     report_progress(e.uncompressed_size);
     finish_member(rec, header_at, true, m.sha256);
@@ -510,7 +505,8 @@ void ZipWriter::add_raw(std::string name, const ZipReader& source,
   m.record.external_attr =
       ((type | (perms & 07777)) << 16) | (directory ? 0x10u : 0u);
   m.size = entry.uncompressed_size;
-  m.raw_path = source.path();
+  m.raw_fd = source.descriptor();
+  m.raw_reader = &source;
   m.raw_entry = entry;
   m.sha256 = sha256;
   impl_->queue(std::move(m), directory);

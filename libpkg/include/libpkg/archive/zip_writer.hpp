@@ -99,8 +99,11 @@ class ZipWriter {
   void add_symlink(std::string name, std::string target,
                    ZipMemberAttrs attrs = {});
   // Copies `entry` of `source` verbatim (compressed bytes, CRC, sizes,
-  // method) under `name`. `source` must outlive commit(). `sha256`, when the
-  // caller knows it (a verified RECORD row), is passed through to the result.
+  // method) under `name`. `source` must outlive commit(). The bytes come
+  // from the archive `source` validated (its descriptor, shared from here
+  // on, or its bytes for a from_bytes() reader), never from whatever file
+  // sits at its path by commit(). `sha256`, when the caller knows it (a
+  // verified RECORD row), is passed through to the result.
   void add_raw(std::string name, const ZipReader& source, const ZipEntry& entry,
                ZipMemberAttrs attrs,
                std::optional<std::array<u8, 32>> sha256 = std::nullopt);
