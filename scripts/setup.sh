@@ -40,6 +40,8 @@ packages=(
   hyperfine
   # fuzz/run.sh: libFuzzer and the sanitizer runtimes come with clang
   clang libclang-rt-14-dev
+  # peak RSS of a child (tests/archive/writer_peak_rss.sh)
+  time
 )
 
 if [[ "${LIBPKG_SKIP_APT:-0}" != 1 ]]; then

@@ -17,6 +17,9 @@ foreach(t pack_crosscheck zip64_entries raw_copy attrs)
     LABELS integration TIMEOUT 300)
   set_property(TEST writer_${t} APPEND PROPERTY ENVIRONMENT ${WRITER_TOOL_ENV})
 endforeach()
+libpkg_add_script_test(writer_peak_rss writer_peak_rss.sh
+  LABELS integration slow TIMEOUT 600)
+set_property(TEST writer_peak_rss APPEND PROPERTY ENVIRONMENT ${WRITER_TOOL_ENV})
 libpkg_add_script_test(writer_big_member writer_big_member.sh
   LABELS integration slow TIMEOUT 300)
 set_property(TEST writer_big_member APPEND PROPERTY ENVIRONMENT ${WRITER_TOOL_ENV})

@@ -344,12 +344,22 @@ TEST(ZipWriter, TimestampsModesAndSymlinks) {
   EXPECT_EQ(ZipReader::open(dir / "t.zip").entries()[0].mtime(), 315532800);
 }
 
-TEST(ZipWriter, RawCopyKeepsCompressedBytes) {
-  TempDir dir;
-  std::vector<Input> inputs = {{"a.txt", text_bytes(3 * kChunk)},
-                               {"b.bin", random_bytes(1000, 3)}};
+// The members of the raw-copy tests' source archive: a 3-chunk text member
+// and a small random one.
+std::vector<Input> raw_copy_inputs() {
+  return {{"a.txt", text_bytes(3 * kChunk)}, {"b.bin", random_bytes(1000, 3)}};
+}
+
+ZipWriterOptions small_chunks() {
   ZipWriterOptions o;
   o.chunk_size = kChunk;
+  return o;
+}
+
+TEST(ZipWriter, RawCopyKeepsCompressedBytes) {
+  TempDir dir;
+  const std::vector<Input> inputs = raw_copy_inputs();
+  const ZipWriterOptions o = small_chunks();
   write_inputs(dir / "src.zip", inputs, o);
   ZipReader src = ZipReader::open(dir / "src.zip");
   std::array<u8, 32> digest = Sha256::of(inputs[0].bytes);
@@ -377,6 +387,37 @@ TEST(ZipWriter, RawCopyKeepsCompressedBytes) {
     EXPECT_TRUE(copy.read_all(b) == inputs[static_cast<size_t>(i)].bytes);
   }
   EXPECT_EQ(copy.entries()[1].name, "renamed/a.txt");
+}
+
+// The copy comes from the archive the reader validated: replacing the file
+// at its path between add_raw and commit (a rebuild renaming a new wheel
+// into place) must not change what is written, and a reader over bytes (no
+// path at all) can be copied from too.
+TEST(ZipWriter, RawCopyReadsTheValidatedArchiveNotItsPath) {
+  TempDir dir;
+  const std::vector<Input> inputs = raw_copy_inputs();
+  const ZipWriterOptions o = small_chunks();
+  write_inputs(dir / "src.zip", inputs, o);
+  ZipReader src = ZipReader::open(dir / "src.zip");
+  ZipReader in_memory =
+      ZipReader::from_bytes(read_file(dir / "src.zip"), "<memory>");
+  {
+    ZipWriter w(dir / "copy.zip", o);
+    w.add_raw("a.txt", src, src.entries()[0], {});
+    w.add_raw("b.bin", src, src.entries()[1], {});
+    w.add_raw("mem/a.txt", in_memory, in_memory.entries()[0], {});
+    // Same size, other bytes, renamed over the source's path.
+    std::vector<u8> other = read_file(dir / "src.zip");
+    for (u8& b : other) b = static_cast<u8>(b ^ 0x5a);
+    write_file(dir / "other.zip", other);
+    std::filesystem::rename(dir / "other.zip", dir / "src.zip");
+    w.commit();
+  }
+  ZipReader copy = ZipReader::open(dir / "copy.zip");
+  ASSERT_EQ(copy.entries().size(), 3u);
+  EXPECT_TRUE(copy.read_all(copy.entries()[0]) == inputs[0].bytes);
+  EXPECT_TRUE(copy.read_all(copy.entries()[1]) == inputs[1].bytes);
+  EXPECT_TRUE(copy.read_all(copy.entries()[2]) == inputs[0].bytes);
 }
 
 TEST(ZipWriter, ProgressReachesTotal) {

@@ -45,12 +45,19 @@ namespace {
 
 constexpr u64 kMaxStoredBlock = 65535;
 
+// Size of `n` bytes written as stored blocks: a 5-byte header per block of
+// at most 65535 bytes, and one block for no bytes at all.
+u64 stored_blocks_size(u64 n) {
+  return n + 5 * std::max<u64>(1, (n + kMaxStoredBlock - 1) / kMaxStoredBlock);
+}
+
 // Stored blocks (RFC 1951 3.2.4), starting on a byte boundary as every chunk
 // does: one header byte (BFINAL in bit 0 on the last block of the final
 // chunk, BTYPE 00, padding zeros), LEN and its complement, the bytes.
 void write_stored_blocks(std::span<const u8> input, bool final,
                          std::vector<u8>& out) {
   out.clear();
+  out.reserve(stored_blocks_size(input.size()));
   u64 pos = 0;
   do {
     const u64 len = std::min<u64>(kMaxStoredBlock, input.size() - pos);
@@ -86,8 +93,7 @@ void deflate_chunk(CompressorPool& pool, int level, std::span<const u8> input,
   // A chunk deflate does not shrink (already-compressed data, packed device
   // code) is emitted as stored blocks instead: no larger, and no inflate
   // pass is needed to make it non-final, since we write its block headers.
-  const u64 pieces = (input.size() + kMaxStoredBlock - 1) / kMaxStoredBlock;
-  if (!input.empty() && input.size() + 5 * pieces <= n) {
+  if (!input.empty() && stored_blocks_size(input.size()) <= n) {
     write_stored_blocks(input, final, out);
     return;
   }
@@ -95,19 +101,34 @@ void deflate_chunk(CompressorPool& pool, int level, std::span<const u8> input,
   if (!final) make_non_final(out, name);
 }
 
-std::vector<u8> BufferPool::take() {
-  std::lock_guard lock(mutex_);
-  if (idle_.empty()) return {};
-  std::vector<u8> buffer = std::move(idle_.back());
-  idle_.pop_back();
-  return buffer;
+u64 deflate_chunk_capacity(u64 input_size) {
+  const u64 stored = stored_blocks_size(input_size);
+  // NULL: the bound over every compressor this libdeflate can allocate.
+  const u64 deflated =
+      libdeflate_deflate_compress_bound(nullptr, input_size) + 6;
+  return std::max(stored, deflated);
 }
 
-void BufferPool::give(std::vector<u8>&& buffer) {
-  if (buffer.capacity() == 0) return;
-  buffer.clear();
+ChunkBuffers ChunkSlots::take() {
+  {
+    std::lock_guard lock(mutex_);
+    if (!idle_.empty()) {
+      ChunkBuffers buffers = std::move(idle_.back());
+      idle_.pop_back();
+      return buffers;
+    }
+  }
+  ChunkBuffers buffers;
+  buffers.input.reserve(chunk_size_);
+  buffers.output.reserve(deflate_chunk_capacity(chunk_size_));
+  return buffers;
+}
+
+void ChunkSlots::give(ChunkBuffers&& buffers) {
+  buffers.input.clear();
+  buffers.output.clear();
   std::lock_guard lock(mutex_);
-  idle_.push_back(std::move(buffer));
+  idle_.push_back(std::move(buffers));
 }
 
 namespace {

@@ -64,17 +64,36 @@ class CompressorPool {
 void deflate_chunk(CompressorPool& pool, int level, std::span<const u8> input,
                    bool final, const std::string& name, std::vector<u8>& out);
 
-// Large chunk buffers recycled between jobs: the writer's memory then stays
-// at its window of live buffers, instead of growing with whatever freed
-// blocks the allocator keeps in each worker thread's arena.
-class BufferPool {
+// The buffers one chunk job needs: its input and its compressed output.
+struct ChunkBuffers {
+  std::vector<u8> input;
+  std::vector<u8> output;
+};
+
+// Bytes deflate_chunk() may write for `input_size` bytes of input, at any
+// level, stored or deflated: the buffers of a full-size slot are reserved to
+// this so that they never reallocate.
+u64 deflate_chunk_capacity(u64 input_size);
+
+// The writer's full-size chunk buffers, recycled between jobs. Only jobs of
+// more than small_job_limit() bytes use them; the caller (the zip writer's
+// producer) admits at most `slots` such jobs at a time, holding one slot
+// itself, so these buffers never exceed slots x (chunk + capacity) bytes,
+// whatever the member sizes and their order. Before, one pool of buffers of
+// every size was shared by all jobs: tiny members' jobs took the large
+// buffers, full-size chunks then allocated new ones, and the pool grew to
+// dozens of 8 MiB buffers (the cu130 driver's 192 MiB at -j2).
+class ChunkSlots {
  public:
-  std::vector<u8> take();
-  void give(std::vector<u8>&& buffer);
+  explicit ChunkSlots(u64 chunk_size) : chunk_size_(chunk_size) {}
+  // Buffers of an idle slot, or of a new one reserved to full size.
+  ChunkBuffers take();
+  void give(ChunkBuffers&& buffers);
 
  private:
+  u64 chunk_size_;
   std::mutex mutex_;
-  std::vector<std::vector<u8>> idle_;
+  std::vector<ChunkBuffers> idle_;
 };
 
 // Rewrites a complete raw deflate stream (as libdeflate produces it: ends

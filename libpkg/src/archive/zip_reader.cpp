@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 
@@ -33,7 +34,12 @@ ZipReader ZipReader::open(const std::filesystem::path& path,
                           const ZipLimits& limits) {
   ZipReader zip;
   zip.path_ = path;
-  zip.file_ = MappedFile::open(path);
+  int fd = -1;
+  zip.file_ = MappedFile::open(path, &fd);
+  zip.fd_ = std::shared_ptr<const int>(new int(fd), [](const int* owned) {
+    if (*owned >= 0) ::close(*owned);
+    delete owned;
+  });
   zip.name_ = zip.file_.name();
   zip.data_ = {zip.file_.data(), zip.file_.size()};
   zip.limits_ = limits;

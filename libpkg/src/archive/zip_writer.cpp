@@ -1,11 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "libpkg/archive/zip_writer.hpp"
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <libdeflate.h>
 #include <sys/stat.h>
-#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -42,8 +40,11 @@ struct Member {
   int level = 0;        // 0: stored
   SourcePtr source;     // Kind::content
   u64 size = 0;         // uncompressed
-  // Kind::raw
-  std::filesystem::path raw_path;
+  // Kind::raw: the source archive's descriptor (kept from add_raw on, so
+  // the bytes copied are the ones the reader validated), or for a reader
+  // over bytes the reader itself (it outlives commit(), see add_raw).
+  std::shared_ptr<const int> raw_fd;
+  const ZipReader* raw_reader = nullptr;
   ZipEntry raw_entry;
   std::optional<std::array<u8, 32>> sha256;
 };
@@ -52,10 +53,18 @@ struct Member {
 // writing thread hashes them in order, and writes them as they are for a
 // stored member), their CRC-32 and, when deflating, the compressed bytes.
 struct ChunkResult {
-  std::vector<u8> input;
-  std::vector<u8> deflated;
+  ChunkBuffers buffers;  // input, and output when deflating
   u32 crc32 = 0;
+  bool slot = false;  // buffers belong to a ChunkSlots slot
+  const std::vector<u8>& input() const { return buffers.input; }
+  const std::vector<u8>& deflated() const { return buffers.output; }
 };
+
+// Jobs of at most this many input bytes (a wheel's thousands of small
+// files) allocate their own small buffers (below glibc's mmap threshold, so
+// the allocator reuses them) instead of taking a full-size slot: they are
+// admitted by count (window_jobs), full-size ones by slot (window_slots).
+constexpr u64 kSmallJob = 64 * 1024;
 
 u64 chunk_count(u64 size, u64 chunk_size) {
   return size == 0 ? 1 : (size + chunk_size - 1) / chunk_size;
@@ -84,7 +93,7 @@ struct ZipWriter::Impl {
   AtomicFile out;
   // Declared before the pool: the workers borrow compressors until joined.
   CompressorPool compressors;
-  BufferPool buffers;
+  ChunkSlots slots;
   ThreadPool pool;
   std::vector<Member> pending;
   std::vector<ZipMemberResult> results;
@@ -99,13 +108,14 @@ struct ZipWriter::Impl {
 
   // In-flight chunk jobs, oldest first, and where the producer stands.
   std::deque<std::future<ChunkResult>> in_flight;
-  u64 in_flight_bytes = 0;
+  size_t in_flight_slots = 0;  // jobs in flight holding a full-size slot
   size_t produce_member = 0;
   u64 produce_chunk = 0;
 
   Impl(const std::filesystem::path& target, ZipWriterOptions opts)
       : options(std::move(opts)),
         out(AtomicFile::create(target)),
+        slots(options.chunk_size),
         pool(options.threads) {
     if (options.chunk_size == 0)
       throw Error(Errc::usage, target.string(), "chunk size must be > 0");
@@ -152,9 +162,12 @@ struct ZipWriter::Impl {
 
   // --- producer: keeps the pool busy within the memory window ------------
 
-  // At most 2 chunks per worker in flight (by bytes), and a bounded number
-  // of jobs so that many tiny members do not queue without limit either.
-  u64 window_bytes() const { return 2 * u64{pool.size()} * options.chunk_size; }
+  // At most 2 full-size chunk jobs per worker in flight (a worker finishing
+  // its chunk finds the next one ready), and the writing thread holds one
+  // more slot while it hashes and writes: 2T + 1 slots of chunk_size input
+  // plus deflate_chunk_capacity(chunk_size) output. Small jobs are bounded
+  // by count so that many tiny members do not queue without limit either.
+  size_t window_slots() const { return 2 * size_t{pool.size()}; }
   size_t window_jobs() const { return 8 * size_t{pool.size()} + 8; }
 
   void produce() {
@@ -167,26 +180,27 @@ struct ZipWriter::Impl {
       const u64 chunks = chunk_count(m.size, options.chunk_size);
       const u64 offset = produce_chunk * options.chunk_size;
       const u64 len = std::min(options.chunk_size, m.size - offset);
-      if (!in_flight.empty() && (in_flight_bytes + len > window_bytes() ||
-                                 in_flight.size() >= window_jobs()))
+      const bool slot = len > kSmallJob;
+      if (!in_flight.empty() && (in_flight.size() >= window_jobs() ||
+                                 (slot && in_flight_slots >= window_slots())))
         return;
       const bool final = produce_chunk + 1 == chunks;
-      in_flight.push_back(pool.submit([source = m.source, offset, len, final,
-                                       level = m.level, borrowed = &compressors,
-                                       recycled = &buffers]() -> ChunkResult {
-        ChunkResult r;
-        r.input = recycled->take();
-        r.input.resize(len);
-        source->read(offset, r.input);
-        r.crc32 = crc32_of(r.input);
-        if (level > 0) {
-          r.deflated = recycled->take();
-          deflate_chunk(*borrowed, level, r.input, final, source->name(),
-                        r.deflated);
-        }
-        return r;
-      }));
-      in_flight_bytes += len;
+      in_flight.push_back(pool.submit(
+          [source = m.source, offset, len, final, slot, level = m.level,
+           borrowed = &compressors, recycled = &slots]() -> ChunkResult {
+            ChunkResult r;
+            r.slot = slot;
+            if (slot) r.buffers = recycled->take();
+            std::vector<u8>& input = r.buffers.input;
+            input.resize(len);
+            source->read(offset, input);
+            r.crc32 = crc32_of(input);
+            if (level > 0)
+              deflate_chunk(*borrowed, level, input, final, source->name(),
+                            r.buffers.output);
+            return r;
+          }));
+      if (slot) ++in_flight_slots;
       if (final) {
         ++produce_member;
         produce_chunk = 0;
@@ -200,14 +214,13 @@ struct ZipWriter::Impl {
     produce();  // make sure the chunk we wait for has been submitted
     ChunkResult r = in_flight.front().get();
     in_flight.pop_front();
-    in_flight_bytes -= r.input.size();
+    if (r.slot) --in_flight_slots;
     produce();  // refill before this thread spends time hashing and writing
     return r;
   }
 
   void recycle(ChunkResult& r) {
-    buffers.give(std::move(r.input));
-    buffers.give(std::move(r.deflated));
+    if (r.slot) slots.give(std::move(r.buffers));
     r = ChunkResult{};
   }
 
@@ -219,7 +232,7 @@ struct ZipWriter::Impl {
       }
     }
     in_flight.clear();
-    in_flight_bytes = 0;
+    in_flight_slots = 0;
   }
 
   // --- consumer: the calling thread writes members strictly in order -----
@@ -267,18 +280,19 @@ struct ZipWriter::Impl {
     for (u64 i = 0; i < chunks; ++i) {
       recycle(last);  // before waiting: frees a window slot's memory
       last = next_chunk();
-      sha.update(last.input);
-      crc = crc32_join(crc, last.crc32, last.input.size());
-      std::span<const u8> data = m.level > 0 ? last.deflated : last.input;
+      sha.update(last.input());
+      crc = crc32_join(crc, last.crc32, last.input().size());
+      std::span<const u8> data = m.level > 0 ? last.deflated() : last.input();
       write_at(pos, data);
       pos += data.size();
       compressed += data.size();
-      report_progress(last.input.size());
+      report_progress(last.input().size());
     }
     rec.crc32 = crc;
     rec.compressed_size = compressed;
     if (m.level > 0 && options.store_if_not_smaller && compressed >= m.size) {
-      rewrite_stored(m, data_at, chunks == 1 ? &last.input : nullptr, crc);
+      if (chunks > 1) recycle(last);  // its slot serves the re-read
+      rewrite_stored(m, data_at, chunks == 1 ? &last.input() : nullptr, crc);
       rec.method = kMethodStored;
       rec.compressed_size = m.size;
       rec.flags = static_cast<u16>(rec.flags & ~kFlagDeflateOptions);
@@ -305,7 +319,9 @@ struct ZipWriter::Impl {
       pos += whole_input->size();
       return;
     }
-    std::vector<u8> buf = buffers.take();
+    // The writing thread's own slot (the caller recycled its last chunk).
+    ChunkBuffers held = slots.take();
+    std::vector<u8>& buf = held.input;
     buf.resize(static_cast<size_t>(std::min<u64>(options.chunk_size, m.size)));
     u32 crc = 0;
     for (u64 offset = 0; offset < m.size;) {
@@ -317,7 +333,7 @@ struct ZipWriter::Impl {
       pos += len;
       offset += len;
     }
-    buffers.give(std::move(buf));
+    slots.give(std::move(held));
     if (crc != expected_crc)
       throw Error(Errc::io, m.source->name(),
                   "content changed while it was being archived");
@@ -336,16 +352,10 @@ struct ZipWriter::Impl {
                       e.uncompressed_size >= kMax32;
     const u64 header_at = pos;
     pos += encode_local_header(rec).size();
-    const std::string& src = m.raw_path.string();
-    int fd = ::open(m.raw_path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) throw_errno(src, "cannot open");
-    try {
-      out.copy_from(fd, e.data_offset, e.compressed_size, pos);
-    } catch (...) {
-      ::close(fd);
-      throw;
-    }
-    ::close(fd);
+    if (m.raw_fd)
+      out.copy_from(*m.raw_fd, e.data_offset, e.compressed_size, pos);
+    else
+      write_at(pos, m.raw_reader->raw(e));
     pos += e.compressed_size;
     report_progress(e.uncompressed_size);
     finish_member(rec, header_at, true, m.sha256);
@@ -495,7 +505,8 @@ void ZipWriter::add_raw(std::string name, const ZipReader& source,
   m.record.external_attr =
       ((type | (perms & 07777)) << 16) | (directory ? 0x10u : 0u);
   m.size = entry.uncompressed_size;
-  m.raw_path = source.path();
+  m.raw_fd = source.descriptor();
+  m.raw_reader = &source;
   m.raw_entry = entry;
   m.sha256 = sha256;
   impl_->queue(std::move(m), directory);

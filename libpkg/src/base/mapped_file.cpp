@@ -12,7 +12,7 @@
 
 namespace libpkg {
 
-MappedFile MappedFile::open(const std::filesystem::path& path) {
+MappedFile MappedFile::open(const std::filesystem::path& path, int* keep_fd) {
   MappedFile f;
   f.name_ = path.string();
   // Never blocks: a FIFO or device is refused before any read.
@@ -32,7 +32,10 @@ MappedFile MappedFile::open(const std::filesystem::path& path) {
     }
     f.data_ = static_cast<u8*>(p);
   }
-  ::close(fd);
+  if (keep_fd != nullptr)
+    *keep_fd = fd;
+  else
+    ::close(fd);
   return f;
 }
 

@@ -10,6 +10,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -74,6 +75,11 @@ class ZipReader {
 
   const std::string& name() const { return name_; }
   const std::filesystem::path& path() const { return path_; }
+  // The descriptor the archive was mapped from (closed when the last holder
+  // lets go): raw copies (ZipWriter::add_raw) read from it with
+  // copy_file_range, so they copy this archive's bytes even if another file
+  // is renamed over path() meanwhile. Null for from_bytes() readers.
+  const std::shared_ptr<const int>& descriptor() const { return fd_; }
   // Entries in central-directory order.
   const std::vector<ZipEntry>& entries() const { return entries_; }
   // nullptr when absent.
@@ -105,6 +111,7 @@ class ZipReader {
 
   std::filesystem::path path_;
   MappedFile file_;
+  std::shared_ptr<const int> fd_;  // open(): the mapping's file
   std::string name_;
   std::vector<u8> owned_;     // from_bytes only
   std::span<const u8> data_;  // the mapping or owned_

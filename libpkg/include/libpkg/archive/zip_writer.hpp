@@ -15,17 +15,18 @@
 // Pipeline: add*() only queue members. flush()/commit() run on the calling
 // thread, which writes members strictly in add order while the pool's T
 // workers (ZipWriterOptions::threads) read, CRC and deflate chunks ahead of
-// it. Memory bound: a chunk is submitted only while the input bytes of all
-// chunks in flight stay <= 2 * T * chunk_size (and <= 8 * T + 8 jobs, for
-// many tiny members); each in-flight chunk holds its input (<= chunk_size)
-// and its deflated output (<= libdeflate's bound, input + ~0.1%), and the
-// writing thread holds one more chunk while hashing and writing it. So
-// member buffers peak at about (2T + 1) * 2 * chunk_size whatever the
-// member sizes (T = 2, 8 MiB chunks: ~80 MiB), plus one libdeflate
-// compressor per worker and level. Chunk buffers are recycled between jobs
-// so the allocator's per-thread arenas do not inflate this. Measured peak
-// RSS of writer_pack_tool (whole process) on the 541 MB libcublasLt.so.13
-// at level 6: 49 MB with -j1, 83-99 MB with -j2.
+// it. Memory bound: a chunk job of more than 64 KiB takes one of the
+// writer's full-size slots (input buffer of chunk_size, output buffer of
+// libdeflate's bound + 6); at most 2 * T such jobs are in flight and the
+// writing thread holds one more slot while it hashes and writes, so these
+// buffers peak at (2T + 1) * (2 * chunk_size + 8 KiB) whatever the member
+// sizes and their order (8 MiB chunks: 48 MiB at T = 1, 80 MiB at T = 2).
+// Jobs of 64 KiB or less (small members) allocate their own buffers and are
+// admitted by count (<= 8 * T + 8 jobs: <= (T + 1) MiB). Add per worker
+// about 2 MiB (a libdeflate compressor per level, the joining pass's zlib
+// state and scratch, the stack). tests/archive/writer_peak_rss.sh checks
+// this bound on 300 MiB members at -j1 and -j2; measured whole-process
+// peaks: docs/archives.md.
 //
 // Members larger than chunk_size are deflated as independent chunks joined
 // into one stream (deflate_chunk.hpp); members not made smaller by deflate
@@ -99,8 +100,11 @@ class ZipWriter {
   void add_symlink(std::string name, std::string target,
                    ZipMemberAttrs attrs = {});
   // Copies `entry` of `source` verbatim (compressed bytes, CRC, sizes,
-  // method) under `name`. `source` must outlive commit(). `sha256`, when the
-  // caller knows it (a verified RECORD row), is passed through to the result.
+  // method) under `name`. `source` must outlive commit(). The bytes come
+  // from the archive `source` validated (its descriptor, shared from here
+  // on, or its bytes for a from_bytes() reader), never from whatever file
+  // sits at its path by commit(). `sha256`, when the caller knows it (a
+  // verified RECORD row), is passed through to the result.
   void add_raw(std::string name, const ZipReader& source, const ZipEntry& entry,
                ZipMemberAttrs attrs,
                std::optional<std::array<u8, 32>> sha256 = std::nullopt);

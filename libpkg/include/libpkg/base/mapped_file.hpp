@@ -16,8 +16,12 @@ namespace libpkg {
 class MappedFile {
  public:
   // Maps `path`; throws Errc::io if it cannot be opened or is not a regular
-  // file. An empty file maps to an empty view.
-  static MappedFile open(const std::filesystem::path& path);
+  // file. An empty file maps to an empty view. With `keep_fd`, the
+  // descriptor the mapping was made from is handed to the caller (who closes
+  // it) instead of closed: the same inode as the mapping, whatever is
+  // renamed over `path` later.
+  static MappedFile open(const std::filesystem::path& path,
+                         int* keep_fd = nullptr);
 
   MappedFile() = default;
   MappedFile(MappedFile&& other) noexcept;
