@@ -239,6 +239,30 @@ TEST(ZipWriter, RefusesHostileNames) {
   EXPECT_EQ(r.entries().size(), 5u);
 }
 
+// Symlink targets the extractor refuses whatever the rest of the archive
+// holds (empty, a NUL byte, longer than PATH_MAX) are refused when added, so
+// the writer never emits an archive its own reader rejects (found by
+// fuzz_zip_roundtrip; fuzz/crashers/zip_roundtrip/symlink-target-nul).
+TEST(ZipWriter, RefusesSymlinkTargetsItsReaderRefuses) {
+  TempDir dir;
+  ZipWriter w(dir / "l.zip");
+  for (const std::string& bad :
+       {std::string(), std::string("a\0b", 3), std::string(4096, 'x')}) {
+    try {
+      w.add_symlink("link", bad);
+      ADD_FAILURE() << "accepted a target of " << bad.size() << " bytes";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), Errc::usage);
+      EXPECT_EQ(e.file(), "link");
+    }
+  }
+  w.add_symlink("link", std::string(4095, 'x'));
+  w.commit();
+  ZipReader r = ZipReader::open(dir / "l.zip");
+  ASSERT_EQ(r.entries().size(), 1u);
+  EXPECT_EQ(r.read_text(r.entries()[0]).size(), 4095u);
+}
+
 // The writer and the extractor share one name rule: the writer flags every
 // non-ASCII name UTF-8, so it refuses names that are not UTF-8, and it
 // refuses names the extractor would take for one file. Whatever it accepts,

@@ -62,6 +62,27 @@ TEST(LdSoConf, RelativeIncludeIsRelativeToTheIncludingFile) {
   EXPECT_EQ(dirs, (V{r.at("x"), r.at("y")}));
 }
 
+TEST(LdSoConf, DotDotNeverLeavesTheRoot) {
+  // As inside a chroot: ".." stops at the root, for directories, absolute
+  // and relative includes alike (a tree's configuration must not make the
+  // search read files outside it; found by the ld_so_conf fuzz target).
+  TestRoot r, outside;
+  outside.write("evil.conf", "/evil\n");
+  std::string up = "../../../../../../../../../../../../../../../..";
+  std::string escape = up + outside.dir().string() + "/*.conf";
+  r.write("etc/ld.so.conf",
+          "include " + escape + "\n" +                  // relative
+              "include /" + escape + "\n" +             // absolute
+              "/../../../../../../../../../../opt/x\n"  // a directory
+              "/opt/./y/../z\n");
+  auto dirs = parse_ld_so_conf(r.at("etc/ld.so.conf"), r.dir());
+  EXPECT_EQ(dirs, (V{r.at("opt/x"), r.at("opt/z")}));
+  // The same configuration inside the root is still found there.
+  r.write(outside.dir().string().substr(1) + "/in.conf", "/inside\n");
+  dirs = parse_ld_so_conf(r.at("etc/ld.so.conf"), r.dir());
+  EXPECT_EQ(dirs, (V{r.at("inside"), r.at("opt/x"), r.at("opt/z")}));
+}
+
 TEST(LdSoConf, SeveralPatternsOnOneIncludeLine) {
   TestRoot r;
   r.write("etc/ld.so.conf", "include\t/etc/p/*.conf   /etc/q/*.conf\n");

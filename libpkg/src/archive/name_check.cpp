@@ -26,9 +26,6 @@ namespace libpkg::archive {
 namespace names {
 namespace {
 
-// Longest symlink target we accept (PATH_MAX including the NUL).
-constexpr u64 kMaxLinkTarget = 4095;
-
 [[noreturn]] void refuse(const ZipReader& zip, const ZipEntry& e,
                          const std::string& why) {
   throw Error(Errc::format, zip.name(),

@@ -12,6 +12,10 @@
 
 namespace libpkg::archive::names {
 
+// Longest symlink target an extractor accepts and a writer emits (PATH_MAX
+// including the NUL).
+inline constexpr u64 kMaxLinkTarget = 4095;
+
 enum class MemberKind { file, directory, symlink };
 
 struct PlannedMember {

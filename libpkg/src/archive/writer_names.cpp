@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "archive/name_fold.hpp"
+#include "archive/name_plan.hpp"
 #include "libpkg/base/error.hpp"
 
 namespace libpkg::archive {
@@ -16,6 +17,20 @@ namespace {
 }
 
 }  // namespace
+
+void check_symlink_target(const std::string& name, const std::string& target) {
+  auto refuse_target = [&](const std::string& why) {
+    throw Error(Errc::usage, name.empty() ? std::string("<member>") : name,
+                "refusing symlink member: " + why);
+  };
+  if (target.empty()) refuse_target("empty target");
+  if (target.find('\0') != std::string::npos)
+    refuse_target("target contains a NUL byte");
+  if (target.size() > names::kMaxLinkTarget)
+    refuse_target("target of " + std::to_string(target.size()) +
+                  " bytes is longer than " +
+                  std::to_string(names::kMaxLinkTarget));
+}
 
 void check_member_name(const std::string& name, bool directory) {
   if (name.empty()) refuse(name, "empty");

@@ -36,6 +36,13 @@ class MemberNames {
   std::unordered_set<std::string> parents_;  // "a", "a/b" of "a/b/c"
 };
 
+// Throws Errc::usage naming the member when a symlink's `target` is one
+// the extractor refuses whatever else the archive holds: empty, with a NUL
+// byte, or longer than names::kMaxLinkTarget. (Whether a relative target
+// stays inside the extraction directory depends on the extractor's options
+// and the other members, so it is checked there.)
+void check_symlink_target(const std::string& name, const std::string& target);
+
 // True when `name` has a byte outside ASCII (the header then gets the UTF-8
 // flag, APPNOTE 4.4.4 bit 11).
 bool needs_utf8_flag(const std::string& name);

@@ -470,6 +470,8 @@ void ZipWriter::add_directory(std::string name, ZipMemberAttrs attrs) {
 void ZipWriter::add_symlink(std::string name, std::string target,
                             ZipMemberAttrs attrs) {
   // The link target is the member's content, stored, as Info-ZIP does.
+  // A target the extractor would refuse is refused here (fuzz_zip_roundtrip).
+  check_symlink_target(name, target);
   attrs.level = 0;
   std::string label = name;
   impl_->queue(impl_->content_member(std::move(name),

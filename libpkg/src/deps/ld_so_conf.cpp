@@ -17,14 +17,45 @@ namespace libpkg::deps {
 
 namespace detail {
 
+namespace {
+
+// `path` as a process chrooted at the root sees it: "." and empty parts
+// dropped, ".." removing the previous part and stopping at "/".
+std::string confine(std::string_view path) {
+  std::vector<std::string_view> parts;
+  std::size_t start = 0;
+  while (start <= path.size()) {
+    std::size_t end = path.find('/', start);
+    if (end == std::string_view::npos) end = path.size();
+    std::string_view part = path.substr(start, end - start);
+    if (part == "..") {
+      if (!parts.empty()) parts.pop_back();
+    } else if (!part.empty() && part != ".") {
+      parts.push_back(part);
+    }
+    start = end + 1;
+  }
+  std::string out;
+  for (auto part : parts) {
+    out += '/';
+    out += part;
+  }
+  return out.empty() ? "/" : out;
+}
+
+std::string trimmed_root(const std::filesystem::path& root) {
+  std::string out = root.string();
+  while (out.size() > 1 && out.back() == '/') out.pop_back();
+  return out;
+}
+
+}  // namespace
+
 std::string under_root(const std::filesystem::path& root,
                        std::string_view path) {
   if (root.empty() || root == "/") return std::string(path);
-  std::string out = root.string();
-  while (out.size() > 1 && out.back() == '/') out.pop_back();
-  if (!path.starts_with('/')) out += '/';
-  out += path;
-  return out;
+  std::string in_root = confine(path);
+  return trimmed_root(root) + (in_root == "/" ? "" : in_root);
 }
 
 std::vector<std::string> parse_musl_path_file(
@@ -117,10 +148,19 @@ struct ConfParser {
 
   void include(const std::filesystem::path& from, const std::string& pattern) {
     std::string full;
-    if (pattern.starts_with('/'))
+    if (pattern.starts_with('/')) {
       full = detail::under_root(root, pattern);
-    else
+    } else if (root.empty() || root == "/") {
       full = (from.parent_path() / pattern).string();
+    } else {
+      // Relative to the including file's directory, taken inside the root
+      // (`from` is always under it: every file parsed came from under_root).
+      std::string dir = from.parent_path().string();
+      std::string prefix = detail::trimmed_root(root);
+      std::string_view in_root(dir);
+      if (in_root.starts_with(prefix)) in_root.remove_prefix(prefix.size());
+      full = detail::under_root(root, std::string(in_root) + "/" + pattern);
+    }
     glob_t g{};
     // glob sorts its matches (as ldconfig relies on); a pattern without
     // matches is not an error.

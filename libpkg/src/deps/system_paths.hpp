@@ -13,7 +13,10 @@
 namespace libpkg::deps::detail {
 
 // `path` (absolute, a system location) seen under `root`: unchanged for "/"
-// or an empty root, else root + path.
+// or an empty root, else root + path with "." and ".." resolved as they are
+// inside a chroot (never above the root), so a configuration file in the
+// tree cannot send the search outside it ("include ../../../../x",
+// "/../../home").
 std::string under_root(const std::filesystem::path& root,
                        std::string_view path);
 
