@@ -131,6 +131,16 @@ if [[ -n $R ]]; then
   expect_eq "stripped wheel runs" "128" "$(vs/bin/python -c 'import chainpkg.sub._ext2 as m; print(m.value())' 2>&1)"
 fi
 
+# strip runs through run_process: a failing strip's own output is in the
+# error (with its exit status), and nothing is written.
+mkdir -p fakebin
+printf '#!/bin/sh\necho "fake strip refuses $2" >&2\nexit 3\n' >fakebin/strip
+chmod +x fakebin/strip
+expect_status 2 "repair --strip with a failing strip" env PATH="$PWD/fakebin:$PATH" "$PKGTOOL" repair "$W" -w stbad --strip
+expect_eq "the error carries strip's status and output" 1 \
+  "$(grep -c '^error: .*: strip -s failed (exit status 3): fake strip refuses ' "$SCRATCH/last.err")"
+expect_empty_dir "a failed strip writes nothing" stbad
+
 case_begin "--policy-file"
 pol=$("$LIBPKG_PYTHON" -c 'import sys; sys.path.insert(0, sys.argv[1]); import repaircheck; print(repaircheck.policy_file())' "$REPAIRTEST_DIR/lib")
 "$LIBPKG_PYTHON" - "$pol" mypolicy.json <<'PYEOF'
