@@ -99,10 +99,26 @@ struct Summary {
   std::string to_json(int indent = 2) const;
 };
 
+// The runtime checks a configuration promises, passed to check_binary as
+// --require so that a promised check that would skip fails the run:
+// `import` for a wheel when an interpreter of the wheel's Python is found
+// (options.python when it is one, else python<X.Y> then python3 on PATH;
+// `python` is then the one chosen), `link` for libtorch. Nothing with
+// runtime checks off, nor a check left out by only/skip. `notes` says why
+// an expected promise can't be made (no matching interpreter).
+struct Promises {
+  std::vector<std::string> require;
+  std::string python;
+  std::vector<std::string> notes;
+};
+Promises promised_checks(const config::BuildConfig& config,
+                         const check::CheckOptions& options);
+
 // Runs check::run on every artifact of `summary` marked `check`, with
-// options.check and `expect`, appending the reports; the log gets one line
-// per artifact. Does nothing when !options.run_checks or on a dry run.
-// Bad input found by the checks (Errc::usage / format) propagates.
+// options.check (plus promised_checks' --require) and `expect`, appending
+// the reports; the log gets one line per artifact. Does nothing when
+// !options.run_checks or on a dry run. Bad input found by the checks
+// (Errc::usage / format) propagates.
 void check_artifacts(Summary& summary, const CommonOptions& options,
                      const check::Expectation& expect);
 
