@@ -13,7 +13,7 @@
 #include "libpkg/archive/zip_reader.hpp"
 #include "libpkg/base/atomic_file.hpp"
 #include "libpkg/base/error.hpp"
-#include "libpkg/base/regular_file.hpp"
+#include "libpkg/base/fd.hpp"
 #include "libpkg/conda/package.hpp"
 #include "tree.hpp"
 
@@ -105,23 +105,9 @@ void for_each_component(
     const fs::path& package,
     const std::function<void(archive::TarReader&, const std::string&)>& fn) {
   if (format_of(package) == PackageFormat::tar_bz2) {
-    // Through open_regular_file: a FIFO named like the package is refused
-    // at once instead of blocking this read.
-    std::vector<u8> head(3);
-    {
-      const int fd = open_regular_file(package);
-      ssize_t n;
-      do {
-        n = ::pread(fd, head.data(), head.size(), 0);
-      } while (n < 0 && errno == EINTR);
-      const int saved = errno;
-      ::close(fd);
-      if (n < 0) {
-        errno = saved;
-        throw_errno(package.string(), "read");
-      }
-      head.resize(static_cast<std::size_t>(n));
-    }
+    // read_prefix opens through open_regular: a FIFO named like the
+    // package is refused at once instead of blocking this read.
+    const std::vector<u8> head = read_prefix(package, 3);
     require_magic(package.string(), head, kBzip2Magic, "bzip2");
     archive::TarReader reader = archive::TarReader::open_file(package);
     fn(reader, "");
