@@ -51,31 +51,20 @@ void require_magic(const std::string& name, const std::vector<u8>& head,
 // them) is inflated into an unnamed temporary file rather than memory: its
 // declared size is only bounded by the zip limits, gigabytes from a
 // megabyte-sized package. The file vanishes when closed, also on a signal.
-int inflate_to_temp_file(const archive::ZipReader& zip,
-                         const archive::ZipEntry& entry) {
+Fd inflate_to_temp_file(const archive::ZipReader& zip,
+                        const archive::ZipEntry& entry) {
   std::error_code ec;
   fs::path dir = fs::temp_directory_path(ec);
   if (ec) dir = "/tmp";
-  int fd = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-  if (fd < 0)
+  Fd fd(::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600));
+  if (!fd)
     throw_errno(zip.name(), "create a temporary file in " + dir.string() +
                                 " for " + entry.name);
-  try {
-    zip.read(entry, [&](std::span<const u8> piece) {
-      while (!piece.empty()) {
-        ssize_t n = ::write(fd, piece.data(), piece.size());
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0)
-          throw_errno(
-              zip.name(),
-              entry.name + ": write to a temporary file in " + dir.string());
-        piece = piece.subspan(static_cast<std::size_t>(n));
-      }
-    });
-  } catch (...) {
-    ::close(fd);
-    throw;
-  }
+  const std::string shown = zip.name() + ":" + entry.name +
+                            " (temporary file in " + dir.string() + ")";
+  zip.read(entry, [&](std::span<const u8> piece) {
+    write_all(fd.get(), piece, shown);
+  });
   return fd;
 }
 
@@ -128,8 +117,8 @@ void for_each_component(
           archive::TarReader::open_memory(zip.raw(entry), name);
       fn(reader, entry.name);
     } else {
-      archive::TarReader reader =
-          archive::TarReader::open_fd(inflate_to_temp_file(zip, entry), name);
+      archive::TarReader reader = archive::TarReader::open_fd(
+          inflate_to_temp_file(zip, entry).release(), name);
       fn(reader, entry.name);
     }
   }
