@@ -17,13 +17,6 @@ void Fd::reset(int fd) noexcept {
   fd_ = fd;
 }
 
-void Fd::close(const std::string& name) {
-  // close(2) releases the descriptor even when it fails (EINTR included on
-  // Linux): it must not be retried.
-  if (fd_ < 0) return;
-  if (::close(release()) != 0) throw_errno(name, "close");
-}
-
 const char* file_kind_name(unsigned st_mode) {
   switch (st_mode & S_IFMT) {
     case S_IFREG:

@@ -50,9 +50,6 @@ class Fd {
   }
   /// Closes the held descriptor (errors ignored) and takes `fd`.
   void reset(int fd = -1) noexcept;
-  /// Closes now and reports a failed close (written data may be lost) as
-  /// Errc::io naming `name`.
-  void close(const std::string& name);
 
  private:
   int fd_ = -1;
