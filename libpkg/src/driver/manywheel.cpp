@@ -181,6 +181,7 @@ Summary run_manywheel(const ManywheelOptions& o) {
   ro.keep_names = rules.keep_names;
   ro.include_rules = rules.include_rules;
   ro.rpath_all = true;
+  ro.threads = o.common.threads;
   ro.rpath_first = detail::install_root_dirs(rules.pypi_rpath, *ro.lib_dir);
   // build_cuda.sh forced DT_RPATH in pypi-CUDA mode so that the nvidia-*
   // wheels win over LD_LIBRARY_PATH; otherwise patchelf wrote DT_RUNPATH.
