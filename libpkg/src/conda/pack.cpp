@@ -157,7 +157,7 @@ PackResult pack(const fs::path& prefix, const CondaMetadata& input,
                        ? options.timestamp_ms / 1000
                        : -((-options.timestamp_ms + 999) / 1000);
   result.outputs = detail::write_package_files(
-      options.out_dir, package_stem(meta), info, pkg, settings);
+      options.out_dir, package_stem(meta), info, pkg, settings, &result.sizes);
   return result;
 }
 

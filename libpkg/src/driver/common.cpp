@@ -36,9 +36,10 @@ bool Summary::passed() const {
 }
 
 void add_artifact(Summary& summary, std::string role,
-                  const std::filesystem::path& path, bool check) {
+                  const std::filesystem::path& path, bool check,
+                  std::optional<u64> written) {
   std::error_code ec;
-  u64 size = std::filesystem::file_size(path, ec);
+  u64 size = written ? *written : std::filesystem::file_size(path, ec);
   summary.artifacts.push_back({std::move(role), path, ec ? 0 : size, check});
 }
 

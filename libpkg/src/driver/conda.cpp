@@ -252,10 +252,12 @@ Summary run_conda(const CondaDriverOptions& options) {
       throw Error(Errc::unsupported, packed.outputs[i].string(),
                   "internal error: packed under another name than planned (" +
                       outputs[i].string() + ")");
+    // The size is the writers' count of bytes written, not the file's: an
+    // output written into /dev/null or a FIFO has no size to read back.
     add_artifact(summary,
                  options.formats[i] == conda::PackageFormat::conda ? "conda-v2"
                                                                    : "conda",
-                 packed.outputs[i]);
+                 packed.outputs[i], /*check=*/true, packed.sizes.at(i));
   }
   // Conda packages take CUDA from their dependencies (pytorch-cuda), so
   // check_binary does not expect the per-CUDA table's libraries inside.

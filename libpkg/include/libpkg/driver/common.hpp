@@ -122,9 +122,12 @@ Promises promised_checks(const config::BuildConfig& config,
 void check_artifacts(Summary& summary, const CommonOptions& options,
                      const check::Expectation& expect);
 
-// Adds an artifact written at `path` (its size taken from the file).
+// Adds an artifact written at `path`. `written`: the bytes the writer put
+// there, when it knows them; else the size is taken from the file, which
+// is 0 for an output written into /dev/null or a FIFO.
 void add_artifact(Summary& summary, std::string role,
-                  const std::filesystem::path& path, bool check = true);
+                  const std::filesystem::path& path, bool check = true,
+                  std::optional<u64> written = std::nullopt);
 
 // A stopwatch for Summary::seconds.
 class Stopwatch {
