@@ -285,6 +285,7 @@ void bind_repair(py::module_& m) {
         ro.only_plat = only_plat;
         ro.ignore_missing = ignore_missing;
         ro.strip = strip;
+        ro.threads = threads;
         Plan p;
         p.analysis = analyze(wheel, lib_paths, ldpaths, exclude, include,
                              policy_file, ld_library_path, threads, libc, root,

@@ -231,6 +231,34 @@ TEST_F(Extract, DefaultModesWithoutKeepModes) {
   EXPECT_EQ(st.st_mode & 07777, 0755u);
 }
 
+TEST_F(Extract, SelectWritesOnlyTheChosenFiles) {
+  // repair's ELF members go through this path (O_NOFOLLOW walks, O_EXCL
+  // files, staged then renamed) instead of a second, unhardened extractor.
+  ZipReader zip =
+      zip_of({dir("pkg/"), file("pkg/a/lib.so", "ELF"), file("pkg/b.py", "py"),
+              link("pkg/l", "b.py"), dir("pkg/empty/")});
+  ExtractOptions options;
+  options.select = [](const ZipEntry& e) { return e.name == "pkg/a/lib.so"; };
+  ExtractReport r = extract(zip, root_ / "out", options);
+  EXPECT_EQ(r.files, 1u);
+  std::ifstream in(root_ / "out/pkg/a/lib.so");
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_EQ(text, "ELF");
+  EXPECT_FALSE(fs::exists(root_ / "out/pkg/b.py"));
+  EXPECT_FALSE(fs::exists(fs::symlink_status(root_ / "out/pkg/l")));
+  EXPECT_FALSE(fs::exists(root_ / "out/pkg/empty"));
+  expect_only("out");
+}
+
+TEST_F(Extract, SelectStillChecksEveryName) {
+  // A hostile name among the members left out still refuses the archive.
+  ZipReader zip = zip_of({file("ok.so", "x"), file("../evil", "y")});
+  ExtractOptions options;
+  options.select = [](const ZipEntry& e) { return e.name == "ok.so"; };
+  EXPECT_THROW(extract(zip, root_ / "out", options), Error);
+  EXPECT_FALSE(fs::exists(root_ / "out"));
+}
+
 TEST_F(Extract, TargetMustBeAbsentOrEmpty) {
   ZipReader zip = zip_of({file("new", "archive")});
   fs::path out = root_ / "out";

@@ -5,14 +5,24 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <csignal>
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <thread>
 
 #include "libpkg/base/error.hpp"
+#include "libpkg/base/signal_cleanup.hpp"
 #include "temp_dir.hpp"
 
 namespace libpkg {
@@ -337,6 +347,85 @@ TEST(AtomicFile, MovedFromDoesNotDiscard) {
     EXPECT_TRUE(list_dir(dir.path()).empty());
   }
   EXPECT_TRUE(list_dir(dir.path()).empty());
+}
+
+// Makes every openat(O_TMPFILE) of this process fail with EOPNOTSUPP, as on
+// a file system without O_TMPFILE, so AtomicFile takes its named-temporary
+// path. Returns false when the filter cannot be installed.
+bool refuse_o_tmpfile() {
+#if defined(__x86_64__)
+  constexpr u32 kArch = AUDIT_ARCH_X86_64;
+#elif defined(__aarch64__)
+  constexpr u32 kArch = AUDIT_ARCH_AARCH64;
+#else
+  return false;
+#endif
+  constexpr u32 kTmpfileBit = O_TMPFILE & ~O_DIRECTORY;
+  // Little-endian: the low 32 bits of openat's flags argument.
+  sock_filter code[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, kArch, 1, 0),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_openat, 0, 3),
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, args[2])),
+      BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, kTmpfileBit, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EOPNOTSUPP),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  sock_fprog prog{static_cast<unsigned short>(sizeof code / sizeof code[0]),
+                  code};
+  return ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
+         ::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == 0;
+}
+
+// Runs `body` in a child without O_TMPFILE; returns its wait status.
+template <typename Body>
+int in_child_without_o_tmpfile(Body&& body) {
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    if (!refuse_o_tmpfile()) ::_exit(3);
+    body();
+    ::_exit(0);
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return status;
+}
+
+TEST(AtomicFile, SigtermDuringAWriteLeavesNoNamedTemporary) {
+  TempDir dir;
+  int status = in_child_without_o_tmpfile([&] {
+    AtomicFile f = AtomicFile::create(dir / "out.bin");
+    if (f.temp_path().empty()) ::_exit(4);  // O_TMPFILE was not refused
+    f.write("half of a long output");
+    ::raise(SIGTERM);
+    ::_exit(5);
+  });
+  ASSERT_TRUE(WIFSIGNALED(status)) << "status " << status;
+  EXPECT_EQ(WTERMSIG(status), SIGTERM);
+  EXPECT_EQ(list_dir(dir.path()), std::vector<std::string>{});
+}
+
+TEST(AtomicFile, CommittedOrDiscardedFilesAreNoLongerCovered) {
+  // After commit the target is the caller's; after a discard the temporary
+  // is gone. A later SIGTERM must touch neither (released registrations).
+  TempDir dir;
+  int status = in_child_without_o_tmpfile([&] {
+    {
+      AtomicFile f = AtomicFile::create(dir / "kept.bin");
+      f.write("done");
+      f.commit();
+    }
+    { AtomicFile g = AtomicFile::create(dir / "dropped.bin"); }
+    // Another registration keeps the handler in place; it covers only this.
+    SignalCleanup scratch(dir / "scratch");
+    ::raise(SIGTERM);
+  });
+  ASSERT_TRUE(WIFSIGNALED(status)) << "status " << status;
+  EXPECT_EQ(list_dir(dir.path()), std::vector<std::string>{"kept.bin"});
+  EXPECT_EQ(read_file(dir / "kept.bin"), "done");
 }
 
 }  // namespace

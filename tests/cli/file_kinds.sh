@@ -16,7 +16,11 @@
 #    non-root user in a world-writable directory: "Permission denied",
 #    exit 2, file untouched, owner kept), and a growing edit of a hard-linked
 #    file keeps the link (both names see the edit, one inode); with
-#    --in-place-atomic the link is broken and a note says so.
+#    --in-place-atomic the link is broken and a note says so;
+#  - probes never block or swallow errors: `patchelf --shrink-rpath` passes a
+#    FIFO named like a NEEDED library in an RPATH directory, and `check` of
+#    a tree holding a library nobody may read fails naming it (exit 2,
+#    "Permission denied") instead of passing it over as "not ELF".
 set -euo pipefail
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -76,6 +80,18 @@ refused "conda verify .tar.bz2 FIFO" pkg-1.0-0.tar.bz2 "$P" conda verify pkg-1.0
 refused "conda extract .tar.bz2 FIFO" pkg-1.0-0.tar.bz2 "$P" conda extract pkg-1.0-0.tar.bz2 -d x2
 [[ ! -e x1 && ! -e x2 ]] && ok || bad "a refused extract left its target directory"
 [[ -p in.fifo ]] && ok || bad "the input FIFO was replaced"
+# --shrink-rpath looks for each NEEDED in every RPATH directory: a FIFO named
+# like one (libc.so.6) is no library there, and opening it must not block.
+mkdir fifodir
+mkfifo fifodir/libc.so.6
+cp prog shrink
+"$P" patchelf --set-rpath "$PWD/fifodir" shrink
+rc=0
+timeout 10 "$P" patchelf --shrink-rpath shrink 2>err || rc=$?
+if ((rc == 124)); then bad "patchelf --shrink-rpath: hung on a FIFO in the RPATH"; else
+  expect_eq "patchelf --shrink-rpath past a FIFO: exit status" 0 "$rc"
+  expect_eq "patchelf --shrink-rpath drops the FIFO's directory" "" "$("$P" patchelf --print-rpath shrink)"
+fi
 
 echo "--- outputs that are devices or FIFOs"
 dev_null_intact() {
@@ -174,6 +190,22 @@ rc=0
 as_nobody "$P" patchelf --set-rpath /x --output shared/ro shared/mine 2>err || rc=$?
 expect_eq "--output over a read-only file: exit status" 2 "$rc"
 expect_eq "--output over a read-only file untouched" "$sum" "$(sha256sum shared/ro | cut -d' ' -f1)"
+
+# An unreadable library in a tree is an error naming it, not "not ELF"
+# (check_binary used to pass such a tree with "no ELF files").
+printf 'int f(void) { return 1; }\n' >f.c
+gcc -shared -fPIC -o libf.so f.c
+mkdir -p shared/torch/lib shared/torch/include
+echo 2.0.0 >shared/torch/build-version
+cp libf.so shared/torch/lib/
+chmod -R a+rX shared/torch
+chmod 000 shared/torch/lib/libf.so
+chmod 0711 "$tmp"  # nobody must reach the tree: only the library is denied
+rc=0
+as_nobody "$P" check shared/torch >out 2>err || rc=$?
+expect_eq "check of a tree with an unreadable library: exit status" 2 "$rc"
+grep -q "^error: .*shared/torch/lib/libf.so: cannot open: Permission denied" err && ok ||
+  bad "unreadable library in a checked tree: stderr [$(head -c 300 err)]"
 
 cp prog linked
 ln linked linked2

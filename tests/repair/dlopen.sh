@@ -66,4 +66,21 @@ expect_status 0 "repair --include libplugin.so.1 --lib-path" \
 R2=$(repaired_wheel bysoname)
 [[ -n $R2 ]] && expect_same_file "same bytes as --include PATH" "$R" "$R2"
 
+# A candidate that cannot be read is reported, not passed over for the next
+# directory's copy (it used to be taken for "not ELF"). As nobody: root reads
+# a mode-000 file.
+case_begin "--include SONAME: an unreadable candidate is an error"
+mkdir denied
+cp "$PLUGIN" denied/
+chmod 000 denied/libplugin.so.1
+chmod -R a+rX "$SCRATCH"
+chmod 000 denied/libplugin.so.1
+rc=0
+setpriv --reuid=65534 --regid=65534 --clear-groups \
+  "$PKGTOOL" repair "$W" -w denied-out --include libplugin.so.1 --lib-path "$SCRATCH/denied" \
+  --lib-path "$LIBS" --dry-run >"$SCRATCH/last.out" 2>"$SCRATCH/last.err" || rc=$?
+expect_eq "exit status with an unreadable --include candidate" 2 "$rc"
+check "the error names the file and the reason: $(head -c 300 "$SCRATCH/last.err")" \
+  grep -q "^error: .*denied/libplugin.so.1: cannot open: Permission denied" "$SCRATCH/last.err"
+
 finish

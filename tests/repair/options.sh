@@ -5,6 +5,9 @@
 #   --dry-run [--json]     prints the plan (grafts = the independent plan),
 #                          writes nothing into -w
 #   -j1 / -j2, twice       byte-identical output wheels
+#   -j1 / -j3 under strace every thread pool of the repair (analysis,
+#                          planning, writing) has -j threads: three times
+#                          as many threads are created with -j3 as with -j1
 #   --rpath-tag runpath    DT_RUNPATH instead of DT_RPATH everywhere
 #   --exclude GLOB         soname glob and path glob: the library and its
 #                          subtree are not grafted
@@ -57,6 +60,27 @@ EOF
   fi
 else
   fail "determinism: missing output wheel(s): $(ls d1 d2 d3 2>&1 | tr '\n' ' ')"
+fi
+
+case_begin "-j bounds every thread pool"
+# strace counts the threads created (clone/clone3 with CLONE_THREAD). The
+# planning pool used to have one thread per core whatever -j said, which
+# breaks the ratio on any machine.
+if ! command -v strace >/dev/null; then
+  fail "strace missing (scripts/setup.sh installs it)"
+else
+  count_threads() {
+    strace -f -qq -e trace=clone,clone3 -o "$SCRATCH/strace.out" "$@" >/dev/null 2>&1 || return 1
+    grep -c CLONE_THREAD "$SCRATCH/strace.out"
+  }
+  for mode in --dry-run ""; do
+    rm -rf jt
+    t1=$(count_threads "$PKGTOOL" repair "$W" -w jt -j 1 $mode) || fail "repair -j 1 $mode failed"
+    rm -rf jt
+    t3=$(count_threads "$PKGTOOL" repair "$W" -w jt -j 3 $mode) || fail "repair -j 3 $mode failed"
+    check "repair ${mode:-(write)}: threads created with -j 1 ($t1) > 0, with -j 3 ($t3) = 3 x" \
+      test "${t1:-0}" -gt 0 -a "${t3:-0}" -eq $((3 * ${t1:-0}))
+  done
 fi
 
 case_begin "--rpath-tag runpath"
@@ -132,6 +156,16 @@ if [[ -n $R ]]; then
   venv_install vs "$R"
   expect_eq "stripped wheel runs" "128" "$(vs/bin/python -c 'import chainpkg.sub._ext2 as m; print(m.value())' 2>&1)"
 fi
+
+# strip runs through run_process: a failing strip's own output is in the
+# error (with its exit status), and nothing is written.
+mkdir -p fakebin
+printf '#!/bin/sh\necho "fake strip refuses $2" >&2\nexit 3\n' >fakebin/strip
+chmod +x fakebin/strip
+expect_status 2 "repair --strip with a failing strip" env PATH="$PWD/fakebin:$PATH" "$PKGTOOL" repair "$W" -w stbad --strip
+expect_eq "the error carries strip's status and output" 1 \
+  "$(grep -c '^error: .*: strip -s failed (exit status 3): fake strip refuses ' "$SCRATCH/last.err")"
+expect_empty_dir "a failed strip writes nothing" stbad
 
 case_begin "--strip-level (auditwheel 6.5)"
 expect_status 0 "repair --strip-level all" "$PKGTOOL" repair "$W" -w sla --strip-level all

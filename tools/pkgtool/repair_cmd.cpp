@@ -242,6 +242,7 @@ int run_repair(const std::vector<std::string>& args) {
   bd::ApplyOptions ao;
   ao.level = level;
   ao.threads = flags.threads;
+  ro.threads = flags.threads;
   ao.timestamp = libpkg::archive::source_date_epoch();
   ao.allow_unverified = allow_unverified;
 

@@ -29,6 +29,7 @@
 #include "archive/name_plan.hpp"
 #include "libpkg/archive/staged_target.hpp"
 #include "libpkg/base/error.hpp"
+#include "libpkg/base/fd.hpp"
 #include "libpkg/base/thread_pool.hpp"
 
 namespace libpkg::archive {
@@ -37,26 +38,6 @@ namespace {
 namespace fs = std::filesystem;
 using names::MemberKind;
 using names::PlannedMember;
-
-class Fd {
- public:
-  explicit Fd(int fd = -1) : fd_(fd) {}
-  Fd(Fd&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
-  Fd& operator=(Fd&& o) noexcept {
-    std::swap(fd_, o.fd_);
-    return *this;
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  int get() const { return fd_; }
-  int release() { return std::exchange(fd_, -1); }
-
- private:
-  int fd_;
-};
 
 [[noreturn]] void io_error(const ZipReader& zip, const std::string& member,
                            const std::string& action) {
@@ -105,18 +86,6 @@ unsigned dir_mode(const ZipEntry& e, bool keep_modes) {
   const unsigned mode = e.unix_mode();
   if (keep_modes && (mode & 0777) != 0) return mode & 0775;
   return 0755;
-}
-
-void write_all(const ZipReader& zip, const ZipEntry& e, int fd,
-               std::span<const u8> piece) {
-  while (!piece.empty()) {
-    ssize_t n = ::write(fd, piece.data(), piece.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      io_error(zip, e.name, "write");
-    }
-    piece = piece.subspan(static_cast<std::size_t>(n));
-  }
 }
 
 struct timespec_pair {
@@ -206,8 +175,9 @@ class Extractor {
                      0600));
       if (fd.get() < 0) io_error(zip_, e.name, "create");
       u64 since_report = 0;
+      const std::string shown = zip_.name() + ":" + e.name;
       zip_.read(e, [&](std::span<const u8> piece) {
-        write_all(zip_, e, fd.get(), piece);
+        write_all(fd.get(), piece, shown);
         since_report += piece.size();
         if (since_report >= (u64{4} << 20)) {
           add_progress(since_report);
@@ -286,6 +256,10 @@ ExtractReport extract(const ZipReader& zip, const fs::path& dir,
   // Every name rule is applied before anything is written.
   std::vector<PlannedMember> plan =
       names::plan_members(zip, options.allow_symlinks);
+  if (options.select)
+    std::erase_if(plan, [&](const PlannedMember& m) {
+      return m.kind != MemberKind::file || !options.select(*m.entry);
+    });
 
   if (options.max_expansion != 0) {
     u64 declared = 0;

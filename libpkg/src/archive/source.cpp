@@ -13,26 +13,11 @@
 #include <utility>
 
 #include "libpkg/base/error.hpp"
+#include "libpkg/base/fd.hpp"
 #include "libpkg/base/overlay.hpp"
-#include "libpkg/base/regular_file.hpp"
 
 namespace libpkg::archive {
 namespace {
-
-// Closes a descriptor on every path out of a read.
-class ScopedFd {
- public:
-  explicit ScopedFd(int fd) : fd_(fd) {}
-  ~ScopedFd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  ScopedFd(const ScopedFd&) = delete;
-  ScopedFd& operator=(const ScopedFd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 u64 stat_regular_size(const std::filesystem::path& path) {
   struct stat st {};
@@ -51,24 +36,14 @@ void pread_exact(const std::filesystem::path& path, const std::string& name,
   if (out.empty()) return;
   // The file may have been replaced by a FIFO since it was queued: never
   // block on it.
-  ScopedFd fd(open_regular_file(path, name));
-  u8* p = out.data();
-  size_t left = out.size();
-  u64 at = offset;
-  while (left > 0) {
-    ssize_t n = ::pread(fd.get(), p, left, static_cast<off_t>(at));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw_errno(name, "cannot read");
-    if (n == 0)
-      throw Error(Errc::io, name,
-                  fmt::format("file is shorter than when it was queued "
-                              "({} bytes, ends at {})",
-                              recorded_size, at),
-                  at);
-    p += n;
-    at += static_cast<u64>(n);
-    left -= static_cast<size_t>(n);
-  }
+  Fd fd = open_regular(path, name);
+  const std::size_t got = pread_full(fd.get(), out, offset, name);
+  if (got < out.size())
+    throw Error(Errc::io, name,
+                fmt::format("file is shorter than when it was queued "
+                            "({} bytes, ends at {})",
+                            recorded_size, offset + got),
+                offset + got);
 }
 
 void check_range(const std::string& name, u64 size, u64 offset, u64 len) {

@@ -19,31 +19,10 @@
 
 #include "libpkg/archive/tar.hpp"
 #include "libpkg/base/error.hpp"
+#include "libpkg/base/fd.hpp"
 
 namespace libpkg::archive {
 namespace {
-
-class Fd {
- public:
-  explicit Fd(int fd = -1) : fd_(fd) {}
-  Fd(Fd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
-  Fd& operator=(Fd&& o) noexcept {
-    if (this != &o) {
-      reset();
-      fd_ = std::exchange(o.fd_, -1);
-    }
-    return *this;
-  }
-  ~Fd() { reset(); }
-  int get() const { return fd_; }
-
- private:
-  void reset() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-  int fd_;
-};
 
 struct Context {
   const std::string& archive;
@@ -152,19 +131,9 @@ void write_file(const Context& c, TarReader& reader, const TarMember& m,
     if (errno == EEXIST) refuse(c, m.path, "already exists in the target");
     throw_errno(c.archive, m.path + ": create");
   }
-  reader.read_data([&](std::span<const u8> bytes) {
-    const u8* p = bytes.data();
-    std::size_t left = bytes.size();
-    while (left > 0) {
-      ssize_t n = ::write(fd.get(), p, left);
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        throw_errno(c.archive, m.path + ": write");
-      }
-      p += n;
-      left -= static_cast<std::size_t>(n);
-    }
-  });
+  const std::string shown = c.archive + ":" + m.path;
+  reader.read_data(
+      [&](std::span<const u8> bytes) { write_all(fd.get(), bytes, shown); });
   if (::fchmod(fd.get(), m.mode & 0777) != 0) {
     throw_errno(c.archive, m.path + ": chmod");
   }

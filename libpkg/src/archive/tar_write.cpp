@@ -204,17 +204,22 @@ void write_tar(const std::vector<TarEntry>& entries,
   run_writer(entries, options, sink, name, true, 0);
 }
 
-void write_tar_bz2(const std::filesystem::path& target,
-                   const std::vector<TarEntry>& entries,
-                   const TarWriteOptions& options, int level) {
+u64 write_tar_bz2(const std::filesystem::path& target,
+                  const std::vector<TarEntry>& entries,
+                  const TarWriteOptions& options, int level) {
   if (level < 1 || level > 9) {
     throw Error(Errc::usage, target.string(),
                 "bzip2 level must be 1..9, got " + std::to_string(level));
   }
   AtomicFile out = AtomicFile::create(target);
-  TarSink sink = [&out](std::span<const u8> bytes) { out.write(bytes); };
+  u64 written = 0;
+  TarSink sink = [&](std::span<const u8> bytes) {
+    out.write(bytes);
+    written += bytes.size();
+  };
   run_writer(entries, options, sink, target.string(), true, level);
   out.commit();
+  return written;
 }
 
 u64 zstd_bound(u64 bytes) {

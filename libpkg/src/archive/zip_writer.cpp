@@ -539,6 +539,8 @@ const std::vector<ZipMemberResult>& ZipWriter::commit() {
   return impl_->results;
 }
 
+u64 ZipWriter::size() const { return impl_->pos; }
+
 std::optional<i64> source_date_epoch() {
   const char* value = std::getenv("SOURCE_DATE_EPOCH");
   if (value == nullptr) return std::nullopt;

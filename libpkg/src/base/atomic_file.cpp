@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "libpkg/base/error.hpp"
-#include "libpkg/base/regular_file.hpp"
+#include "libpkg/base/fd.hpp"
 
 namespace libpkg {
 
@@ -26,18 +26,12 @@ void create_output_directory(const std::filesystem::path& dir) {
 
 void copy_file_atomically(const std::filesystem::path& from,
                           const std::filesystem::path& to, unsigned add_mode) {
-  int fd = open_regular_file(from);
-  try {
-    struct stat st;
-    if (::fstat(fd, &st) != 0) throw_errno(from.string(), "stat");
-    AtomicFile out = AtomicFile::create(to, (st.st_mode & 0777) | add_mode);
-    out.copy_from(fd, 0, static_cast<u64>(st.st_size), 0);
-    out.commit();
-  } catch (...) {
-    ::close(fd);
-    throw;
-  }
-  ::close(fd);
+  Fd fd = open_regular(from);
+  struct stat st;
+  if (::fstat(fd.get(), &st) != 0) throw_errno(from.string(), "stat");
+  AtomicFile out = AtomicFile::create(to, (st.st_mode & 0777) | add_mode);
+  out.copy_from(fd.get(), 0, static_cast<u64>(st.st_size), 0);
+  out.commit();
 }
 
 // The bytes go to an unnamed O_TMPFILE inode in the target's directory where
@@ -72,8 +66,12 @@ AtomicFile AtomicFile::create(const std::filesystem::path& target,
   std::string templ = temp_template(target);
   std::vector<char> buf(templ.begin(), templ.end());
   buf.push_back('\0');
-  f.fd_ = ::mkostemp(buf.data(), O_CLOEXEC);
-  if (f.fd_ < 0) throw_errno(target.string(), "cannot create temporary file");
+  // Created and registered with no window for a signal in between.
+  f.temp_cleanup_ = SignalCleanup::create([&] {
+    f.fd_ = ::mkostemp(buf.data(), O_CLOEXEC);
+    if (f.fd_ < 0) throw_errno(target.string(), "cannot create temporary file");
+    return std::filesystem::path(buf.data());
+  });
   f.temp_ = buf.data();
   return f;
 }
@@ -121,6 +119,7 @@ std::string AtomicFile::temp_template(const std::filesystem::path& target) {
 AtomicFile::AtomicFile(AtomicFile&& other) noexcept
     : target_(std::move(other.target_)),
       temp_(std::move(other.temp_)),
+      temp_cleanup_(std::move(other.temp_cleanup_)),
       fd_(std::exchange(other.fd_, -1)),
       sink_fd_(std::exchange(other.sink_fd_, -1)),
       sink_regular_(other.sink_regular_),
@@ -135,6 +134,7 @@ void AtomicFile::discard() noexcept {
   if (sink_fd_ >= 0) ::close(sink_fd_);
   sink_fd_ = -1;
   if (!committed_ && !temp_.empty()) ::unlink(temp_.c_str());
+  temp_cleanup_.release();
   committed_ = true;
 }
 
@@ -290,23 +290,25 @@ void AtomicFile::commit(bool durable) {
     // Give the unnamed inode a temporary name, then rename it over the
     // target (linkat cannot replace an existing file).
     std::string proc = "/proc/self/fd/" + std::to_string(fd_);
-    for (int attempt = 0;; ++attempt) {
-      std::string templ = temp_template(target_);
-      std::vector<char> buf(templ.begin(), templ.end());
-      buf.push_back('\0');
-      // mkstemp-style unique name without creating the file.
-      static const char* kChars = "abcdefghijklmnopqrstuvwxyz0123456789";
-      std::random_device rd;
-      for (size_t i = buf.size() - 7; i < buf.size() - 1; ++i)
-        buf[i] = kChars[rd() % 36];
-      if (::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, buf.data(),
-                   AT_SYMLINK_FOLLOW) == 0) {
-        temp_ = buf.data();
-        break;
+    temp_cleanup_ = SignalCleanup::create([&] {
+      for (int attempt = 0;; ++attempt) {
+        std::string templ = temp_template(target_);
+        std::vector<char> buf(templ.begin(), templ.end());
+        buf.push_back('\0');
+        // mkstemp-style unique name without creating the file.
+        static const char* kChars = "abcdefghijklmnopqrstuvwxyz0123456789";
+        std::random_device rd;
+        for (size_t i = buf.size() - 7; i < buf.size() - 1; ++i)
+          buf[i] = kChars[rd() % 36];
+        if (::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, buf.data(),
+                     AT_SYMLINK_FOLLOW) == 0) {
+          temp_ = buf.data();
+          return temp_;
+        }
+        if (errno != EEXIST || attempt > 16)
+          throw_errno(target_.string(), "cannot link temporary file");
       }
-      if (errno != EEXIST || attempt > 16)
-        throw_errno(target_.string(), "cannot link temporary file");
-    }
+    });
   }
   if (::close(fd_) != 0) {
     fd_ = -1;
@@ -315,6 +317,7 @@ void AtomicFile::commit(bool durable) {
   fd_ = -1;
   if (::rename(temp_.c_str(), target_.c_str()) != 0)
     throw_errno(target_.string(), "cannot rename temporary into place");
+  temp_cleanup_.release();
   committed_ = true;
 }
 

@@ -8,7 +8,8 @@
 
 #include <utility>
 
-#include "libpkg/base/regular_file.hpp"
+#include "libpkg/base/error.hpp"
+#include "libpkg/base/fd.hpp"
 
 namespace libpkg {
 
@@ -16,26 +17,19 @@ MappedFile MappedFile::open(const std::filesystem::path& path, int* keep_fd) {
   MappedFile f;
   f.name_ = path.string();
   // Never blocks: a FIFO or device is refused before any read.
-  int fd = open_regular_file(path, f.name_);
+  Fd fd = open_regular(path, f.name_);
   struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    ::close(fd);
-    throw_errno(f.name_, "cannot stat");
-  }
+  if (::fstat(fd.get(), &st) != 0) throw_errno(f.name_, "cannot stat");
   f.mode_ = st.st_mode & 07777;
   f.size_ = static_cast<u64>(st.st_size);
   if (f.size_ > 0) {
-    void* p = ::mmap(nullptr, f.size_, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (p == MAP_FAILED) {
-      ::close(fd);
-      throw_errno(f.name_, "cannot map");
-    }
+    void* p = ::mmap(nullptr, f.size_, PROT_READ, MAP_PRIVATE, fd.get(), 0);
+    if (p == MAP_FAILED) throw_errno(f.name_, "cannot map");
     f.data_ = static_cast<u8*>(p);
   }
-  if (keep_fd != nullptr)
-    *keep_fd = fd;
-  else
-    ::close(fd);
+  // The caller may keep the descriptor (ZipReader: raw copies read the
+  // checked archive, not whatever file is at its path later).
+  if (keep_fd != nullptr) *keep_fd = fd.release();
   return f;
 }
 

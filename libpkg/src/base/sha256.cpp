@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "libpkg/base/error.hpp"
+#include "libpkg/base/fd.hpp"
 
 namespace libpkg {
 
@@ -48,23 +49,14 @@ Sha256::Digest Sha256::of(std::span<const u8> bytes) {
 }
 
 Sha256::Digest Sha256::of_file(const std::filesystem::path& file, u64* size) {
-  int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw_errno(file.string(), "open");
+  Fd fd = open_regular(file);
   Sha256 h;
   u64 total = 0;
-  std::vector<u8> buf(1 << 20);
-  for (;;) {
-    ssize_t n = ::read(fd, buf.data(), buf.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      ::close(fd);
-      throw_errno(file.string(), "read");
-    }
-    if (n == 0) break;
-    h.update({buf.data(), static_cast<std::size_t>(n)});
-    total += static_cast<u64>(n);
-  }
-  ::close(fd);
+  read_chunks(fd.get(), file.string(), std::size_t{1} << 20,
+              [&](std::span<const u8> piece) {
+                h.update(piece);
+                total += piece.size();
+              });
   if (size) *size = total;
   return h.finish();
 }

@@ -32,6 +32,7 @@
 #include <string_view>
 
 #include "libpkg/base/error.hpp"
+#include "libpkg/base/fd.hpp"
 
 extern char** environ;
 
@@ -39,22 +40,6 @@ namespace libpkg {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-class Fd {
- public:
-  explicit Fd(int fd = -1) : fd_(fd) {}
-  ~Fd() { reset(); }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-  void reset() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-
- private:
-  int fd_;
-};
 
 // RAII for the spawn attribute objects, which must be destroyed on every
 // path out of the function.

@@ -1,17 +1,18 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "libpkg/bundle/analyze.hpp"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
+#include <set>
 
 #include "bundle/patterns.hpp"
 #include "libpkg/archive/extract.hpp"
 #include "libpkg/base/error.hpp"
+#include "libpkg/base/result.hpp"
 #include "libpkg/base/thread_pool.hpp"
+#include "libpkg/elf/sniff.hpp"
 #include "libpkg/elf/view.hpp"
 #include "libpkg/wheel/wheel.hpp"
 
@@ -28,31 +29,6 @@ bool is_elf_member(const archive::ZipReader& zip,
     return false;
   const std::vector<u8> head = zip.read_prefix(entry, 4);
   return head.size() == 4 && elf::ElfFile::has_elf_magic(head);
-}
-
-// Unpacks one member to `dest` (parents created), streaming.
-void unpack_member(const archive::ZipReader& zip,
-                   const archive::ZipEntry& entry, const fs::path& dest) {
-  fs::create_directories(dest.parent_path());
-  int fd = ::open(dest.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
-  if (fd < 0) throw_errno(dest.string(), "create");
-  try {
-    zip.read(entry, [&](std::span<const u8> piece) {
-      std::size_t done = 0;
-      while (done < piece.size()) {
-        ssize_t n = ::write(fd, piece.data() + done, piece.size() - done);
-        if (n < 0) {
-          if (errno == EINTR) continue;
-          throw_errno(dest.string(), "write");
-        }
-        done += static_cast<std::size_t>(n);
-      }
-    });
-  } catch (...) {
-    ::close(fd);
-    throw;
-  }
-  if (::close(fd) != 0) throw_errno(dest.string(), "close");
 }
 
 bool defines_python_module(const elf::ElfFile& elf, bool* imports_dlopen) {
@@ -83,12 +59,13 @@ fs::path find_included(const deps::Resolver& resolver, std::string_view soname,
     fs::path candidate = fs::path(dir.empty() ? "." : dir) / soname;
     std::error_code ec;
     if (!fs::is_regular_file(candidate, ec)) continue;
-    try {
-      elf::ElfFile lib = elf::ElfFile::open(candidate);
-      if (deps::compatible(like, lib)) return candidate;
-    } catch (const Error&) {
-      continue;  // not an ELF file: ld.so skips it too
-    }
+    // Not ELF, or ELF the parser refuses: ld.so skips it too. A file that
+    // cannot be read is reported, not skipped for something else.
+    if (!elf::sniff_elf_file(candidate)) continue;
+    Result<elf::ElfFile> lib = attempt({Errc::format, Errc::unsupported}, [&] {
+      return elf::ElfFile::open(candidate);
+    });
+    if (lib && deps::compatible(like, lib.value())) return candidate;
   }
   throw Error(Errc::not_found, std::string(soname),
               "--include: library not found on the search path "
@@ -154,14 +131,21 @@ class Analyzer {
     if (elves.empty())
       throw Error(Errc::usage, a_.wheel.string(),
                   "no ELF files: a pure-Python wheel needs no repair");
+    // Written by the hardened extractor (O_NOFOLLOW walks, O_EXCL files,
+    // staged then renamed), like every other extraction of a wheel.
+    std::set<const archive::ZipEntry*> wanted(elves.begin(), elves.end());
+    archive::ExtractOptions extract_options;
+    extract_options.threads = options_.threads;
+    extract_options.max_expansion = 0;  // the zip reader's limits apply
+    extract_options.select = [&](const archive::ZipEntry& e) {
+      return wanted.count(&e) != 0;
+    };
+    archive::extract(zip, tree_, extract_options);
     a_.binaries.resize(elves.size());
-    ThreadPool pool(options_.threads);
-    pool.parallel_for(elves.size(), [&](std::size_t i) {
-      PackageBinary& b = a_.binaries[i];
-      b.member = elves[i]->name;
-      b.file = tree_ / b.member;
-      unpack_member(zip, *elves[i], b.file);
-    });
+    for (std::size_t i = 0; i < elves.size(); ++i) {
+      a_.binaries[i].member = elves[i]->name;
+      a_.binaries[i].file = tree_ / elves[i]->name;
+    }
     for (std::size_t i = 0; i < a_.binaries.size(); ++i)
       by_file_[a_.binaries[i].file.lexically_normal().string()] = i;
   }

@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // apply_repair: turns a RepairPlan into the repaired wheel in one pass.
 #include <fmt/format.h>
-#include <spawn.h>
-#include <sys/wait.h>
 
 #include <algorithm>
 #include <set>
@@ -10,6 +8,7 @@
 #include "libpkg/archive/source.hpp"
 #include "libpkg/base/atomic_file.hpp"
 #include "libpkg/base/error.hpp"
+#include "libpkg/base/subprocess.hpp"
 #include "libpkg/base/thread_pool.hpp"
 #include "libpkg/bundle/repair.hpp"
 #include "libpkg/bundle/sbom.hpp"
@@ -17,32 +16,33 @@
 #include "libpkg/wheel/metadata.hpp"
 #include "libpkg/wheel/wheel.hpp"
 
-extern char** environ;
-
 namespace fs = std::filesystem;
 
 namespace libpkg::bundle {
 namespace {
 
 // `strip FLAG FILE` (binutils). Stripping is done by the platform's own
-// tool so that what it removes is exactly what users expect from `strip`.
-void run_strip(const fs::path& program, std::string flag,
+// tool so that what it removes is exactly what users expect from `strip`. It
+// runs through run_process: bounded in time (a wedged tool fails the repair
+// instead of hanging it), its group killed after, its output in the error.
+constexpr unsigned kStripTimeoutSeconds = 600;
+
+void run_strip(const std::string& program, const std::string& flag,
                const fs::path& file) {
-  std::string prog = program.string(), path = file.string();
-  char* argv[] = {prog.data(), flag.data(), path.data(), nullptr};
-  pid_t pid = 0;
-  int rc = ::posix_spawnp(&pid, prog.c_str(), nullptr, nullptr, argv, environ);
-  if (rc != 0)
-    throw Error(
-        Errc::io, prog,
-        fmt::format("cannot run it for --strip: {}", std::strerror(rc)));
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) throw_errno(prog, "wait for");
-  }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+  RunOptions ro;
+  ro.timeout_seconds = kStripTimeoutSeconds;
+  RunResult r = run_process({program, flag, file.string()}, ro);
+  if (r.not_found)
+    throw Error(Errc::io, program, "cannot run it for --strip: not found");
+  if (!r.ok()) {
+    std::string out = r.output;
+    while (!out.empty() && (out.back() == '\n' || out.back() == ' '))
+      out.pop_back();
     throw Error(Errc::io, file.string(),
-                fmt::format("{} -s failed (status {})", prog, status));
+                fmt::format("{} {} failed ({}){}{}", program, flag,
+                            r.describe(kStripTimeoutSeconds),
+                            out.empty() ? "" : ": ", out));
+  }
 }
 
 elf::EditOptions edit_options(const FileEdit& e) {

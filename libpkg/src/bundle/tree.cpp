@@ -15,6 +15,7 @@
 #include "libpkg/base/atomic_file.hpp"
 #include "libpkg/base/error.hpp"
 #include "libpkg/base/sha256.hpp"
+#include "libpkg/elf/sniff.hpp"
 
 namespace fs = std::filesystem;
 
@@ -22,12 +23,7 @@ namespace libpkg::bundle {
 namespace {
 
 bool is_elf_file(const fs::path& p) {
-  int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  u8 magic[4] = {};
-  ssize_t n = ::read(fd, magic, sizeof magic);
-  ::close(fd);
-  return n == 4 && elf::ElfFile::has_elf_magic({magic, 4});
+  return elf::sniff_elf_file(p).has_value();
 }
 
 struct TreeElf {

@@ -14,6 +14,7 @@
 
 #include "check/package.hpp"
 #include "libpkg/base/error.hpp"
+#include "libpkg/base/fd.hpp"
 #include "libpkg/base/sha256.hpp"
 #include "libpkg/base/thread_pool.hpp"
 #include "libpkg/conda/info.hpp"
@@ -42,7 +43,61 @@ struct ExpectedFile {
   fs::path file;                      // on disk
   std::optional<std::string> sha256;  // lowercase hex
   std::optional<u64> size;
+  // RECORD lists only regular files: anything else in its place (a FIFO, a
+  // device, a directory, a dangling symlink or one leading out of the
+  // package) is a finding, never silently skipped. Empty: not required.
+  std::optional<fs::path> regular_within;
 };
+
+// Whether `file` lies outside `dir` (both made comparable by the caller).
+bool outside(const fs::path& file, const fs::path& dir) {
+  const fs::path rel = file.lexically_relative(dir);
+  return rel.empty() || *rel.begin() == "..";
+}
+
+// Why `row.file` is not a regular file inside `row.regular_within`, or
+// nullopt when it may be one. A symlink may point elsewhere in the package;
+// one that dangles, or a path that resolves out of the package (through the
+// file or a symlinked directory), is reported, since hashing it would vouch
+// for a file the package doesn't own.
+std::optional<std::string> not_regular_reason(const ExpectedFile& row) {
+  std::error_code ec;
+  const bool link = fs::is_symlink(fs::symlink_status(row.file, ec));
+  const std::string target =
+      link ? " (-> " + fs::read_symlink(row.file, ec).string() + ")" : "";
+  const fs::path resolved = fs::canonical(row.file, ec);
+  if (ec) return "is a dangling symlink" + target;
+  const fs::path base = fs::weakly_canonical(*row.regular_within, ec);
+  if (ec || outside(resolved, base))
+    return (link ? "is a symlink pointing outside the package"
+                 : "resolves outside the package, to " + resolved.string()) +
+           target;
+  return std::nullopt;
+}
+
+// Hashes a row that must be a regular file; open_regular refuses FIFOs,
+// devices and directories without blocking on them.
+std::optional<Problem> verify_regular(const ExpectedFile& row) {
+  if (auto why = not_regular_reason(row))
+    return Problem{row.path, "listed as a file but " + *why};
+  Result<Fd> fd = try_open_regular(row.file, row.path);
+  if (!fd) return Problem{row.path, fd.error().message()};
+  Sha256 h;
+  u64 size = 0;
+  read_chunks(fd.value().get(), row.file.string(), std::size_t{1} << 20,
+              [&](std::span<const u8> piece) {
+                h.update(piece);
+                size += piece.size();
+              });
+  if (row.size && *row.size != size)
+    return Problem{row.path,
+                   fmt::format("size {} listed, {} found", *row.size, size)};
+  const std::string sha256 = Sha256::hex(h.finish());
+  if (row.sha256 && *row.sha256 != sha256)
+    return Problem{row.path, fmt::format("sha256 {} listed, {} found",
+                                         *row.sha256, sha256)};
+  return std::nullopt;
+}
 
 void verify_files(const std::vector<ExpectedFile>& rows, unsigned threads,
                   std::vector<Problem>& problems) {
@@ -53,6 +108,10 @@ void verify_files(const std::vector<ExpectedFile>& rows, unsigned threads,
     std::error_code ec;
     if (!fs::exists(fs::symlink_status(row.file, ec))) {
       found[i] = Problem{row.path, "listed but missing"};
+      return;
+    }
+    if (row.regular_within) {
+      found[i] = verify_regular(row);
       return;
     }
     if (!row.sha256 && !row.size) return;
@@ -87,8 +146,13 @@ std::size_t verify_installed_record(const fs::path& root,
       wheel::Record::parse(read_text(record_file), record_file.string());
   std::vector<ExpectedFile> rows;
   for (const auto& row : record.rows()) {
-    ExpectedFile e{
-        row.path, (root / row.path).lexically_normal(), {}, row.size};
+    const fs::path file = (root / row.path).lexically_normal();
+    // The package's boundary: site-packages, or the prefix for the scripts
+    // listed as ../../../bin/x.
+    fs::path within = root.lexically_normal();
+    while (within.has_relative_path() && outside(file, within))
+      within = within.parent_path();
+    ExpectedFile e{row.path, file, {}, row.size, within};
     if (!row.hash.empty()) {
       auto digest = wheel::parse_sha256_hash(row.hash);
       if (digest) e.sha256 = Sha256::hex(*digest);

@@ -19,6 +19,7 @@
 #include "libpkg/base/error.hpp"
 #include "libpkg/base/thread_pool.hpp"
 #include "libpkg/conda/package.hpp"
+#include "libpkg/elf/sniff.hpp"
 #include "libpkg/elf/view.hpp"
 #include "libpkg/wheel/wheel.hpp"
 
@@ -95,15 +96,6 @@ void check_package_type(const fs::path& artifact, ArtifactKind kind,
     throw Error(Errc::usage, artifact.string(),
                 fmt::format("package type {} expected, but this is a {}", *type,
                             artifact_kind_name(kind)));
-}
-
-bool starts_with_elf_magic(const fs::path& file) {
-  int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  unsigned char head[4] = {};
-  ssize_t n = ::read(fd, head, sizeof head);
-  ::close(fd);
-  return n == 4 && elf::ElfFile::has_elf_magic(std::span<const u8>(head, 4));
 }
 
 // Regular files and symlinks under `dir`, relative to `root`, sorted.
@@ -398,7 +390,7 @@ Package open_package(const fs::path& artifact, const CheckOptions& options) {
   for (const auto& f : pkg.files) {
     fs::path p = pkg.root / f;
     if (fs::is_regular_file(fs::symlink_status(p, ec)) &&
-        starts_with_elf_magic(p))
+        elf::sniff_elf_file(p))
       elf_members.push_back(f);
   }
   std::vector<std::optional<ElfEntry>> read(elf_members.size());

@@ -13,7 +13,7 @@
 #include "libpkg/archive/zip_reader.hpp"
 #include "libpkg/base/atomic_file.hpp"
 #include "libpkg/base/error.hpp"
-#include "libpkg/base/regular_file.hpp"
+#include "libpkg/base/fd.hpp"
 #include "libpkg/conda/package.hpp"
 #include "tree.hpp"
 
@@ -51,31 +51,20 @@ void require_magic(const std::string& name, const std::vector<u8>& head,
 // them) is inflated into an unnamed temporary file rather than memory: its
 // declared size is only bounded by the zip limits, gigabytes from a
 // megabyte-sized package. The file vanishes when closed, also on a signal.
-int inflate_to_temp_file(const archive::ZipReader& zip,
-                         const archive::ZipEntry& entry) {
+Fd inflate_to_temp_file(const archive::ZipReader& zip,
+                        const archive::ZipEntry& entry) {
   std::error_code ec;
   fs::path dir = fs::temp_directory_path(ec);
   if (ec) dir = "/tmp";
-  int fd = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-  if (fd < 0)
+  Fd fd(::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600));
+  if (!fd)
     throw_errno(zip.name(), "create a temporary file in " + dir.string() +
                                 " for " + entry.name);
-  try {
-    zip.read(entry, [&](std::span<const u8> piece) {
-      while (!piece.empty()) {
-        ssize_t n = ::write(fd, piece.data(), piece.size());
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0)
-          throw_errno(
-              zip.name(),
-              entry.name + ": write to a temporary file in " + dir.string());
-        piece = piece.subspan(static_cast<std::size_t>(n));
-      }
-    });
-  } catch (...) {
-    ::close(fd);
-    throw;
-  }
+  const std::string shown = zip.name() + ":" + entry.name +
+                            " (temporary file in " + dir.string() + ")";
+  zip.read(entry, [&](std::span<const u8> piece) {
+    write_all(fd.get(), piece, shown);
+  });
   return fd;
 }
 
@@ -105,23 +94,9 @@ void for_each_component(
     const fs::path& package,
     const std::function<void(archive::TarReader&, const std::string&)>& fn) {
   if (format_of(package) == PackageFormat::tar_bz2) {
-    // Through open_regular_file: a FIFO named like the package is refused
-    // at once instead of blocking this read.
-    std::vector<u8> head(3);
-    {
-      const int fd = open_regular_file(package);
-      ssize_t n;
-      do {
-        n = ::pread(fd, head.data(), head.size(), 0);
-      } while (n < 0 && errno == EINTR);
-      const int saved = errno;
-      ::close(fd);
-      if (n < 0) {
-        errno = saved;
-        throw_errno(package.string(), "read");
-      }
-      head.resize(static_cast<std::size_t>(n));
-    }
+    // read_prefix opens through open_regular: a FIFO named like the
+    // package is refused at once instead of blocking this read.
+    const std::vector<u8> head = read_prefix(package, 3);
     require_magic(package.string(), head, kBzip2Magic, "bzip2");
     archive::TarReader reader = archive::TarReader::open_file(package);
     fn(reader, "");
@@ -142,8 +117,8 @@ void for_each_component(
           archive::TarReader::open_memory(zip.raw(entry), name);
       fn(reader, entry.name);
     } else {
-      archive::TarReader reader =
-          archive::TarReader::open_fd(inflate_to_temp_file(zip, entry), name);
+      archive::TarReader reader = archive::TarReader::open_fd(
+          inflate_to_temp_file(zip, entry).release(), name);
       fn(reader, entry.name);
     }
   }

@@ -9,6 +9,7 @@
 
 #include "libpkg/archive/source.hpp"
 #include "libpkg/base/error.hpp"
+#include "libpkg/base/fd.hpp"
 #include "libpkg/base/thread_pool.hpp"
 #include "libpkg/conda/package.hpp"
 #include "tree.hpp"
@@ -35,23 +36,10 @@ TarEntry text_member(const std::string& path, const std::string& text) {
 
 // Reads in bounded chunks (see ContentScanner for why not mmap).
 FileScan scan_file(const fs::path& path, std::string_view placeholder) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw_errno(path.string(), "open");
+  Fd fd = open_regular(path);
   ContentScanner scanner(placeholder);
-  std::vector<u8> buffer(std::size_t{4} << 20);
-  for (;;) {
-    ssize_t n = ::read(fd, buffer.data(), buffer.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int saved = errno;
-      ::close(fd);
-      errno = saved;
-      throw_errno(path.string(), "read");
-    }
-    if (n == 0) break;
-    scanner.update({buffer.data(), static_cast<std::size_t>(n)});
-  }
-  ::close(fd);
+  read_chunks(fd.get(), path.string(), std::size_t{4} << 20,
+              [&](std::span<const u8> piece) { scanner.update(piece); });
   return scanner.finish();
 }
 
@@ -169,7 +157,7 @@ PackResult pack(const fs::path& prefix, const CondaMetadata& input,
                        ? options.timestamp_ms / 1000
                        : -((-options.timestamp_ms + 999) / 1000);
   result.outputs = detail::write_package_files(
-      options.out_dir, package_stem(meta), info, pkg, settings);
+      options.out_dir, package_stem(meta), info, pkg, settings, &result.sizes);
   return result;
 }
 

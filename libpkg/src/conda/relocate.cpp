@@ -13,6 +13,7 @@
 
 #include "libpkg/base/error.hpp"
 #include "libpkg/base/thread_pool.hpp"
+#include "libpkg/elf/sniff.hpp"
 #include "libpkg/elf/view.hpp"
 #include "tree.hpp"
 
@@ -86,23 +87,6 @@ std::optional<std::string> inside_prefix(
   return std::nullopt;
 }
 
-bool has_elf_magic(const fs::path& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw_errno(path.string(), "open");
-  u8 magic[4] = {};
-  ssize_t n;
-  do {
-    n = ::pread(fd, magic, sizeof magic, 0);
-  } while (n < 0 && errno == EINTR);
-  int saved = errno;
-  ::close(fd);
-  if (n < 0) {
-    errno = saved;
-    throw_errno(path.string(), "read");
-  }
-  return n == 4 && elf::ElfFile::has_elf_magic({magic, 4});
-}
-
 struct Candidate {
   std::string path;  // prefix-relative
   fs::path source;
@@ -136,7 +120,7 @@ RelocationPlan plan_files(const fs::path& prefix,
   ThreadPool pool(options.threads);
   pool.parallel_for(files.size(), [&](std::size_t i) {
     const Candidate& c = files[i];
-    if (!has_elf_magic(c.source)) return;
+    if (!elf::sniff_elf_file(c.source)) return;
     try {
       elf::ElfFile elf = elf::ElfFile::open(c.source);
       if (!elf.has_dynamic()) return;

@@ -57,10 +57,12 @@ struct WriteSettings {
   i64 mtime = 0;
   ProgressFn progress;  // the .conda pkg part
 };
+// `sizes`, when given, receives the bytes written per output.
 std::vector<std::filesystem::path> write_package_files(
     const std::filesystem::path& out_dir, const std::string& stem,
     const std::vector<archive::TarEntry>& info,
-    const std::vector<archive::TarEntry>& pkg, const WriteSettings& settings);
+    const std::vector<archive::TarEntry>& pkg, const WriteSettings& settings,
+    std::vector<u64>* sizes = nullptr);
 
 // The conda layer's scratch directories: ".libpkg-conda-XXXXXX" siblings of
 // the output, so the final renames stay on one file system.

@@ -20,10 +20,10 @@ namespace {
 // that is 8 % less CPU for 0.2 % more output (bench/RESULTS.md).
 constexpr int kPkgOverlapLog = 3;
 
-void write_conda(const fs::path& target, const std::string& stem,
-                 const std::vector<archive::TarEntry>& info,
-                 const std::vector<archive::TarEntry>& pkg,
-                 const WriteSettings& s, unsigned threads) {
+u64 write_conda(const fs::path& target, const std::string& stem,
+                const std::vector<archive::TarEntry>& info,
+                const std::vector<archive::TarEntry>& pkg,
+                const WriteSettings& s, unsigned threads) {
   ScratchDir scratch(target.parent_path());
   const std::string pkg_name = "pkg-" + stem + ".tar.zst";
   const std::string info_name = "info-" + stem + ".tar.zst";
@@ -55,6 +55,7 @@ void write_conda(const fs::path& target, const std::string& stem,
     info_done.get();
     writer.add_file(info_name, info_tmp);
     writer.commit();
+    return writer.size();
   } catch (...) {
     if (info_done.valid()) info_done.wait();
     throw;
@@ -66,37 +67,42 @@ void write_conda(const fs::path& target, const std::string& stem,
 std::vector<fs::path> write_package_files(
     const fs::path& out_dir, const std::string& stem,
     const std::vector<archive::TarEntry>& info,
-    const std::vector<archive::TarEntry>& pkg, const WriteSettings& s) {
+    const std::vector<archive::TarEntry>& pkg, const WriteSettings& s,
+    std::vector<u64>* sizes) {
   if (s.formats.empty()) {
     throw Error(Errc::usage, out_dir.string(), "no package format requested");
   }
   create_output_directory(out_dir);
   unsigned threads = s.threads == 0 ? ThreadPool::default_threads() : s.threads;
   std::vector<fs::path> outputs;
-  std::future<void> bz2_done;
+  std::vector<u64> written(s.formats.size(), 0);
+  std::future<u64> bz2_done;
+  std::size_t bz2_index = 0;
   for (PackageFormat format : s.formats) {
     fs::path target = out_dir / (stem + package_extension(format));
     outputs.push_back(target);
     if (format == PackageFormat::tar_bz2) {
       // bzip2 is single-threaded: run it beside the .conda.
+      bz2_index = outputs.size() - 1;
       bz2_done = std::async(std::launch::async, [&info, &pkg, &s, target] {
         std::vector<archive::TarEntry> all = info;
         all.insert(all.end(), pkg.begin(), pkg.end());
-        archive::write_tar_bz2(target, all, {s.mtime}, s.bzip2_level);
+        return archive::write_tar_bz2(target, all, {s.mtime}, s.bzip2_level);
       });
     }
   }
   try {
     for (std::size_t i = 0; i < s.formats.size(); ++i) {
       if (s.formats[i] == PackageFormat::conda) {
-        write_conda(outputs[i], stem, info, pkg, s, threads);
+        written[i] = write_conda(outputs[i], stem, info, pkg, s, threads);
       }
     }
   } catch (...) {
     if (bz2_done.valid()) bz2_done.wait();
     throw;
   }
-  if (bz2_done.valid()) bz2_done.get();
+  if (bz2_done.valid()) written[bz2_index] = bz2_done.get();
+  if (sizes) *sizes = std::move(written);
   return outputs;
 }
 

@@ -16,6 +16,7 @@
 
 #include "base/embedded.hpp"
 #include "libpkg/base/error.hpp"
+#include "libpkg/base/result.hpp"
 
 namespace libpkg::config {
 namespace {
@@ -44,13 +45,11 @@ struct Ctx {
 };
 
 std::pair<int, int> major_minor(const std::string& text, const Ctx& ctx) {
-  try {
-    Accelerator a = parse_accelerator(text);
-    if (a.kind != AcceleratorKind::cuda) throw Error(Errc::usage, "", "");
-    return {a.major, a.minor};
-  } catch (const Error&) {
+  Result<Accelerator> a = attempt({Errc::usage, Errc::format},
+                                  [&] { return parse_accelerator(text); });
+  if (!a || a.value().kind != AcceleratorKind::cuda)
     ctx.fail(fmt::format("'{}' is not a CUDA version (X.Y)", text));
-  }
+  return {a.value().major, a.value().minor};
 }
 
 std::vector<std::string> strings(const json& v, const Ctx& ctx,

@@ -14,6 +14,7 @@
 #include "base/glob.hpp"
 #include "libpkg/archive/zip_writer.hpp"
 #include "libpkg/base/error.hpp"
+#include "libpkg/base/fd.hpp"
 #include "libpkg/base/subprocess.hpp"
 #include "libpkg/cppdist/naming.hpp"
 
@@ -63,20 +64,13 @@ std::vector<fs::path> matching(const fs::path& lib_dir,
 }  // namespace
 
 u32 file_crc32(const fs::path& file) {
-  int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw_errno(file.string(), "open");
+  Fd fd = open_regular(file);
   uLong crc = ::crc32(0L, Z_NULL, 0);
-  std::vector<unsigned char> buf(1 << 20);
-  for (;;) {
-    ssize_t n = ::read(fd, buf.data(), buf.size());
-    if (n < 0) {
-      ::close(fd);
-      throw_errno(file.string(), "read");
-    }
-    if (n == 0) break;
-    crc = ::crc32(crc, buf.data(), static_cast<uInt>(n));
-  }
-  ::close(fd);
+  read_chunks(fd.get(), file.string(), std::size_t{1} << 20,
+              [&](std::span<const u8> piece) {
+                crc =
+                    ::crc32(crc, piece.data(), static_cast<uInt>(piece.size()));
+              });
   return static_cast<u32>(crc);
 }
 

@@ -2,9 +2,13 @@
 #include "libpkg/driver/common.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <system_error>
+
+#include "libpkg/base/subprocess.hpp"
 
 namespace libpkg::driver {
 
@@ -32,10 +36,72 @@ bool Summary::passed() const {
 }
 
 void add_artifact(Summary& summary, std::string role,
-                  const std::filesystem::path& path, bool check) {
+                  const std::filesystem::path& path, bool check,
+                  std::optional<u64> written) {
   std::error_code ec;
-  u64 size = std::filesystem::file_size(path, ec);
+  u64 size = written ? *written : std::filesystem::file_size(path, ec);
   summary.artifacts.push_back({std::move(role), path, ec ? 0 : size, check});
+}
+
+namespace {
+
+bool contains(const std::vector<std::string>& list, std::string_view id) {
+  return std::find(list.begin(), list.end(), id) != list.end();
+}
+
+// The dotted version ("3.11", "3.13t") of `python`, "" when it can't run.
+std::string interpreter_version(const std::string& python) {
+  RunOptions ro;
+  ro.timeout_seconds = 60;
+  RunResult r = run_process(
+      {python, "-I", "-c",
+       "import sys, sysconfig; print('%d.%d%s' % (sys.version_info[0], "
+       "sys.version_info[1], 't' if sysconfig.get_config_var("
+       "'Py_GIL_DISABLED') else ''))"},
+      ro);
+  if (!r.ok()) return "";
+  std::string v = r.output;
+  while (!v.empty() && (v.back() == '\n' || v.back() == '\r')) v.pop_back();
+  return v;
+}
+
+}  // namespace
+
+Promises promised_checks(const config::BuildConfig& config,
+                         const check::CheckOptions& options) {
+  Promises p;
+  p.python = options.python;
+  if (!options.runtime) return p;
+  auto wanted = [&](std::string_view id) {
+    return !contains(options.skip, id) &&
+           (options.only.empty() || contains(options.only, id));
+  };
+  if (config.type == config::PackageType::libtorch && wanted("link"))
+    p.require.push_back("link");
+  const bool wheel = config.type == config::PackageType::manywheel ||
+                     config.type == config::PackageType::wheel_macos;
+  if (wheel && wanted("import")) {
+    if (!config.python) {
+      p.notes.push_back(
+          "import not promised: the configuration names no Python version");
+      return p;
+    }
+    const std::string want = config.python->dotted();
+    std::vector<std::string> candidates{options.python};
+    for (std::string c : {"python" + want, std::string("python3")})
+      if (!contains(candidates, c)) candidates.push_back(c);
+    for (const std::string& c : candidates)
+      if (interpreter_version(c) == want) {
+        p.python = c;
+        p.require.push_back("import");
+        return p;
+      }
+    p.notes.push_back(fmt::format(
+        "import not promised: no Python {} interpreter for the wheel's {} tag "
+        "({} not found or another version; pass --check-python)",
+        want, config.python->abi_tag(), fmt::join(candidates, ", ")));
+  }
+  return p;
 }
 
 void check_artifacts(Summary& summary, const CommonOptions& options,
@@ -43,6 +109,14 @@ void check_artifacts(Summary& summary, const CommonOptions& options,
   if (!options.run_checks || options.dry_run) return;
   check::CheckOptions co = options.check;
   co.expect = expect;
+  Promises promises = promised_checks(options.config, co);
+  co.python = promises.python;
+  for (auto& id : promises.require)
+    if (!contains(co.require, id)) co.require.push_back(id);
+  if (!promises.require.empty())
+    summary.notes.push_back(fmt::format("promised checks (--require): {}",
+                                        fmt::join(promises.require, ", ")));
+  for (auto& note : promises.notes) summary.notes.push_back(std::move(note));
   if (!co.cuda_tables) co.cuda_tables = options.cuda_tables;
   if (!co.threads) co.threads = options.threads;
   for (const auto& a : summary.artifacts) {

@@ -10,6 +10,7 @@
 
 #include "libpkg/base/atomic_file.hpp"
 #include "libpkg/base/error.hpp"
+#include "libpkg/base/result.hpp"
 #include "libpkg/base/scratch_dir.hpp"
 #include "libpkg/config/names.hpp"
 
@@ -171,13 +172,13 @@ Summary run_conda(const CondaDriverOptions& options) {
   // config::conda_file_name is the configuration's name for the package;
   // custom metadata names the file after itself (index.json must match
   // the file name).
-  bool configs_own = false;
-  try {
-    configs_own = meta.name == "pytorch" && meta.version == config.version &&
-                  meta.build == config::conda_build_string(config);
-  } catch (const Error&) {
-    // A build string given for a configuration that has none of its own.
-  }
+  // A configuration without a build string of its own (usage error) is
+  // not the configuration's package.
+  Result<std::string> own_build = attempt(
+      {Errc::usage}, [&] { return config::conda_build_string(config); });
+  const bool configs_own = meta.name == "pytorch" &&
+                           meta.version == config.version && own_build &&
+                           meta.build == own_build.value();
   std::vector<fs::path> outputs;
   for (conda::PackageFormat f : options.formats)
     outputs.push_back(common.out_dir /
@@ -251,10 +252,12 @@ Summary run_conda(const CondaDriverOptions& options) {
       throw Error(Errc::unsupported, packed.outputs[i].string(),
                   "internal error: packed under another name than planned (" +
                       outputs[i].string() + ")");
+    // The size is the writers' count of bytes written, not the file's: an
+    // output written into /dev/null or a FIFO has no size to read back.
     add_artifact(summary,
                  options.formats[i] == conda::PackageFormat::conda ? "conda-v2"
                                                                    : "conda",
-                 packed.outputs[i]);
+                 packed.outputs[i], /*check=*/true, packed.sizes.at(i));
   }
   // Conda packages take CUDA from their dependencies (pytorch-cuda), so
   // check_binary does not expect the per-CUDA table's libraries inside.

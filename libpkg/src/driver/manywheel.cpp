@@ -11,6 +11,7 @@
 #include "driver/manywheel_build.hpp"
 #include "driver/manywheel_rules.hpp"
 #include "libpkg/base/error.hpp"
+#include "libpkg/base/result.hpp"
 #include "libpkg/bundle/analyze.hpp"
 #include "libpkg/bundle/repair.hpp"
 #include "libpkg/wheel/name.hpp"
@@ -20,15 +21,19 @@ namespace fs = std::filesystem;
 namespace libpkg::driver {
 
 std::optional<config::PythonVersion> wheel_python(const fs::path& wheel) {
-  try {
-    wheel::WheelName name = wheel::WheelName::parse(wheel.filename().string());
-    if (name.python_tags.size() != 1 || name.abi_tags.size() != 1)
-      return std::nullopt;
-    return config::PythonVersion::parse(name.python_tags.front() + "-" +
-                                        name.abi_tags.front());
-  } catch (const Error&) {
-    return std::nullopt;
-  }
+  // A name that does not parse, or tags that name no single CPython, mean
+  // "unknown"; nothing else is swallowed.
+  Result<std::optional<config::PythonVersion>> v =
+      attempt({Errc::usage, Errc::format},
+              [&]() -> std::optional<config::PythonVersion> {
+                wheel::WheelName name =
+                    wheel::WheelName::parse(wheel.filename().string());
+                if (name.python_tags.size() != 1 || name.abi_tags.size() != 1)
+                  return std::nullopt;
+                return config::PythonVersion::parse(
+                    name.python_tags.front() + "-" + name.abi_tags.front());
+              });
+  return v ? v.value() : std::nullopt;
 }
 
 namespace {
@@ -176,6 +181,7 @@ Summary run_manywheel(const ManywheelOptions& o) {
   ro.keep_names = rules.keep_names;
   ro.include_rules = rules.include_rules;
   ro.rpath_all = true;
+  ro.threads = o.common.threads;
   ro.rpath_first = detail::install_root_dirs(rules.pypi_rpath, *ro.lib_dir);
   // build_cuda.sh forced DT_RPATH in pypi-CUDA mode so that the nvidia-*
   // wheels win over LD_LIBRARY_PATH; otherwise patchelf wrote DT_RUNPATH.

@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "edit_model.hpp"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cstring>
+#include <filesystem>
 #include <map>
 #include <set>
+
+#include "libpkg/elf/sniff.hpp"
 
 namespace libpkg::elf {
 
@@ -49,18 +49,15 @@ std::string join_path(const std::vector<std::string>& parts) {
   return out;
 }
 
-// The e_machine of the ELF file at `path`, if it is one.
+// The e_machine of the ELF file at `path` when it is one of the wanted
+// byte order. No regular file there is "not found"; one that cannot be read
+// is an error (it is not silently taken for a mismatch).
 std::optional<u16> elf_machine_of(const std::string& path, bool want_le) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
-  u8 buf[20] = {};
-  ssize_t n = ::pread(fd, buf, sizeof buf, 0);
-  ::close(fd);
-  if (n < 20 || std::memcmp(buf, kElfMagic, 4) != 0) return std::nullopt;
-  bool le = buf[EI_DATA] == ELFDATA2LSB;
-  if (le != want_le) return std::nullopt;
-  return le ? static_cast<u16>(buf[18] | (buf[19] << 8))
-            : static_cast<u16>((buf[18] << 8) | buf[19]);
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return std::nullopt;
+  std::optional<ElfIdent> id = sniff_elf_file(path);
+  if (!id || !id->complete || id->is_le != want_le) return std::nullopt;
+  return id->machine;
 }
 
 class ModelBuilder {

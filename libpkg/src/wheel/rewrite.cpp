@@ -9,6 +9,7 @@
 
 #include "libpkg/archive/zip_writer.hpp"
 #include "libpkg/base/error.hpp"
+#include "libpkg/base/result.hpp"
 #include "libpkg/base/sha256.hpp"
 #include "libpkg/wheel/record.hpp"
 #include "libpkg/wheel/wheel.hpp"
@@ -51,16 +52,19 @@ RewriteResult rewrite(const archive::ZipReader& input, const fs::path& out,
                       const WheelEdits& edits, const RewriteOptions& options) {
   // The input's RECORD (the one in its .dist-info directory) supplies the
   // digests of raw copies; it and its signatures are not carried over.
+  // Ambiguous without a name (format error): the file's name decides, when
+  // it parses.
+  Result<std::string> found = attempt(
+      {Errc::format}, [&] { return find_dist_info(input, std::nullopt); });
   std::string in_dist_info;
-  try {
-    in_dist_info = find_dist_info(input, std::nullopt);
-  } catch (const Error&) {
-    std::optional<WheelName> name;
-    try {
-      name = WheelName::parse(input.path().filename().string());
-    } catch (const Error&) {
-    }
-    in_dist_info = find_dist_info(input, name);
+  if (found) {
+    in_dist_info = found.value();
+  } else {
+    Result<WheelName> name = attempt({Errc::format, Errc::usage}, [&] {
+      return WheelName::parse(input.path().filename().string());
+    });
+    in_dist_info = find_dist_info(
+        input, name ? std::optional<WheelName>(name.value()) : std::nullopt);
   }
   // A rewrite gives the members a fresh RECORD: unverified members would
   // come out looking verified.

@@ -192,6 +192,30 @@ assert r["bin/foo"]["new"] == "$ORIGIN/../lib" and r["bin/foo"]["new_tag"] == "R
 assert s["checks"] == []
 EOF
 
+case_begin "outputs into /dev/null: the bytes written are reported"
+# Both outputs are symlinks to /dev/null, which the writers write into (the
+# device stays a device). The summary used to take the size from the file:
+# 0 bytes. Now it is what was written: with SOURCE_DATE_EPOCH the packages
+# are byte-identical to the regular files of the first case.
+SINK=$SCRATCH/sink
+mkdir -p "$SINK"
+ln -s /dev/null "$SINK/$STEM.conda"
+ln -s /dev/null "$SINK/$STEM.tar.bz2"
+run_driver --prefix "$P" --build-env "conda 3.11 cpu" \
+  --version 1.2.3 --depends 'libgcc-ng >=12' --license BSD-3-Clause \
+  --summary 'foo for tests' -o "$SINK" --no-check --json >"$SCRATCH/sink.json" ||
+  fail "driver into /dev/null failed: $(cat "$SCRATCH/sink.json")"
+expect_ok "sizes reported = bytes written" "$LIBPKG_PYTHON" - \
+  "$SCRATCH/sink.json" "$OUT" "$SINK" <<'EOF2'
+import json, os, stat, sys
+s = json.load(open(sys.argv[1]))
+sizes = {os.path.basename(a["path"]): a["size"] for a in s["artifacts"]}
+for name in ("pytorch-1.2.3-py3.11_cpu_0.conda", "pytorch-1.2.3-py3.11_cpu_0.tar.bz2"):
+    want = os.path.getsize(os.path.join(sys.argv[2], name))
+    assert want > 0 and sizes.get(name) == want, (name, sizes, want)
+    assert stat.S_ISCHR(os.stat(os.path.join(sys.argv[3], name)).st_mode), name
+EOF2
+
 case_begin "--keep-outside-rpaths and --placeholder"
 expect_ok "dry run keeping outside entries" run_driver --prefix "$P" \
   --build-env "conda 3.11 cpu" --keep-outside-rpaths --dry-run

@@ -622,6 +622,37 @@ def case_real_cuda13(work: Path) -> None:
     check(not any(m.startswith("/usr/local/cuda") for m in mapped), "nothing from the toolkit", str(sorted(mapped)))
 
 
+def case_promised_link(work: Path) -> None:
+    """A libtorch configuration promises a C++ distribution that links: the
+    driver passes check_binary --require link, so a link check that would
+    skip (no C++ compiler) fails the run instead of passing it."""
+    fx = build_tree(work)
+    out = work / "dist"
+    saved = os.environ.get("CXX")
+    os.environ["CXX"] = str(work / "no-such-c++")
+    try:
+        p = driver(*common_args(fx, out, "shared-without-deps"), "--no-latest", ok=False)
+    finally:
+        if saved is None:
+            del os.environ["CXX"]
+        else:
+            os.environ["CXX"] = saved
+    check(p.returncode == 1, f"a promised link check that skips fails the run (exit {p.returncode})",
+          p.stdout + p.stderr)
+    s = summary_of(p)
+    check("promised checks (--require): link" in s["notes"], "the summary names the promise", str(s["notes"]))
+    by_id = {c["id"]: c for c in s["checks"][0]["checks"]} if s["checks"] else {}
+    link = by_id.get("link", {})
+    check(link.get("status") == "fail" and "no C++ compiler" in link.get("summary", ""),
+          "link: failed, saying why it could not run", str(link))
+    # Control: with the compiler the same run passes and the link check ran.
+    p = driver(*common_args(fx, work / "dist2", "shared-without-deps"), "--no-latest")
+    s = summary_of(p)
+    by_id = {c["id"]: c for c in s["checks"][0]["checks"]}
+    check(s["passed"] and by_id["link"]["status"] == "pass", "control: link passes with a compiler",
+          str(by_id.get("link")))
+
+
 CASES = {
     "with_deps": case_with_deps,
     "without_deps": case_without_deps,
@@ -632,6 +663,7 @@ CASES = {
     "dry_run": case_dry_run,
     "wheel": case_wheel,
     "bad_input": case_bad_input,
+    "promised_link": case_promised_link,
 }
 
 

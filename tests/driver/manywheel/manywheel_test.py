@@ -1061,11 +1061,48 @@ def case_pypi_provides(fx: Fixtures, tmp: Path) -> None:
     check("libnccl.so.2" in grafts["bundled"], f"control: bundled mode bundles NCCL: {grafts['bundled']}")
 
 
+def case_promised_checks(fx: Fixtures, tmp: Path) -> None:
+    """The driver requires what its configuration promises (check_binary
+    --require import): with an interpreter of the wheel's Python that cannot
+    make a venv, the import check's skip fails the run; with no such
+    interpreter at all the import is not promised and a note says why."""
+    wheel, _ = fx.cpu_wheel()
+    broken = tmp / "bin-broken" / f"python{fx.py['ver']}"
+    broken.parent.mkdir()
+    broken.write_text(f'#!/bin/sh\n[ "$1 $2" = "-m venv" ] || [ "$2 $3" = "-m venv" ] && '
+                      f'{{ echo "no venv here" >&2; exit 1; }}\nexec {PYTHON} "$@"\n')
+    broken.chmod(0o755)
+    exe = os.environ["MANYWHEEL"]
+    env = {k: v for k, v in os.environ.items() if k not in ("LD_LIBRARY_PATH", "BUILD_ENVIRONMENT")}
+    p = subprocess.run([exe, "--no-env", "--check-python", broken, "--wheel", wheel, "-o", tmp / "out1",
+                        "--json"], capture_output=True, text=True, env=env)
+    check(p.returncode == 1, f"a promised import that skips fails the run: exit {p.returncode}\n{p.stderr}")
+    if p.stdout:
+        doc = json.loads(p.stdout)
+        check("promised checks (--require): import" in doc["notes"], f"notes: {doc['notes']}")
+        by_id = {c["id"]: c for c in doc["checks"][0]["checks"]} if doc["checks"] else {}
+        imp = by_id.get("import", {})
+        check(imp.get("status") == "fail" and "cannot create a venv" in imp.get("summary", ""),
+              f"import: {imp}")
+    # No interpreter of that version on PATH and none given: not promised.
+    empty = tmp / "bin-empty"
+    empty.mkdir()
+    env["PATH"] = str(empty)
+    p = subprocess.run([exe, "--no-env", "--check-python", "python3", "--wheel", wheel, "-o", tmp / "out2",
+                        "--json"], capture_output=True, text=True, env=env)
+    check(p.returncode == 0, f"without an interpreter the run passes: exit {p.returncode}\n{p.stderr}")
+    if p.stdout:
+        doc = json.loads(p.stdout)
+        why = [n for n in doc["notes"] if n.startswith("import not promised")]
+        check(len(why) == 1 and f"Python {fx.py['ver']}" in why[0] and "--check-python" in why[0],
+              f"a note says why import is not promised: {doc['notes']}")
+
+
 CASES = {"cpu": case_cpu, "cuda": case_cuda, "pypi": case_pypi, "dry_run": case_dry_run,
          "build_command": case_build_command, "bad_input": case_bad_input, "real_cuda": case_real_cuda,
          "table_versions": case_table_versions, "table_missing": case_table_missing,
          "aarch64": case_aarch64, "real_cuda13_full": case_real_cuda13_full,
-         "pypi_provides": case_pypi_provides}
+         "pypi_provides": case_pypi_provides, "promised_checks": case_promised_checks}
 
 
 def main() -> int:

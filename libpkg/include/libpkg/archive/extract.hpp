@@ -43,6 +43,11 @@ struct ExtractOptions {
   // trigger on deflate, whose best ratio is about 1032:1, so without this a
   // 1 MiB wheel of zeros unpacks to a GiB. Real packages compress 2-10x.
   u64 max_expansion = 200;
+  // When set, only the file members it accepts are written (with the
+  // directories above them); directory and symlink members are skipped.
+  // Every name is still checked. For callers that need some members on disk
+  // (repair's ELF files) through the same hardened writes.
+  std::function<bool(const ZipEntry&)> select;
 };
 
 // Archives may always expand to this much (small fixtures, tiny wheels).

@@ -83,10 +83,11 @@ void write_tar(const std::vector<TarEntry>& entries,
                const TarWriteOptions& options, const TarSink& sink,
                const std::string& name = "<tar>");
 
-// `.tar.bz2` at `target` (atomically), bzip2 level 1..9.
-void write_tar_bz2(const std::filesystem::path& target,
-                   const std::vector<TarEntry>& entries,
-                   const TarWriteOptions& options, int level = 9);
+// `.tar.bz2` at `target` (atomically), bzip2 level 1..9. Returns the bytes
+// written (a device or FIFO target keeps no size to read back).
+u64 write_tar_bz2(const std::filesystem::path& target,
+                  const std::vector<TarEntry>& entries,
+                  const TarWriteOptions& options, int level = 9);
 
 // `.tar.zst` at `target` (atomically); returns the uncompressed tar size.
 u64 write_tar_zst(const std::filesystem::path& target,

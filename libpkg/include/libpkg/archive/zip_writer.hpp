@@ -125,6 +125,9 @@ class ZipWriter {
   // Writes the central directory and end records and renames the file into
   // place. Returns the results of all members.
   const std::vector<ZipMemberResult>& commit();
+  // Bytes of the archive written (after commit: its whole size, also when
+  // the target was a device or FIFO that keeps no size of its own).
+  u64 size() const;
 
  private:
   struct Impl;

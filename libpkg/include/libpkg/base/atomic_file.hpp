@@ -7,7 +7,9 @@
 // caller's logic) the temporary is removed and the target is untouched. The
 // temporary is an unnamed O_TMPFILE inode where the filesystem allows, so a
 // process killed mid-write leaves nothing behind; elsewhere a named
-// `.NAME.libpkg-XXXXXX` file.
+// `.NAME.libpkg-XXXXXX` file, registered with SignalCleanup while it exists
+// (as is the name the unnamed inode gets for the instant before the final
+// rename), so SIGINT/SIGTERM during a long write leave no temporary.
 //
 // Only a regular file (or nothing) at the target is ever replaced. An
 // existing FIFO, character or block device or socket is written into on
@@ -21,6 +23,7 @@
 #include <string>
 
 #include "libpkg/base/integers.hpp"
+#include "libpkg/base/signal_cleanup.hpp"
 
 namespace libpkg {
 
@@ -93,6 +96,7 @@ class AtomicFile {
 
   std::filesystem::path target_;
   std::filesystem::path temp_;
+  SignalCleanup temp_cleanup_;  // covers temp_ while it names a file
   int fd_ = -1;
   int sink_fd_ = -1;  // the existing target, when written through
   bool sink_regular_ = false;

@@ -88,6 +88,9 @@ struct RepairOptions {
   // written relative to each member's $ORIGIN; an absolute one is used as
   // written.
   std::vector<std::string> rpath_first;
+  // Threads for planning (hashing the grafts); 0: one per core. Callers
+  // pass the user's -j so that -j 1 really runs on one thread.
+  unsigned threads = 0;
 };
 
 struct Graft {

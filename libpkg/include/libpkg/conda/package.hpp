@@ -50,6 +50,9 @@ struct PackOptions {
 struct PackResult {
   std::vector<std::filesystem::path> outputs;  // in options.formats order
   std::vector<PathRecord> paths;               // as in info/paths.json
+  // Bytes written per output: the size of a regular file, and what went
+  // into a device or FIFO target (which has no size to read back).
+  std::vector<u64> sizes;
 };
 
 // Packs the tree at `prefix`. Files under prefix/info/ are shipped in the

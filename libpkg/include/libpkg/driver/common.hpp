@@ -99,16 +99,35 @@ struct Summary {
   std::string to_json(int indent = 2) const;
 };
 
+// The runtime checks a configuration promises, passed to check_binary as
+// --require so that a promised check that would skip fails the run:
+// `import` for a wheel when an interpreter of the wheel's Python is found
+// (options.python when it is one, else python<X.Y> then python3 on PATH;
+// `python` is then the one chosen), `link` for libtorch. Nothing with
+// runtime checks off, nor a check left out by only/skip. `notes` says why
+// an expected promise can't be made (no matching interpreter).
+struct Promises {
+  std::vector<std::string> require;
+  std::string python;
+  std::vector<std::string> notes;
+};
+Promises promised_checks(const config::BuildConfig& config,
+                         const check::CheckOptions& options);
+
 // Runs check::run on every artifact of `summary` marked `check`, with
-// options.check and `expect`, appending the reports; the log gets one line
-// per artifact. Does nothing when !options.run_checks or on a dry run.
-// Bad input found by the checks (Errc::usage / format) propagates.
+// options.check (plus promised_checks' --require) and `expect`, appending
+// the reports; the log gets one line per artifact. Does nothing when
+// !options.run_checks or on a dry run. Bad input found by the checks
+// (Errc::usage / format) propagates.
 void check_artifacts(Summary& summary, const CommonOptions& options,
                      const check::Expectation& expect);
 
-// Adds an artifact written at `path` (its size taken from the file).
+// Adds an artifact written at `path`. `written`: the bytes the writer put
+// there, when it knows them; else the size is taken from the file, which
+// is 0 for an output written into /dev/null or a FIFO.
 void add_artifact(Summary& summary, std::string role,
-                  const std::filesystem::path& path, bool check = true);
+                  const std::filesystem::path& path, bool check = true,
+                  std::optional<u64> written = std::nullopt);
 
 // A stopwatch for Summary::seconds.
 class Stopwatch {
