@@ -33,6 +33,8 @@ packages=(
   # ppc64le wheels analysed without their sysroot
   musl-tools gcc-arm-linux-gnueabi libc6-dev-armel-cross
   gcc-powerpc64le-linux-gnu libc6-dev-ppc64el-cross
+  # Mach-O fixtures (no SDK: clang + ld64.lld) and their independent oracles
+  clang-14 lld-14 llvm-14 lld-19 llvm-19 python3-macholib
   # benchmarks
   hyperfine
 )
