@@ -202,5 +202,25 @@ TEST(MachoEditor, FatPerArchAndSignatureReport) {
   EXPECT_THROW(plan_edit(fin, bad), Error);
 }
 
+TEST(MachoEditor, OnlyThirtyTwoBitSlicesIsRefused) {
+  std::vector<u8> i386(0x100, 0);
+  auto* h = reinterpret_cast<MachHeader*>(i386.data());
+  h->magic = kMhMagic;
+  h->cputype = kCpuTypeX86;
+  auto f = MachOFile::parse(ByteView(i386, "old.dylib"));
+  EditOptions o;
+  o.add_rpaths = {"/x"};
+  try {
+    plan_edit(f, o);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(),
+                 "old.dylib: no 64-bit little-endian slice to edit (32-bit "
+                 "and PowerPC slices are listed, not edited)");
+  }
+  // With nothing asked, there is nothing to refuse.
+  EXPECT_FALSE(plan_edit(f, EditOptions{}).changed());
+}
+
 }  // namespace
 }  // namespace macho_test

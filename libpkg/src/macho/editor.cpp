@@ -236,6 +236,14 @@ EditPlan plan_edit(const MachOFile& file, const EditOptions& opts) {
       throw Error(Errc::unsupported, it->where(),
                   "only 64-bit little-endian slices can be edited");
   }
+  // A file with nothing this editor can change (only 32-bit or PowerPC
+  // slices) is refused rather than silently left as it was.
+  if (!opts.empty() &&
+      std::none_of(file.slices().begin(), file.slices().end(),
+                   [&](const Slice& s) { return selected(s, opts); }))
+    throw Error(Errc::unsupported, file.name(),
+                "no 64-bit little-endian slice to edit (32-bit and PowerPC "
+                "slices are listed, not edited)");
   EditPlan plan(file.bytes().size());
   for (const auto& slice : file.slices()) {
     if (!selected(slice, opts)) {
