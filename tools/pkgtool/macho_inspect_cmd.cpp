@@ -2,6 +2,7 @@
 // The Mach-O half of `pkgtool inspect`: the reader's facts, per slice.
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include "libpkg/macho/format.hpp"
@@ -13,6 +14,10 @@ namespace pkgtool {
 namespace lm = libpkg::macho;
 
 bool looks_like_macho(const std::string& file) {
+  // Only a regular file is opened here: opening a FIFO would block, and the
+  // ELF path refuses FIFOs, devices and directories with a clear error.
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(file, ec)) return false;
   std::ifstream in(file, std::ios::binary);
   unsigned char head[4] = {};
   if (!in.read(reinterpret_cast<char*>(head), 4)) return false;
