@@ -197,6 +197,28 @@ for s in rep["slices"]:
         assert s["offset"] <= r["offset"] and r["offset"] + r["size"] <= s["offset"] + 32 + s["sizeofcmds_after"], (r, s)
 assert any(s["code_signature"] for s in rep["slices"]), rep
 PY
+check "signature kept in structure" "$LIBPKG_PYTHON" - "$F/pad.fat.dylib" "$SCRATCH/sig" <<'PY'
+import struct, sys
+from macholib import MachO
+def sigs(path):
+    data = open(path, "rb").read()
+    out = {}
+    for h in MachO.MachO(path).headers:
+        sig = [c for lc, c, d in h.commands if lc.cmd == 0x1D]
+        if not sig:
+            continue
+        le = [s for lc, c, d in h.commands if lc.cmd == 0x19 for s in [c] if c.segname.rstrip(b"\0") == b"__LINKEDIT"][0]
+        off, size = sig[0].dataoff, sig[0].datasize
+        # the signature stays the last thing in __LINKEDIT and keeps its
+        # SuperBlob (magic 0xfade0cc0) and bytes
+        assert off + size == le.fileoff + le.filesize, (off, size, le.fileoff, le.filesize)
+        blob = data[h.offset + off:h.offset + off + size]
+        assert struct.unpack(">I", blob[:4])[0] == 0xFADE0CC0
+        out[h.header.cputype] = (off, size, blob)
+    return out
+before, after = sigs(sys.argv[1]), sigs(sys.argv[2])
+assert before and before == after, "signature moved or changed"
+PY
 cp "$F/pad.arm64.dylib" "$SCRATCH/warn"
 "$PKGTOOL" macho edit -add_rpath /w "$SCRATCH/warn" 2>"$SCRATCH/warn.err"
 check "signed slice edited: warning" grep -q "warn (arm64): the code signature no longer matches" "$SCRATCH/warn.err"
