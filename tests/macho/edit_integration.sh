@@ -223,6 +223,51 @@ cp "$F/pad.arm64.dylib" "$SCRATCH/warn"
 "$PKGTOOL" macho edit -add_rpath /w "$SCRATCH/warn" 2>"$SCRATCH/warn.err"
 check "signed slice edited: warning" grep -q "warn (arm64): the code signature no longer matches" "$SCRATCH/warn.err"
 
+case_begin "in place: only the header bytes, same inode, hard links kept"
+# The default in-place edit patches the changed header bytes into the file;
+# its result equals the --in-place-atomic (temp + rename) result byte for byte.
+for f in pad.fat.dylib pad.arm64.dylib exe.x86_64; do
+  ip=$SCRATCH/ip.$f at=$SCRATCH/at.$f
+  cp "$F/$f" "$ip"
+  cp "$F/$f" "$at"
+  ln "$ip" "$ip.link"
+  ino=$(stat -c %i "$ip")
+  ops=(-add_rpath /ip/lib -rpath /build/lib /ip/build -change @rpath/libb.dylib @rpath/libipb.dylib)
+  [[ $f == exe.* ]] && ops=(-add_rpath /ip/lib)
+  j=$("$PKGTOOL" macho edit --json "${ops[@]}" "$ip") || fail "$f: in-place edit failed"
+  expect_status 0 "$f: atomic edit" "$PKGTOOL" macho edit --in-place-atomic "${ops[@]}" "$at"
+  check "$f: in place == atomic" cmp "$ip" "$at"
+  check "$f: reported in place" "$LIBPKG_PYTHON" -c 'import json,sys; r=json.loads(sys.argv[1])[0]; sys.exit(0 if r["in_place"] and r["changed"] else 1)' "$j"
+  check "$f: same inode" test "$(stat -c %i "$ip")" = "$ino"
+  check "$f: hard link sees the edit" cmp "$ip" "$ip.link"
+  check "$f: edited" grep -qx /ip/lib <(llvm-objdump-14 --macho --rpaths "$ip")
+done
+cp "$F/pad.arm64.dylib" "$SCRATCH/atl"
+ln "$SCRATCH/atl" "$SCRATCH/atl.link"
+"$PKGTOOL" macho edit --in-place-atomic -add_rpath /at "$SCRATCH/atl" 2>"$SCRATCH/atl.err"
+check "--in-place-atomic: new inode, link keeps the old bytes" cmp -s "$SCRATCH/atl.link" "$F/pad.arm64.dylib"
+check "--in-place-atomic: note about the broken link" grep -q "note: .*atl: had 2 hard links" "$SCRATCH/atl.err"
+
+case_begin "read-only file refused, untouched"
+# As the ELF side: write protection is honoured even where the directory
+# would allow a rename (run as nobody when the test runs as root).
+as_nobody() {
+  if ((EUID == 0)); then setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; else "$@"; fi
+}
+shared=$SCRATCH/shared
+mkdir "$shared"
+chmod 1777 "$shared"
+chmod o+x "$SCRATCH"
+cp "$F/pad.arm64.dylib" "$shared/ro"
+chmod 0444 "$shared/ro"
+for mode in "" --in-place-atomic; do
+  rc=0
+  as_nobody "$PKGTOOL" macho edit $mode -id /ro "$shared/ro" 2>"$SCRATCH/ro.err" || rc=$?
+  check "read-only ${mode:-in place}: exit 2" test "$rc" = 2
+  check "read-only ${mode:-in place}: Permission denied" grep -q "^error: .*shared/ro: .*Permission denied" "$SCRATCH/ro.err"
+  check "read-only ${mode:-in place}: untouched" cmp -s "$shared/ro" "$F/pad.arm64.dylib"
+done
+
 case_begin "install_name_tool entry point"
 cp "$F/pad.x86_64.dylib" "$SCRATCH/int"
 expect_status 0 "install_name_tool -id" "$INT" -id @rpath/viaint.dylib "$SCRATCH/int"

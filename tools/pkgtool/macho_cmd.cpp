@@ -6,6 +6,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "atomic_links_note.hpp"
 #include "commands.hpp"
 #include "libpkg/base/error.hpp"
 #include "libpkg/macho/editor.hpp"
@@ -35,17 +36,21 @@ const char* kEditUsage =
     "NEW]...\n"
     "         [-add_rpath PATH]... [-prepend_rpath PATH]... [-delete_rpath "
     "PATH]...\n"
-    "         [-delete_all_rpaths] [-arch ARCH]... [--output OUT] [--json] "
-    "FILE...\n"
+    "         [-delete_all_rpaths] [-arch ARCH]... [--output OUT] "
+    "[--in-place-atomic]\n"
+    "         [--json] FILE...\n"
     "  (also installed as `install_name_tool`; options apply to every 64-bit\n"
     "  slice, or to the -arch ones; the file is edited in place unless\n"
-    "  --output is given)\n";
+    "  --output is given: only the changed header bytes are written into the\n"
+    "  file, which every hard link sees; --in-place-atomic writes a temporary\n"
+    "  file and renames it over this name instead)\n";
 
 struct EditArgs {
   libpkg::macho::EditOptions opts;
   std::vector<std::string> files;
   std::string output;
   bool json = false;
+  bool atomic = false;
 };
 
 EditArgs parse_edit(const std::vector<std::string>& args) {
@@ -87,6 +92,8 @@ EditArgs parse_edit(const std::vector<std::string>& args) {
       ++i;
     } else if (a == "--json") {
       e.json = true;
+    } else if (a == "--in-place-atomic") {
+      e.atomic = true;
     } else if (a.starts_with("-") && a.size() > 1) {
       usage_error(
           fmt::format("macho edit: unknown option '{}'\n{}", a, kEditUsage));
@@ -140,8 +147,13 @@ int run_edit(const std::vector<std::string>& args) {
   }
   nlohmann::json reports = nlohmann::json::array();
   for (size_t i = 0; i < files.size(); ++i) {
-    libpkg::macho::apply_edit(files[i], plans[i],
-                              e.output.empty() ? e.files[i] : e.output);
+    nlink_t links =
+        links_an_atomic_edit_breaks(e.files[i], e.atomic, !e.output.empty());
+    auto written = libpkg::macho::apply_edit(
+        files[i], plans[i], e.output.empty() ? e.files[i] : e.output,
+        e.atomic ? libpkg::WriteMode::atomic
+                 : libpkg::WriteMode::patch_in_place);
+    note_broken_links(e.files[i], links, written.changed);
     for (const auto& s : plans[i].slices) {
       // Until the signer is wired in, say so rather than leave a silently
       // stale signature (codesign and dyld on arm64 reject it).
@@ -152,6 +164,7 @@ int run_edit(const std::vector<std::string>& args) {
                    e.files[i], s.arch);
     }
     reports.push_back(report_json(e.files[i], plans[i]));
+    reports.back()["in_place"] = written.in_place;
   }
   if (e.json) fmt::print("{}\n", reports.dump(2));
   return 0;

@@ -260,11 +260,11 @@ EditPlan plan_edit(const MachOFile& file, const EditOptions& opts) {
 }
 
 WriteResult apply_edit(const MachOFile& file, const EditPlan& plan,
-                       const std::filesystem::path& output) {
+                       const std::filesystem::path& output, WriteMode mode) {
   if (file.mapped() == nullptr)
     throw Error(Errc::usage, file.name(),
                 "apply_edit needs a file opened with MachOFile::open");
-  return write_overlay(*file.mapped(), plan.overlay, output, WriteMode::atomic);
+  return write_overlay(*file.mapped(), plan.overlay, output, mode);
 }
 
 }  // namespace libpkg::macho

@@ -78,9 +78,14 @@ struct EditPlan {
 // load commands of a slice do not fit its padding.
 EditPlan plan_edit(const MachOFile& file, const EditOptions& opts);
 
-// Writes the plan over the file (or to `output`), temp file + rename. A
-// plan that changes nothing writes nothing in place.
+// Writes the plan over the file (or to `output`). An edit never changes the
+// file size (the load commands stay in the header padding), so in place with
+// WriteMode::patch_in_place only the changed header bytes are written into
+// the existing inode (hard links see the edit), which costs nothing like a
+// copy of a large dylib; WriteMode::atomic writes a temp file and renames
+// it. A plan that changes nothing writes nothing in place.
 WriteResult apply_edit(const MachOFile& file, const EditPlan& plan,
-                       const std::filesystem::path& output);
+                       const std::filesystem::path& output,
+                       WriteMode mode = WriteMode::patch_in_place);
 
 }  // namespace libpkg::macho
