@@ -25,6 +25,7 @@ inline constexpr u32 kCpuTypeX86 = 7;
 inline constexpr u32 kCpuTypeX86_64 = kCpuTypeX86 | kCpuArch64;
 inline constexpr u32 kCpuTypeArm = 12;
 inline constexpr u32 kCpuTypeArm64 = kCpuTypeArm | kCpuArch64;
+inline constexpr u32 kCpuTypeArm64_32 = kCpuTypeArm | 0x02000000;  // ILP32
 inline constexpr u32 kCpuTypePowerPC = 18;
 inline constexpr u32 kCpuTypePowerPC64 = kCpuTypePowerPC | kCpuArch64;
 inline constexpr u32 kCpuSubtypeMask = 0xff000000;  // capability bits
