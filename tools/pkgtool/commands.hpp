@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "libpkg/deps/dyld.hpp"
+
 namespace pkgtool {
 
 // `pkgtool inspect FILE... [--json]`
@@ -26,6 +28,9 @@ int run_libtorch(const std::vector<std::string>& args);
 // `pkgtool ldd FILE... [--json] [--root DIR] [--ldpaths DIRS]
 // [--lib-path DIR]... [--musl]`: shared-library closure with ld.so's rules.
 int run_ldd(const std::vector<std::string>& args);
+// `pkgtool ldd` on Mach-O files (macho_ldd_cmd.cpp).
+int run_macho_ldd(const std::vector<std::string>& files,
+                  const libpkg::deps::DyldConfig& config, bool json);
 // `pkgtool show WHEEL [--json]`: the platform tag a wheel satisfies, and why.
 int run_show(const std::vector<std::string>& args);
 // `pkgtool repair WHEEL -w DIR ...`: bundle external libraries and retag.
