@@ -38,6 +38,8 @@ packages=(
   # the SBOM's owner lookup on an rpm host (rpm -qf; rpmbuild builds the
   # package the test registers in a private database)
   rpm
+  # Mach-O fixtures (no SDK: clang + ld64.lld) and their independent oracles
+  clang-14 lld-14 llvm-14 lld-19 llvm-19 python3-macholib
   # benchmarks
   hyperfine
   # fuzz/run.sh: libFuzzer and the sanitizer runtimes come with clang

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "libpkg/deps/dyld.hpp"
+
 namespace pkgtool {
 
 // `pkgtool inspect FILE... [--json]`
@@ -26,6 +28,9 @@ int run_libtorch(const std::vector<std::string>& args);
 // `pkgtool ldd FILE... [--json] [--root DIR] [--ldpaths DIRS]
 // [--lib-path DIR]... [--musl]`: shared-library closure with ld.so's rules.
 int run_ldd(const std::vector<std::string>& args);
+// `pkgtool ldd` on Mach-O files (macho_ldd_cmd.cpp).
+int run_macho_ldd(const std::vector<std::string>& files,
+                  const libpkg::deps::DyldConfig& config, bool json);
 // `pkgtool show WHEEL [--json]`: the platform tag a wheel satisfies, and why.
 int run_show(const std::vector<std::string>& args);
 // `pkgtool repair WHEEL -w DIR ...`: bundle external libraries and retag.
@@ -39,5 +44,18 @@ int run_matrix(const std::vector<std::string>& args);
 int run_config(const std::vector<std::string>& args);
 // `pkgtool cuda list|switch X.Y|env [X.Y]`: installed toolkits, switching.
 int run_cuda(const std::vector<std::string>& args);
+
+// `pkgtool macho SUBCOMMAND ...`: Mach-O tools. Each subcommand lives in its
+// own file (macho_cmd.cpp: `edit`) and registers itself at static
+// initialisation with a file-scope
+//   const MachoSubcommand kSign("sign", "FILE...  ...", run_sign);
+// so a new file adds a subcommand without touching the others.
+using SubcommandFn = int (*)(const std::vector<std::string>&);
+struct MachoSubcommand {
+  MachoSubcommand(const char* name, const char* usage, SubcommandFn fn);
+};
+int run_macho(const std::vector<std::string>& args);
+// The `install_name_tool` entry point (install_name_tool's syntax).
+int run_install_name_tool(const std::vector<std::string>& args);
 
 }  // namespace pkgtool

@@ -37,6 +37,7 @@
 #include "commands.hpp"
 #include "libpkg/base/error.hpp"
 #include "libpkg/deps/ldd.hpp"
+#include "macho_inspect.hpp"
 
 namespace pkgtool {
 
@@ -46,7 +47,9 @@ namespace deps = libpkg::deps;
 
 const char* kLddUsage =
     "usage: pkgtool ldd FILE... [--json] [--root DIR] [--ldpaths DIRS]\n"
-    "                   [--lib-path DIR]... [--libc glibc|musl|bionic]\n";
+    "                   [--lib-path DIR]... [--libc glibc|musl|bionic]\n"
+    "       pkgtool ldd MACHO... [--json] [--executable-path DIR]\n"
+    "                   [--dyld-library-path DIR]...   (dyld's rules)\n";
 
 const char* via_display(deps::FoundVia via) {
   switch (via) {
@@ -137,6 +140,7 @@ int run_ldd(const std::vector<std::string>& args) {
   bool json = false;
   std::optional<deps::Libc> force_libc;
   deps::SearchConfig config;
+  deps::DyldConfig dyld;
   std::vector<std::string> files;
   auto value = [&](size_t& i, const std::string& opt) -> std::string {
     const std::string& a = args[i];
@@ -170,6 +174,10 @@ int run_ldd(const std::vector<std::string>& args) {
       config.system_dirs = deps::split_path_list(value(i, "--ldpaths"));
     } else if (is_opt(a, "--lib-path")) {
       config.extra_paths.push_back(value(i, "--lib-path"));
+    } else if (is_opt(a, "--executable-path")) {
+      dyld.executable_path = value(i, "--executable-path");
+    } else if (is_opt(a, "--dyld-library-path")) {
+      dyld.library_path.push_back(value(i, "--dyld-library-path"));
     } else if (a == "-h" || a == "--help") {
       fmt::print("{}", kLddUsage);
       return 0;
@@ -182,6 +190,8 @@ int run_ldd(const std::vector<std::string>& args) {
   }
   if (files.empty())
     throw libpkg::Error(libpkg::Errc::usage, "", "ldd: no input files");
+  // Mach-O inputs (decided by the first file) follow dyld's rules.
+  if (looks_like_macho(files.front())) return run_macho_ldd(files, dyld, json);
   config.ld_library_path = environment_library_path();
 
   std::vector<std::filesystem::path> paths(files.begin(), files.end());

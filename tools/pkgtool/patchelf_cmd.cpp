@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "atomic_links_note.hpp"
 #include "commands.hpp"
 #include "libpkg/base/error.hpp"
 #include "libpkg/elf/editor.hpp"
@@ -356,20 +357,13 @@ int run_patchelf(const std::vector<std::string>& argv) {
     }
     std::string out = a.output ? *a.output : file;
     if (a.edit.empty() && !a.output) continue;
-    // --in-place-atomic replaces this name with a new inode: say so when
-    // other hard links will keep the old contents.
-    struct stat st {};
-    bool shared = a.atomic && !a.output && ::stat(file.c_str(), &st) == 0 &&
-                  st.st_nlink > 1;
+    nlink_t links =
+        links_an_atomic_edit_breaks(file, a.atomic, a.output.has_value());
     auto report =
         libpkg::elf::edit_file(file, out, a.edit,
                                a.atomic ? libpkg::WriteMode::atomic
                                         : libpkg::WriteMode::patch_in_place);
-    if (shared && report.changed)
-      fmt::print(stderr,
-                 "note: {}: had {} hard links; --in-place-atomic gave this "
-                 "name a new file, the other links keep the old contents\n",
-                 file, st.st_nlink);
+    note_broken_links(file, links, report.changed);
     if (a.debug) {
       fmt::print(stderr, "{}: {}{} ({} -> {} bytes)\n", file,
                  report.changed ? "changed" : "unchanged",
