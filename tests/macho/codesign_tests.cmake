@@ -1,0 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Code signatures: the library on lld-linked files (gtest) and the CLI with
+# the independent verifier tests/tools/macho_cs_verify.py (script).
+libpkg_add_gtest(macho_codesign_test codesign_test.cpp)
