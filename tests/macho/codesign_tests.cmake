@@ -2,3 +2,4 @@
 # Code signatures: the library on lld-linked files (gtest) and the CLI with
 # the independent verifier tests/tools/macho_cs_verify.py (script).
 libpkg_add_gtest(macho_codesign_test codesign_test.cpp)
+libpkg_add_script_test(macho_codesign_cli codesign_cli.sh)

@@ -39,5 +39,9 @@ int run_matrix(const std::vector<std::string>& args);
 int run_config(const std::vector<std::string>& args);
 // `pkgtool cuda list|switch X.Y|env [X.Y]`: installed toolkits, switching.
 int run_cuda(const std::vector<std::string>& args);
+// `pkgtool macho sign|verify FILE...`: Mach-O code signatures.
+int run_macho(const std::vector<std::string>& args);
+int run_macho_sign(const std::vector<std::string>& args);
+int run_macho_verify(const std::vector<std::string>& args);
 
 }  // namespace pkgtool

@@ -49,6 +49,8 @@ const char* kUsage =
     "  cuda list|switch X.Y|env [X.Y] [--root DIR]\n"
     "                             installed CUDA toolkits, switch the cuda "
     "link\n"
+    "  macho sign|verify FILE...  Mach-O code signatures (ad-hoc sign, "
+    "re-sign, verify)\n"
     "  --version                  print the version\n";
 
 int dispatch(std::vector<std::string> args, const std::string& self) {
@@ -78,6 +80,7 @@ int dispatch(std::vector<std::string> args, const std::string& self) {
   if (cmd == "matrix") return pkgtool::run_matrix(args);
   if (cmd == "config") return pkgtool::run_config(args);
   if (cmd == "cuda") return pkgtool::run_cuda(args);
+  if (cmd == "macho") return pkgtool::run_macho(args);
   std::fprintf(stderr, "error: unknown command '%s'\n%s", cmd.c_str(), kUsage);
   return 2;
 }

@@ -144,6 +144,11 @@ Placement place_signature(std::vector<u8>& slice, const std::string& name,
                              "must end the slice",
                              slice.size() - le_end));
   u64 new_end = sig_offset + new_size;
+  if (new_end > 0xffffffffu)
+    throw Error(Errc::unsupported, name,
+                fmt::format("a signature ending at 0x{:x} does not fit "
+                            "LC_CODE_SIGNATURE's 32-bit fields",
+                            new_end));
   slice.resize(new_end, 0);
   // The zero padding between __LINKEDIT's old end and the signature is
   // hashed: report it as changed.
@@ -170,11 +175,14 @@ Placement place_signature(std::vector<u8>& slice, const std::string& name,
   patch(*sc.codesig_cmd + 12, lc.datasize, static_cast<u32>(new_size));
   auto& seg =
       *reinterpret_cast<SegmentCommand64*>(slice.data() + *sc.linkedit_cmd);
+  // ld64.lld leaves __LINKEDIT's vmsize equal to its filesize; keep that
+  // convention when we find it, otherwise round up to the target page.
   u64 page = sc.cputype == kCpuTypeArm64 ? 0x4000 : 0x1000;
-  patch(*sc.linkedit_cmd + 48, seg.filesize, new_end - sc.linkedit_fileoff);
-  patch(
-      *sc.linkedit_cmd + 32, seg.vmsize,
-      std::max<u64>(seg.vmsize, align_up(new_end - sc.linkedit_fileoff, page)));
+  u64 filesize = new_end - sc.linkedit_fileoff;
+  u64 vmsize =
+      seg.vmsize == sc.linkedit_filesize ? filesize : align_up(filesize, page);
+  patch(*sc.linkedit_cmd + 48, seg.filesize, filesize);
+  patch(*sc.linkedit_cmd + 32, seg.vmsize, std::max<u64>(seg.vmsize, vmsize));
   out.layout = sc.layout;
   out.layout.sig_offset = sig_offset;
   out.layout.sig_size = new_size;
