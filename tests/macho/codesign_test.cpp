@@ -192,6 +192,149 @@ TEST_F(CodesignTest, PlaceSignatureRefusesASignatureNotAtTheEnd) {
   EXPECT_THROW(place_signature(bytes, "liba.dylib", 400), Error);
 }
 
+// A signature as codesign writes one for a re-signed file: requirements, a
+// SHA-1 CodeDirectory with special slots, a SHA-256 alternate and an empty
+// CMS wrapper; built here from the format description (not by the code
+// under test) over lld's file, moved into place by place_signature.
+namespace crafted {
+
+void put32(std::vector<u8>& b, size_t at, u32 v) {
+  for (int i = 0; i < 4; ++i) b[at + i] = static_cast<u8>(v >> (24 - 8 * i));
+}
+void put64(std::vector<u8>& b, size_t at, u64 v) {
+  put32(b, at, static_cast<u32>(v >> 32));
+  put32(b, at + 4, static_cast<u32>(v));
+}
+
+std::vector<u8> code_directory(std::span<const u8> slice, u64 limit, u8 type,
+                               const std::vector<u8>& requirements,
+                               const SliceLayout& layout) {
+  DigestKind kind = type == kHashSha1 ? DigestKind::sha1 : DigestKind::sha256;
+  u64 hs = type == kHashSha1 ? 20 : 32;
+  u64 pages = (limit + 4095) / 4096;
+  const std::string ident = "com.example.crafted";
+  u64 hash_offset = 88 + ident.size() + 1 + 2 * hs;
+  std::vector<u8> cd(hash_offset + pages * hs, 0);
+  put32(cd, 0, kMagicCodeDirectory);
+  put32(cd, 4, static_cast<u32>(cd.size()));
+  put32(cd, 8, 0x20400);
+  put32(cd, 12, kFlagAdhoc | 0x10000);  // adhoc | runtime
+  put32(cd, 16, static_cast<u32>(hash_offset));
+  put32(cd, 20, 88);
+  put32(cd, 24, 2);
+  put32(cd, 28, static_cast<u32>(pages));
+  put32(cd, 32, static_cast<u32>(limit));
+  cd[36] = static_cast<u8>(hs);
+  cd[37] = type;
+  cd[39] = 12;
+  put64(cd, 64, layout.text_fileoff);
+  put64(cd, 72, layout.text_filesize);
+  std::copy(ident.begin(), ident.end(), cd.begin() + 88);
+  auto req = digest_of(kind, requirements);
+  std::copy(req.begin(), req.begin() + hs, cd.begin() + hash_offset - 2 * hs);
+  for (u64 i = 0; i < pages; ++i) {
+    u64 end = std::min<u64>((i + 1) * 4096, limit);
+    auto h = digest_of(kind, slice.subspan(i * 4096, end - i * 4096));
+    std::copy(h.begin(), h.begin() + hs, cd.begin() + hash_offset + i * hs);
+  }
+  return cd;
+}
+
+// Replaces the slice's signature with the crafted one.
+void resign_with_alternates(std::vector<u8>& bytes, const std::string& name) {
+  std::vector<u8> requirements(12, 0);
+  put32(requirements, 0, kMagicRequirements);
+  put32(requirements, 4, 12);
+  std::vector<u8> cms(8, 0);
+  put32(cms, 0, kMagicCmsWrapper);
+  put32(cms, 4, 8);
+  SliceLayout layout = find_slice_layout(ByteView(bytes, name));
+  u64 limit = layout.code_limit;
+  // Sizes first (the hashes do not change them), then the real hashes.
+  auto size_of = [&] {
+    return 12 + 4 * 8 + requirements.size() + cms.size() +
+           code_directory(bytes, limit, kHashSha1, requirements, layout)
+               .size() +
+           code_directory(bytes, limit, kHashSha256, requirements, layout)
+               .size();
+  };
+  Placement p = place_signature(bytes, name, size_of());
+  auto cd1 = code_directory(bytes, limit, kHashSha1, requirements, p.layout);
+  auto cd2 = code_directory(bytes, limit, kHashSha256, requirements, p.layout);
+  std::vector<u8> sig(12 + 4 * 8, 0);
+  put32(sig, 0, kMagicEmbeddedSignature);
+  put32(sig, 8, 4);
+  u32 types[] = {kSlotCodeDirectory, kSlotRequirements,
+                 kSlotAlternateCodeDirectories, kSlotCmsSignature};
+  const std::vector<u8>* blobs[] = {&cd1, &requirements, &cd2, &cms};
+  for (int i = 0; i < 4; ++i) {
+    put32(sig, 12 + 8 * i, types[i]);
+    put32(sig, 16 + 8 * i, static_cast<u32>(sig.size()));
+    sig.insert(sig.end(), blobs[i]->begin(), blobs[i]->end());
+  }
+  put32(sig, 4, static_cast<u32>(sig.size()));
+  ASSERT_EQ(sig.size(), p.layout.sig_size);
+  std::copy(sig.begin(), sig.end(), bytes.begin() + p.layout.sig_offset);
+}
+
+}  // namespace crafted
+
+TEST_F(CodesignTest, AlternateCodeDirectoriesAndSpecialSlots) {
+  auto bytes = read_file(link("a.c", "liba.dylib", {}));
+  crafted::resign_with_alternates(bytes, "liba.dylib");
+  ByteView slice(bytes, "liba.dylib");
+  SliceLayout layout = find_slice_layout(slice);
+  VerifyReport r = verify_signature(slice, layout);
+  for (const auto& p : r.problems) ADD_FAILURE() << p.what;
+  ASSERT_EQ(r.signature.code_directories.size(), 2u);
+  EXPECT_EQ(r.signature.code_directories[0].hash_type, kHashSha1);
+  EXPECT_EQ(r.signature.code_directories[1].slot,
+            kSlotAlternateCodeDirectories);
+  EXPECT_EQ(r.signature.code_directories[1].identifier, "com.example.crafted");
+  EXPECT_EQ(r.signature.blobs.size(), 4u);
+  EXPECT_FALSE(r.signature.has_cms());  // empty wrapper: ad-hoc
+
+  // The independent verifier agrees.
+  fs::path out = dir_.path() / "crafted.dylib";
+  std::ofstream(out, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()),
+             static_cast<std::streamsize>(bytes.size()));
+  RunResult py = run_process(
+      {LIBPKG_PYTHON, LIBPKG_SOURCE_DIR "/tests/tools/macho_cs_verify.py",
+       out.string()});
+  EXPECT_TRUE(py.ok()) << py.output;
+
+  // A changed requirements blob fails special slot -2 of both CDs.
+  auto reqs = std::find_if(r.signature.blobs.begin(), r.signature.blobs.end(),
+                           [](const BlobEntry& b) { return b.type == 2; });
+  std::vector<u8> broken = bytes;
+  broken[layout.sig_offset + reqs->offset + 8] ^= 1;
+  VerifyReport bad = verify_signature(ByteView(broken, "x"), layout);
+  ASSERT_EQ(bad.problems.size(), 2u);
+  EXPECT_EQ(bad.problems[0].slot, -2);
+  EXPECT_EQ(bad.problems[1].cd, 1u);
+
+  // Resign after a change of page 1 keeps every CD, its hash type and the
+  // other blobs, and fixes page 1 in both.
+  bytes[0x1000 + 3] ^= 0x20;
+  EXPECT_EQ(verify_signature(ByteView(bytes, "x"), layout).problems.size(), 2u);
+  ByteView old_sig = slice.slice(layout.sig_offset, layout.sig_size, "sig");
+  std::vector<u8> old(old_sig.span().begin(), old_sig.span().end());
+  const ByteRange changed{0x1000 + 3, 1};
+  auto sig = resign(bytes, layout, ByteView(old, "x"), {&changed, 1});
+  ASSERT_EQ(sig.size(), old.size());
+  std::copy(sig.begin(), sig.end(), bytes.begin() + layout.sig_offset);
+  VerifyReport after = verify_signature(ByteView(bytes, "x"), layout);
+  EXPECT_TRUE(after.ok());
+  ASSERT_EQ(after.signature.code_directories.size(), 2u);
+  EXPECT_EQ(after.signature.code_directories[0].hash_type, kHashSha1);
+  EXPECT_EQ(after.signature.code_directories[0].flags, kFlagAdhoc | 0x10000u);
+  size_t differing = 0;
+  for (size_t i = 0; i < sig.size(); ++i) differing += sig[i] != old[i];
+  EXPECT_LE(differing, 20u + 32u);  // page 1's hash in each CD, nothing else
+  EXPECT_GE(differing, 40u);
+}
+
 // Malformed signatures: each throws a format error naming the problem.
 TEST_F(CodesignTest, MalformedSignatures) {
   auto bytes = read_file(link("a.c", "liba.dylib", {}));
