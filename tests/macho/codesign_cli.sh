@@ -137,6 +137,14 @@ off=$(llvm-objdump-14 --macho --universal-headers fats.dylib | awk '/architectur
 printf '\x01' | dd of=fats.dylib bs=1 seek=$((off + 0x1010)) conv=notrunc 2>/dev/null
 expect 2 "$PKGTOOL" macho verify fats.dylib
 has err "fats.dylib (x86_64): CodeDirectory 0 (hash type 2): page 1 (0x1000-0x2000)"
+# Re-signing a signed fat file patches the signatures in place: same size,
+# only the x86_64 signature's bytes differ from before.
+cp fats.dylib fats.before
+expect 0 "$PKGTOOL" macho sign fats.dylib
+expect 0 $VERIFY fats.dylib
+n=$( (cmp -l fats.before fats.dylib || true) | wc -l)
+[[ $(stat -c %s fats.dylib) == $(stat -c %s fats.before) && $n -ge 1 && $n -le 32 ]] &&
+  pass || fail "fat re-sign changed $n bytes or the size"
 
 case_begin "bad input: exit 2, file untouched"
 sigoff=$(otool_sig signed/liba.dylib | awk '/dataoff/{print $2}')

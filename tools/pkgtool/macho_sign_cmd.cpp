@@ -4,12 +4,15 @@
 //
 // Until the Mach-O reader lands, the fat header is read here (bounds-checked,
 // private to this file); the signature work itself is the library's.
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <vector>
 
 #include "cli_parse.hpp"
@@ -123,10 +126,68 @@ std::string slice_name(const std::string& file, const FatSlice& s) {
   return fmt::format("{} ({})", file, arch_name(s.cputype));
 }
 
+struct Patch {
+  u64 offset = 0;
+  std::vector<u8> bytes;
+};
+
+// When every 64-bit slice is signed, re-signing changes only the signature
+// bytes: the new signatures as patches of the file, or nullopt when a slice
+// needs a new signature (and so grows).
+std::optional<std::vector<Patch>> resign_patches(const std::string& path,
+                                                 const ByteView& view,
+                                                 const FileSlices& fs) {
+  std::vector<std::pair<ByteView, cs::SliceLayout>> todo;
+  for (const auto& s : fs.slices) {
+    ByteView slice(view.span().subspan(s.offset, s.size), slice_name(path, s),
+                   s.offset);
+    if (!is_64bit_slice(slice)) continue;
+    cs::SliceLayout layout = cs::find_slice_layout(slice);
+    if (!layout.signed_()) return std::nullopt;
+    todo.emplace_back(slice, layout);
+  }
+  std::vector<Patch> patches;
+  for (const auto& [slice, layout] : todo)
+    patches.push_back({slice.base() + layout.sig_offset,
+                       cs::resign_all_pages(slice, layout)});
+  return patches;
+}
+
+// Writes `patches` over a copy of the file (copied inside the kernel, so a
+// large file is never held in memory); nothing when they change no byte.
+void write_patched(const std::string& path, const libpkg::MappedFile& file,
+                   const std::vector<Patch>& patches) {
+  bool same = std::all_of(patches.begin(), patches.end(), [&](const Patch& p) {
+    return std::equal(p.bytes.begin(), p.bytes.end(), file.data() + p.offset);
+  });
+  if (same) return;  // already signed as we would: leave the file untouched
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) libpkg::throw_errno(path, "open");
+  try {
+    auto out = libpkg::AtomicFile::create(path, file.mode());
+    out.copy_from(fd, 0, file.size(), 0);
+    for (const auto& p : patches) out.pwrite(p.offset, p.bytes);
+    out.commit();
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  ::close(fd);
+}
+
 int sign_file(const std::string& path) {
   auto file = libpkg::MappedFile::open(path);
   ByteView view = file.view();
   FileSlices fs = read_slices(view);
+  if (auto patches = resign_patches(path, view, fs)) {
+    write_patched(path, file, *patches);
+    for (const auto& s : fs.slices)
+      std::printf("%s: %s\n", slice_name(path, s).c_str(),
+                  is_64bit_slice(view.slice(s.offset, s.size, "slice"))
+                      ? "signed"
+                      : "32-bit slice left unsigned");
+    return 0;
+  }
   std::string identifier = std::filesystem::path(path).filename().string();
   std::vector<std::vector<u8>> outs;
   for (const auto& s : fs.slices) {

@@ -5,18 +5,23 @@
 
 namespace libpkg::macho {
 
+std::vector<u8> resign_all_pages(const ByteView& slice,
+                                 const SliceLayout& layout) {
+  // Nothing says which pages changed: rehash them all, keeping the fields.
+  ByteView old_sig =
+      slice.slice(layout.sig_offset, layout.sig_size, "code signature");
+  const ByteRange all{0, layout.code_limit};
+  return resign(slice.span(), layout, old_sig, {&all, 1});
+}
+
 void sign_slice(std::vector<u8>& slice, const std::string& name,
                 std::string_view identifier) {
   ByteView view(slice, name);
   cs::SliceCommands sc = cs::walk_slice(view);
   const SliceLayout& layout = sc.layout;
   if (layout.signed_()) {
-    // Nothing says which pages changed: rehash them all, keeping the fields.
-    std::vector<u8> old_sig(
-        slice.begin() + layout.sig_offset,
-        slice.begin() + layout.sig_offset + layout.sig_size);
-    const ByteRange all{0, layout.code_limit};
-    auto sig = resign(slice, layout, ByteView(old_sig, name), {&all, 1});
+    // resign reads the old signature while writing a new buffer: no alias.
+    auto sig = resign_all_pages(view, layout);
     std::copy(sig.begin(), sig.end(), slice.begin() + layout.sig_offset);
     return;
   }

@@ -179,6 +179,12 @@ struct Placement {
 Placement place_signature(std::vector<u8>& slice, const std::string& name,
                           u64 new_size);
 
+// The signature of a signed slice re-signed keeping its fields, every page
+// rehashed: same size, to be written back at `layout.sig_offset` (so a
+// caller can patch a file in place instead of copying the slice).
+std::vector<u8> resign_all_pages(const ByteView& slice,
+                                 const SliceLayout& layout);
+
 // Signs a 64-bit thin slice in memory: a signed slice is re-signed keeping
 // its signature's fields (every page rehashed, size unchanged); an unsigned
 // one gets an ad-hoc signature named `identifier` after __LINKEDIT.
