@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <fstream>
 #include <iterator>
+#include <random>
 
 #include "libpkg/base/digest.hpp"
 #include "libpkg/base/error.hpp"
@@ -333,6 +334,40 @@ TEST_F(CodesignTest, AlternateCodeDirectoriesAndSpecialSlots) {
   for (size_t i = 0; i < sig.size(); ++i) differing += sig[i] != old[i];
   EXPECT_LE(differing, 20u + 32u);  // page 1's hash in each CD, nothing else
   EXPECT_GE(differing, 40u);
+}
+
+// Random corruption of the load commands and the signature (fixed seed):
+// every call either works or throws libpkg::Error; under the coordinator's
+// ASan/UBSan run this is the in-suite counterpart of
+// fuzz/macho_codesign.cpp.
+TEST_F(CodesignTest, CorruptedSlicesThrowOnlyError) {
+  const auto good = read_file(link("a.c", "liba.dylib", {}));
+  SliceLayout layout = find_slice_layout(ByteView(good, "liba.dylib"));
+  std::mt19937 rng(17);
+  int errors = 0;
+  for (int i = 0; i < 1500; ++i) {
+    std::vector<u8> bytes = good;
+    int flips = 1 + static_cast<int>(rng() % 4);
+    for (int f = 0; f < flips; ++f) {
+      // Half in the header and load commands, half in the signature.
+      u64 at = rng() % 2 ? rng() % 0x400
+                         : layout.sig_offset + rng() % layout.sig_size;
+      bytes[at] = static_cast<u8>(rng());
+    }
+    if (rng() % 8 == 0) bytes.resize(rng() % bytes.size());
+    try {
+      ByteView slice(bytes, "x");
+      SliceLayout l = find_slice_layout(slice);
+      if (l.signed_()) {
+        (void)verify_signature(slice, l);
+        (void)resign_all_pages(slice, l);
+      }
+      sign_slice(bytes, "x", "x");
+    } catch (const Error&) {
+      ++errors;
+    }
+  }
+  EXPECT_GT(errors, 100);  // the corruption does reach the checks
 }
 
 // Malformed signatures: each throws a format error naming the problem.
