@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <random>
@@ -188,9 +189,33 @@ TEST_F(CodesignTest, ResignGrowsWithTheCodeLimit) {
 }
 
 TEST_F(CodesignTest, PlaceSignatureRefusesASignatureNotAtTheEnd) {
-  auto bytes = read_file(link("a.c", "liba.dylib", {}));
+  const auto good = read_file(link("a.c", "liba.dylib", {}));
+  auto expect_error = [](std::vector<u8> bytes, const std::string& needle) {
+    const auto before = bytes;
+    try {
+      place_signature(bytes, "liba.dylib", 400);
+      ADD_FAILURE() << "no error for " << needle;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos)
+          << e.what();
+    }
+    EXPECT_EQ(bytes, before);  // nothing changed on failure
+  };
+  auto bytes = good;
   bytes.resize(bytes.size() + 16, 0);  // data after __LINKEDIT
-  EXPECT_THROW(place_signature(bytes, "liba.dylib", 400), Error);
+  expect_error(bytes, "0x10 bytes after __LINKEDIT");
+  // __LINKEDIT grown past the signature: the signature is no longer last.
+  bytes = good;
+  const std::string seg = "__LINKEDIT";
+  auto it = std::search(bytes.begin(), bytes.end(), seg.begin(), seg.end());
+  ASSERT_NE(it, bytes.end());
+  size_t cmd = static_cast<size_t>(it - bytes.begin()) - 8;
+  ul64 filesize;
+  std::memcpy(&filesize, &bytes[cmd + 48], 8);
+  filesize = filesize + 16;
+  std::memcpy(&bytes[cmd + 48], &filesize, 8);
+  bytes.resize(bytes.size() + 16, 0);
+  expect_error(bytes, "is not at the end of __LINKEDIT");
 }
 
 // A signature as codesign writes one for a re-signed file: requirements, a
