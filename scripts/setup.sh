@@ -33,9 +33,9 @@ packages=(
   # ppc64le wheels analysed without their sysroot
   musl-tools gcc-arm-linux-gnueabi libc6-dev-armel-cross
   gcc-powerpc64le-linux-gnu libc6-dev-ppc64el-cross
-  # Mach-O fixtures linked at test time (clang-14 -fuse-ld=lld: ld64.lld-14)
-  # and their oracles (llvm-otool-14, llvm-lipo-14)
-  clang-14 lld-14 llvm-14
+  # Mach-O fixtures (no SDK: clang-14 -fuse-ld=lld: ld64.lld) and their
+  # independent oracles (llvm-otool/objdump/lipo, macholib)
+  clang-14 lld-14 llvm-14 lld-19 llvm-19 python3-macholib
   # benchmarks
   hyperfine
 )

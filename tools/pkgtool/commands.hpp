@@ -39,9 +39,18 @@ int run_matrix(const std::vector<std::string>& args);
 int run_config(const std::vector<std::string>& args);
 // `pkgtool cuda list|switch X.Y|env [X.Y]`: installed toolkits, switching.
 int run_cuda(const std::vector<std::string>& args);
-// `pkgtool macho sign|verify FILE...`: Mach-O code signatures.
+
+// `pkgtool macho SUBCOMMAND ...`: Mach-O tools. Each subcommand lives in its
+// own file (macho_cmd.cpp: `edit`; macho_sign_cmd.cpp: `sign`, `verify`) and
+// registers itself at static initialisation with a file-scope
+//   const MachoSubcommand kSign("sign", "FILE...  ...", run_sign);
+// so a new file adds a subcommand without touching the others.
+using SubcommandFn = int (*)(const std::vector<std::string>&);
+struct MachoSubcommand {
+  MachoSubcommand(const char* name, const char* usage, SubcommandFn fn);
+};
 int run_macho(const std::vector<std::string>& args);
-int run_macho_sign(const std::vector<std::string>& args);
-int run_macho_verify(const std::vector<std::string>& args);
+// The `install_name_tool` entry point (install_name_tool's syntax).
+int run_install_name_tool(const std::vector<std::string>& args);
 
 }  // namespace pkgtool

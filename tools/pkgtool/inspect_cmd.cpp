@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// `pkgtool inspect FILE... [--json]`
+// `pkgtool inspect FILE... [--json]`: ELF files here, Mach-O files through
+// macho_inspect_cmd.cpp.
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -7,6 +8,7 @@
 #include "commands.hpp"
 #include "libpkg/abi/inspect.hpp"
 #include "libpkg/base/error.hpp"
+#include "macho_inspect.hpp"
 
 namespace pkgtool {
 
@@ -100,6 +102,14 @@ int run_inspect(const std::vector<std::string>& args) {
     throw libpkg::Error(libpkg::Errc::usage, "", "inspect: no input files");
   nlohmann::json all = nlohmann::json::array();
   for (const auto& f : files) {
+    if (looks_like_macho(f)) {
+      auto summary = macho_summary(f);
+      if (json)
+        all.push_back(summary);
+      else
+        print_macho_summary(summary);
+      continue;
+    }
     auto elf = libpkg::elf::ElfFile::open(f);
     auto summary = libpkg::abi::summarize(elf);
     if (json)

@@ -306,9 +306,7 @@ int run_files(const std::vector<std::string>& files,
   return status;
 }
 
-}  // namespace
-
-int run_macho_sign(const std::vector<std::string>& args) {
+int run_sign(const std::vector<std::string>& args) {
   CLI::App app{
       "Ad-hoc sign Mach-O files, or re-sign keeping the signature's "
       "fields",
@@ -319,7 +317,7 @@ int run_macho_sign(const std::vector<std::string>& args) {
   return run_files(files, sign_file);
 }
 
-int run_macho_verify(const std::vector<std::string>& args) {
+int run_verify(const std::vector<std::string>& args) {
   CLI::App app{"Verify every page hash of every CodeDirectory", "macho verify"};
   std::vector<std::string> files;
   app.add_option("files", files, "thin or fat Mach-O files")->required();
@@ -327,24 +325,15 @@ int run_macho_verify(const std::vector<std::string>& args) {
   return run_files(files, verify_file);
 }
 
-// Minimal `macho` group: the Mach-O editor's branch adds edit/lipo here at
-// merge (see docs/macho.md).
-int run_macho(const std::vector<std::string>& args) {
-  const char* usage = "usage: pkgtool macho sign|verify FILE...\n";
-  if (args.empty()) {
-    std::fputs(usage, stderr);
-    return 2;
-  }
-  std::vector<std::string> rest(args.begin() + 1, args.end());
-  if (args[0] == "sign") return run_macho_sign(rest);
-  if (args[0] == "verify") return run_macho_verify(rest);
-  if (args[0] == "-h" || args[0] == "--help") {
-    std::fputs(usage, stdout);
-    return 0;
-  }
-  std::fprintf(stderr, "error: unknown macho command '%s'\n%s", args[0].c_str(),
-               usage);
-  return 2;
-}
+const MachoSubcommand kSign("sign",
+                            "FILE...           ad-hoc sign, or re-sign "
+                            "keeping the signature's fields",
+                            run_sign);
+const MachoSubcommand kVerify("verify",
+                              "FILE...         verify every page hash of "
+                              "every CodeDirectory",
+                              run_verify);
+
+}  // namespace
 
 }  // namespace pkgtool

@@ -3,7 +3,7 @@
 //
 // Invoked as `patchelf` (the installed symlink) it behaves as `pkgtool
 // patchelf`, so tools that shell out to patchelf (auditwheel, conda-build)
-// use ours unchanged.
+// use ours unchanged; as `install_name_tool` it is `pkgtool macho edit`.
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -19,7 +19,9 @@ const char* kUsage =
     "usage: pkgtool <command> [options]\n"
     "\n"
     "commands:\n"
-    "  inspect FILE... [--json]   dynamic-linking facts of ELF files\n"
+    "  inspect FILE... [--json]   dynamic-linking facts of ELF and Mach-O "
+    "files\n"
+    "  macho edit OPTIONS FILE... install_name_tool-compatible Mach-O edits\n"
     "  symbols FILE... [--demangle] [--defined-only|--undefined-only] "
     "[--json]\n"
     "                             dynamic symbols in nm -D format\n"
@@ -55,6 +57,7 @@ const char* kUsage =
 
 int dispatch(std::vector<std::string> args, const std::string& self) {
   if (self == "patchelf") return pkgtool::run_patchelf(args);
+  if (self == "install_name_tool") return pkgtool::run_install_name_tool(args);
   if (args.empty() || args[0] == "-h" || args[0] == "--help") {
     std::fputs(kUsage, args.empty() ? stderr : stdout);
     return args.empty() ? 2 : 0;

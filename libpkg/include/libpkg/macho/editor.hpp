@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// install_name_tool's edits of Mach-O load commands, planned then applied.
+//
+// `plan_edit` applies every requested operation to a model of each selected
+// slice's load commands, serialises the result and checks that it fits in
+// the header padding (the bytes between the load commands and the first
+// section). Nothing moves: sections, segments and __LINKEDIT keep their
+// offsets, so an edit is a few patched bytes at the start of each slice. A
+// slice whose new load commands do not fit fails the whole plan before
+// anything is written. The plan is an Overlay; `apply_edit` writes it once,
+// atomically (temp file + rename), and writes nothing for a no-op edit.
+//
+// Code signatures: LC_CODE_SIGNATURE and its data are kept as they are
+// (same offset and size, still the last thing in __LINKEDIT), so the file
+// stays valid in structure; the hashes of the pages in `changed` no longer
+// match. `SliceReport` tells a signer which slices were signed and which
+// byte ranges changed, so it can rehash just those pages (the codesign part
+// of the library regenerates the signature from this report).
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "libpkg/base/overlay.hpp"
+#include "libpkg/macho/view.hpp"
+
+namespace libpkg::macho {
+
+struct EditOptions {
+  std::optional<std::string> id;                             // -id
+  std::vector<std::pair<std::string, std::string>> changes;  // -change A B
+  std::vector<std::string> add_rpaths;                       // -add_rpath
+  std::vector<std::string> prepend_rpaths;                   // -prepend_rpath
+  std::vector<std::string> delete_rpaths;                    // -delete_rpath
+  std::vector<std::pair<std::string, std::string>> rename_rpaths;  // -rpath
+  bool delete_all_rpaths = false;  // -delete_all_rpaths
+  // Architectures to edit ("arm64", "x86_64"); empty: every 64-bit slice.
+  std::vector<std::string> archs;
+
+  bool empty() const {
+    return !id && changes.empty() && add_rpaths.empty() &&
+           prepend_rpaths.empty() && delete_rpaths.empty() &&
+           rename_rpaths.empty() && !delete_all_rpaths;
+  }
+};
+
+struct ByteRange {
+  u64 offset = 0, size = 0;  // in the file (fat slices: file offsets)
+};
+
+struct SliceReport {
+  std::string arch;
+  u64 slice_offset = 0;
+  // false: a 32-bit or PowerPC slice, or one not in EditOptions::archs.
+  bool edited = false;
+  bool changed = false;
+  // The slice's LC_CODE_SIGNATURE (slice-relative dataoff/datasize), if it
+  // has one: a signer must regenerate it when `changed`.
+  std::optional<LinkeditData> code_signature;
+  std::vector<ByteRange> changed_ranges;
+  u64 sizeofcmds_before = 0, sizeofcmds_after = 0;
+  u64 padding_free_before = 0;  // bytes free before the edit
+};
+
+struct EditPlan {
+  explicit EditPlan(u64 size) : overlay(size) {}
+  Overlay overlay;
+  std::vector<SliceReport> slices;
+  bool changed() const;
+};
+
+// Plans `opts` over every selected slice of `file`. Throws (nothing
+// written) on a usage error (rpath to delete or rename not found, an rpath
+// that would be duplicated, an unknown or unparsed arch) or when the new
+// load commands of a slice do not fit its padding.
+EditPlan plan_edit(const MachOFile& file, const EditOptions& opts);
+
+// Writes the plan over the file (or to `output`), temp file + rename. A
+// plan that changes nothing writes nothing in place.
+WriteResult apply_edit(const MachOFile& file, const EditPlan& plan,
+                       const std::filesystem::path& output);
+
+}  // namespace libpkg::macho

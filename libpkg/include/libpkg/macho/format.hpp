@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Mach-O constants and on-disk layouts (mach-o/loader.h and mach-o/fat.h as
+// Apple documents them), and nothing else: parsing is in view.hpp.
+//
+// Thin Mach-O files here are little-endian (x86_64, arm64, i386); fat
+// headers are always big-endian. Every struct uses Integer<> fields (alignof
+// 1), so it can be viewed in place at any offset, including slices of a fat
+// file whose offsets are only page-aligned by convention.
+#pragma once
+
+#include "libpkg/base/integers.hpp"
+
+namespace libpkg::macho {
+
+inline constexpr u32 kMhMagic = 0xfeedface;    // 32-bit, file byte order
+inline constexpr u32 kMhMagic64 = 0xfeedfacf;  // 64-bit, file byte order
+inline constexpr u32 kMhCigam = 0xcefaedfe;    // 32-bit, swapped (PPC)
+inline constexpr u32 kMhCigam64 = 0xcffaedfe;  // 64-bit, swapped (PPC64)
+inline constexpr u32 kFatMagic = 0xcafebabe;   // big-endian on disk
+inline constexpr u32 kFatMagic64 = 0xcafebabf;
+
+// CPU types (mach/machine.h): the 64-bit flag is 0x01000000.
+inline constexpr u32 kCpuArch64 = 0x01000000;
+inline constexpr u32 kCpuTypeX86 = 7;
+inline constexpr u32 kCpuTypeX86_64 = kCpuTypeX86 | kCpuArch64;
+inline constexpr u32 kCpuTypeArm = 12;
+inline constexpr u32 kCpuTypeArm64 = kCpuTypeArm | kCpuArch64;
+inline constexpr u32 kCpuTypePowerPC = 18;
+inline constexpr u32 kCpuTypePowerPC64 = kCpuTypePowerPC | kCpuArch64;
+inline constexpr u32 kCpuSubtypeMask = 0xff000000;  // capability bits
+inline constexpr u32 kCpuSubtypeArm64E = 2;
+inline constexpr u32 kCpuSubtypeX86_64H = 8;
+
+// File types.
+inline constexpr u32 kMhObject = 1;
+inline constexpr u32 kMhExecute = 2;
+inline constexpr u32 kMhDylib = 6;
+inline constexpr u32 kMhDylinker = 7;
+inline constexpr u32 kMhBundle = 8;
+
+// Load commands. LC_REQ_DYLD marks commands dyld must understand.
+inline constexpr u32 kLcReqDyld = 0x80000000;
+inline constexpr u32 kLcSegment = 0x1;
+inline constexpr u32 kLcSymtab = 0x2;
+inline constexpr u32 kLcDysymtab = 0xb;
+inline constexpr u32 kLcLoadDylib = 0xc;
+inline constexpr u32 kLcIdDylib = 0xd;
+inline constexpr u32 kLcLoadDylinker = 0xe;
+inline constexpr u32 kLcLoadWeakDylib = 0x18 | kLcReqDyld;
+inline constexpr u32 kLcSegment64 = 0x19;
+inline constexpr u32 kLcUuid = 0x1b;
+inline constexpr u32 kLcRpath = 0x1c | kLcReqDyld;
+inline constexpr u32 kLcCodeSignature = 0x1d;
+inline constexpr u32 kLcReexportDylib = 0x1f | kLcReqDyld;
+inline constexpr u32 kLcLazyLoadDylib = 0x20;
+inline constexpr u32 kLcDyldInfo = 0x22;
+inline constexpr u32 kLcDyldInfoOnly = 0x22 | kLcReqDyld;
+inline constexpr u32 kLcLoadUpwardDylib = 0x23 | kLcReqDyld;
+inline constexpr u32 kLcVersionMinMacosx = 0x24;
+inline constexpr u32 kLcFunctionStarts = 0x26;
+inline constexpr u32 kLcMain = 0x28 | kLcReqDyld;
+inline constexpr u32 kLcDataInCode = 0x29;
+inline constexpr u32 kLcSourceVersion = 0x2a;
+inline constexpr u32 kLcBuildVersion = 0x32;
+inline constexpr u32 kLcDyldExportsTrie = 0x33 | kLcReqDyld;
+inline constexpr u32 kLcDyldChainedFixups = 0x34 | kLcReqDyld;
+
+// Section type (low byte of flags) for zero-fill sections, which have no
+// bytes in the file and so do not bound the header padding.
+inline constexpr u32 kSectionTypeMask = 0xff;
+inline constexpr u32 kSZerofill = 0x1;
+inline constexpr u32 kSGbZerofill = 0xc;
+inline constexpr u32 kSThreadLocalZerofill = 0x12;
+
+inline constexpr u32 kPlatformMacos = 1;
+
+struct FatHeader {
+  ub32 magic, nfat_arch;
+};
+struct FatArch {
+  ub32 cputype, cpusubtype, offset, size, align;
+};
+struct FatArch64 {
+  ub32 cputype, cpusubtype;
+  ub64 offset, size;
+  ub32 align, reserved;
+};
+
+// Thin headers are read little-endian; a big-endian (PPC) slice is listed
+// from its header fields swapped by hand and never parsed further.
+struct MachHeader {
+  ul32 magic, cputype, cpusubtype, filetype, ncmds, sizeofcmds, flags;
+};
+struct MachHeader64 {
+  ul32 magic, cputype, cpusubtype, filetype, ncmds, sizeofcmds, flags, reserved;
+};
+struct LoadCommand {
+  ul32 cmd, cmdsize;
+};
+struct SegmentCommand64 {
+  ul32 cmd, cmdsize;
+  char segname[16];
+  ul64 vmaddr, vmsize, fileoff, filesize;
+  ul32 maxprot, initprot, nsects, flags;
+};
+struct Section64 {
+  char sectname[16];
+  char segname[16];
+  ul64 addr, size;
+  ul32 offset, align, reloff, nreloc, flags, reserved1, reserved2, reserved3;
+};
+// LC_ID_DYLIB, LC_LOAD_*DYLIB, LC_REEXPORT_DYLIB: the name is an lc_str, an
+// offset from the command's start, NUL-terminated inside cmdsize.
+struct DylibCommand {
+  ul32 cmd, cmdsize, name, timestamp, current_version, compatibility_version;
+};
+struct RpathCommand {
+  ul32 cmd, cmdsize, path;
+};
+struct UuidCommand {
+  ul32 cmd, cmdsize;
+  u8 uuid[16];
+};
+// LC_CODE_SIGNATURE, LC_FUNCTION_STARTS, LC_DYLD_CHAINED_FIXUPS, ...
+struct LinkeditDataCommand {
+  ul32 cmd, cmdsize, dataoff, datasize;
+};
+struct VersionMinCommand {
+  ul32 cmd, cmdsize, version, sdk;
+};
+struct BuildVersionCommand {
+  ul32 cmd, cmdsize, platform, minos, sdk, ntools;
+};
+
+static_assert(sizeof(FatHeader) == 8 && sizeof(FatArch) == 20 &&
+              sizeof(FatArch64) == 32);
+static_assert(sizeof(MachHeader) == 28 && sizeof(MachHeader64) == 32);
+static_assert(sizeof(SegmentCommand64) == 72 && sizeof(Section64) == 80);
+static_assert(sizeof(DylibCommand) == 24 && sizeof(RpathCommand) == 12);
+static_assert(sizeof(UuidCommand) == 24 && sizeof(LinkeditDataCommand) == 16);
+static_assert(sizeof(VersionMinCommand) == 16 &&
+              sizeof(BuildVersionCommand) == 24);
+
+}  // namespace libpkg::macho
