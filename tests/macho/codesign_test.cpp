@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -26,6 +27,14 @@ namespace fs = std::filesystem;
 std::vector<u8> read_file(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), {}};
+}
+
+// A path ctest puts in the environment (tests/CMakeLists.txt
+// LIBPKG_TEST_ENV); unset means the test was not run through ctest.
+std::string test_env(const char* name) {
+  const char* v = std::getenv(name);
+  EXPECT_NE(v, nullptr) << name << " is not set: run the test through ctest";
+  return v ? v : "";
 }
 
 class CodesignTest : public ::testing::Test {
@@ -326,7 +335,8 @@ TEST_F(CodesignTest, AlternateCodeDirectoriesAndSpecialSlots) {
       .write(reinterpret_cast<const char*>(bytes.data()),
              static_cast<std::streamsize>(bytes.size()));
   RunResult py = run_process(
-      {LIBPKG_PYTHON, LIBPKG_SOURCE_DIR "/tests/tools/macho_cs_verify.py",
+      {test_env("LIBPKG_PYTHON"),
+       test_env("LIBPKG_SOURCE_DIR") + "/tests/tools/macho_cs_verify.py",
        out.string()});
   EXPECT_TRUE(py.ok()) << py.output;
 
