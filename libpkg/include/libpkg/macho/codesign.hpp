@@ -19,6 +19,7 @@
 
 #include "libpkg/base/bytes.hpp"
 #include "libpkg/base/integers.hpp"
+#include "libpkg/macho/byte_range.hpp"
 
 namespace libpkg::macho {
 
@@ -145,11 +146,6 @@ u64 adhoc_signature_size(u64 code_limit, std::string_view identifier);
 std::vector<u8> build_adhoc_signature(std::span<const u8> slice,
                                       const SliceLayout& layout,
                                       std::string_view identifier);
-
-struct ByteRange {
-  u64 offset = 0;
-  u64 size = 0;
-};
 
 // The size of `old_sig` re-signed for a slice whose code limit is now
 // `code_limit` (equal to the old size when the limit is unchanged).
