@@ -140,6 +140,26 @@ check "says why" grep -q "fu.dylib (arm64): cannot add a signature to an unsigne
 check "untouched" cmp -s fu.dylib fatu.dylib
 expect_status 0 "--no-sign" "$PKGTOOL" macho edit --no-sign -add_rpath /x fu.dylib
 
+case_begin "a corrupt signature fails the edit before writing, naming the slice"
+cp signed.dylib bad.dylib
+"$LIBPKG_PYTHON" - bad.dylib <<'PY'
+import struct, sys
+d = bytearray(open(sys.argv[1], "rb").read())
+off = 32
+for _ in range(struct.unpack_from("<I", d, 16)[0]):
+    cmd, size = struct.unpack_from("<II", d, off)
+    if cmd == 0x1D:
+        sig = struct.unpack_from("<I", d, off + 8)[0]
+    off += size
+cd = struct.unpack_from(">I", d, sig + 16)[0]
+struct.pack_into(">I", d, sig + cd + 16, 0xFFFF0000)  # hashOffset past the blob
+open(sys.argv[1], "wb").write(d)
+PY
+cp bad.dylib bad.orig
+expect_status 2 "edit" "$PKGTOOL" macho edit -add_rpath /x bad.dylib
+check "names file and slice" grep -q "^error: bad.dylib (arm64): CodeDirectory 0: hashOffset" "$SCRATCH/last.err"
+check "untouched" cmp -s bad.dylib bad.orig
+
 case_begin "no-op edit of a signed file writes nothing"
 cp signed.dylib noop.dylib
 touch -d 2001-01-01 noop.dylib

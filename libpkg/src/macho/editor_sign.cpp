@@ -100,16 +100,23 @@ void sign_edited_slice(const Slice& slice, const EditOptions& opts,
                        std::string_view identifier, SliceReport& report,
                        Overlay& overlay) {
   if (!report.changed) return;  // a no-op edit stays byte-identical
-  if (report.code_signature) {
-    if (opts.sign)
-      resign_edited(slice, report, overlay);
-    else
-      report.signing = SliceReport::Signing::stale;
-    return;
+  try {
+    if (report.code_signature) {
+      if (opts.sign)
+        resign_edited(slice, report, overlay);
+      else
+        report.signing = SliceReport::Signing::stale;
+      return;
+    }
+    // arm64 cannot run unsigned; x86_64 slices stay as they were.
+    if (opts.sign && slice.cputype() == kCpuTypeArm64)
+      adhoc_sign_edited(slice, identifier, report, overlay);
+  } catch (const Error& e) {
+    // The signer's few unnamed errors (a code limit past the slice) get
+    // the slice's name like every other editor error.
+    if (!e.file().empty()) throw;
+    throw Error(e.code(), slice.where(), e.message());
   }
-  // arm64 cannot run unsigned; x86_64 slices stay as they were.
-  if (opts.sign && slice.cputype() == kCpuTypeArm64)
-    adhoc_sign_edited(slice, identifier, report, overlay);
 }
 
 }  // namespace libpkg::macho
