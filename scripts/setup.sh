@@ -38,7 +38,8 @@ packages=(
   # the SBOM's owner lookup on an rpm host (rpm -qf; rpmbuild builds the
   # package the test registers in a private database)
   rpm
-  # Mach-O fixtures (no SDK: clang + ld64.lld) and their independent oracles
+  # Mach-O fixtures (no SDK: clang-14 -fuse-ld=lld: ld64.lld) and their
+  # independent oracles (llvm-otool/objdump/lipo, macholib)
   clang-14 lld-14 llvm-14 lld-19 llvm-19 python3-macholib
   # benchmarks
   hyperfine

@@ -31,6 +31,15 @@ Edited edit(const std::vector<u8>& img, const EditOptions& o) {
   return {std::move(out), std::move(plan)};
 }
 
+// The images built here are not signable (no __LINKEDIT; the fat test's
+// signature is zeros): the editor's model is tested without signing, and
+// signing on edit on real lld-linked files (tests/macho/edit_sign.sh).
+EditOptions no_sign() {
+  EditOptions o;
+  o.sign = false;
+  return o;
+}
+
 Builder typical() {
   Builder b;
   b.id("@rpath/liba.dylib")
@@ -44,7 +53,7 @@ Builder typical() {
 
 TEST(MachoEditor, IdChangeAndRpathsKeepOrder) {
   auto img = typical().build();
-  EditOptions o;
+  EditOptions o = no_sign();
   o.id = "@rpath/libnew.dylib";
   o.changes = {{"/opt/x/libb.dylib", "@rpath/libb.dylib"}};
   o.rename_rpaths = {{"/opt/x", "@loader_path/../lib"}};
@@ -80,7 +89,7 @@ TEST(MachoEditor, IdChangeAndRpathsKeepOrder) {
 
 TEST(MachoEditor, PrependAndDeleteAll) {
   auto img = typical().build();
-  EditOptions o;
+  EditOptions o = no_sign();
   o.delete_all_rpaths = true;
   o.prepend_rpaths = {"/p1", "/p2"};
   auto e = edit(img, o);
@@ -123,7 +132,7 @@ TEST(MachoEditor, PaddingPreflightNamesNeededAndFree) {
   auto img = b.build();
   auto f = MachOFile::parse(ByteView(img, "lib.dylib"));
   ASSERT_EQ(f.slices()[0].free_padding(), 0x10u);
-  EditOptions o;
+  EditOptions o = no_sign();
   o.add_rpaths = {"@loader_path/../../some/longer/path"};
   try {
     plan_edit(f, o);
@@ -145,7 +154,7 @@ TEST(MachoEditor, PaddingPreflightNamesNeededAndFree) {
 
 TEST(MachoEditor, NoOpIsIdentity) {
   auto img = typical().build();
-  EditOptions o;
+  EditOptions o = no_sign();
   o.changes = {{"/not/there.dylib", "/x"}};
   o.rename_rpaths = {{"/opt/x", "/opt/x"}};
   o.id = "@rpath/liba.dylib";
@@ -157,7 +166,7 @@ TEST(MachoEditor, NoOpIsIdentity) {
 
 TEST(MachoEditor, ShrinkingZeroesStaleBytes) {
   auto img = typical().build();
-  EditOptions o;
+  EditOptions o = no_sign();
   o.delete_all_rpaths = true;
   auto e = edit(img, o);
   auto f = MachOFile::parse(ByteView(e.bytes, "out"));
@@ -174,7 +183,7 @@ TEST(MachoEditor, FatPerArchAndSignatureReport) {
   x86.cputype = kCpuTypeX86_64;
   auto img = fat({{x86.build(), kCpuTypeX86_64, 0x1000},
                   {arm.build(), kCpuTypeArm64, 0x2000}});
-  EditOptions o;
+  EditOptions o = no_sign();
   o.add_rpaths = {"@loader_path"};
   o.archs = {"arm64"};
   auto e = edit(img, o);
@@ -208,7 +217,7 @@ TEST(MachoEditor, OnlyThirtyTwoBitSlicesIsRefused) {
   h->magic = kMhMagic;
   h->cputype = kCpuTypeX86;
   auto f = MachOFile::parse(ByteView(i386, "old.dylib"));
-  EditOptions o;
+  EditOptions o = no_sign();
   o.add_rpaths = {"/x"};
   try {
     plan_edit(f, o);

@@ -46,8 +46,8 @@ int run_config(const std::vector<std::string>& args);
 int run_cuda(const std::vector<std::string>& args);
 
 // `pkgtool macho SUBCOMMAND ...`: Mach-O tools. Each subcommand lives in its
-// own file (macho_cmd.cpp: `edit`) and registers itself at static
-// initialisation with a file-scope
+// own file (macho_cmd.cpp: `edit`; macho_sign_cmd.cpp: `sign`, `verify`) and
+// registers itself at static initialisation with a file-scope
 //   const MachoSubcommand kSign("sign", "FILE...  ...", run_sign);
 // so a new file adds a subcommand without touching the others.
 using SubcommandFn = int (*)(const std::vector<std::string>&);

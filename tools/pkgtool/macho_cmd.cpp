@@ -90,6 +90,8 @@ EditArgs parse_edit(const std::vector<std::string>& args) {
     } else if (a == "--output" || a == "-o") {
       e.output = value(1);
       ++i;
+    } else if (a == "--no-sign") {
+      o.sign = false;
     } else if (a == "--json") {
       e.json = true;
     } else if (a == "--in-place-atomic") {
@@ -105,6 +107,21 @@ EditArgs parse_edit(const std::vector<std::string>& args) {
   if (!e.output.empty() && e.files.size() != 1)
     usage_error("--output takes exactly one input file");
   return e;
+}
+
+const char* signing_name(libpkg::macho::SliceReport::Signing s) {
+  using S = libpkg::macho::SliceReport::Signing;
+  switch (s) {
+    case S::resigned:
+      return "resigned";
+    case S::adhoc_signed:
+      return "adhoc_signed";
+    case S::stale:
+      return "stale";
+    case S::none:
+      break;
+  }
+  return "none";
 }
 
 nlohmann::json report_json(const std::string& file,
@@ -124,6 +141,7 @@ nlohmann::json report_json(const std::string& file,
                       {"changed", s.changed},
                       {"code_signature", sig},
                       {"changed_ranges", ranges},
+                      {"signing", signing_name(s.signing)},
                       {"sizeofcmds_before", s.sizeofcmds_before},
                       {"sizeofcmds_after", s.sizeofcmds_after},
                       {"padding_free_before", s.padding_free_before}});
@@ -155,9 +173,9 @@ int run_edit(const std::vector<std::string>& args) {
                  : libpkg::WriteMode::patch_in_place);
     note_broken_links(e.files[i], links, written.changed);
     for (const auto& s : plans[i].slices) {
-      // Until the signer is wired in, say so rather than leave a silently
-      // stale signature (codesign and dyld on arm64 reject it).
-      if (s.changed && s.code_signature && !e.json)
+      // Only --no-sign leaves a signature stale: say so (codesign and dyld
+      // on arm64 reject it).
+      if (s.signing == libpkg::macho::SliceReport::Signing::stale && !e.json)
         fmt::print(stderr,
                    "warning: {} ({}): the code signature no longer matches "
                    "the edited load commands; re-sign the file\n",

@@ -51,6 +51,8 @@ const char* kUsage =
     "  cuda list|switch X.Y|env [X.Y] [--root DIR]\n"
     "                             installed CUDA toolkits, switch the cuda "
     "link\n"
+    "  macho sign|verify FILE...  Mach-O code signatures (ad-hoc sign, "
+    "re-sign, verify)\n"
     "  --version                  print the version\n";
 
 int dispatch(std::vector<std::string> args, const std::string& self) {

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "libpkg/macho/format.hpp"
+#include "macho/editor_sign.hpp"
 
 namespace libpkg::macho {
 
@@ -255,6 +256,9 @@ EditPlan plan_edit(const MachOFile& file, const EditOptions& opts) {
       continue;
     }
     plan.slices.push_back(plan_slice(slice, opts, plan.overlay));
+    sign_edited_slice(slice, opts,
+                      std::filesystem::path(file.name()).filename().string(),
+                      plan.slices.back(), plan.overlay);
   }
   return plan;
 }

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "libpkg/base/overlay.hpp"
+#include "libpkg/macho/byte_range.hpp"
 #include "libpkg/macho/view.hpp"
 
 namespace libpkg::macho {
@@ -39,16 +40,15 @@ struct EditOptions {
   bool delete_all_rpaths = false;  // -delete_all_rpaths
   // Architectures to edit ("arm64", "x86_64"); empty: every 64-bit slice.
   std::vector<std::string> archs;
+  // Re-sign changed signed slices and ad-hoc sign changed unsigned arm64
+  // ones (editor_sign.cpp); false (--no-sign) leaves signatures stale.
+  bool sign = true;
 
   bool empty() const {
     return !id && changes.empty() && add_rpaths.empty() &&
            prepend_rpaths.empty() && delete_rpaths.empty() &&
            rename_rpaths.empty() && !delete_all_rpaths;
   }
-};
-
-struct ByteRange {
-  u64 offset = 0, size = 0;  // in the file (fat slices: file offsets)
 };
 
 struct SliceReport {
@@ -60,7 +60,10 @@ struct SliceReport {
   // The slice's LC_CODE_SIGNATURE (slice-relative dataoff/datasize), if it
   // has one: a signer must regenerate it when `changed`.
   std::optional<LinkeditData> code_signature;
-  std::vector<ByteRange> changed_ranges;
+  std::vector<ByteRange> changed_ranges;  // file offsets
+  // What happened to the code signature of a changed slice.
+  enum class Signing { none, resigned, adhoc_signed, stale };
+  Signing signing = Signing::none;
   u64 sizeofcmds_before = 0, sizeofcmds_after = 0;
   u64 padding_free_before = 0;  // bytes free before the edit
 };

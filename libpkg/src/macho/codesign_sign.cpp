@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Signing a whole slice in memory: re-sign when signed, ad-hoc otherwise.
+#include "libpkg/macho/codesign.hpp"
+#include "macho/codesign_layout.hpp"
+
+namespace libpkg::macho {
+
+std::vector<u8> resign_all_pages(const ByteView& slice,
+                                 const SliceLayout& layout) {
+  // Nothing says which pages changed: rehash them all, keeping the fields.
+  ByteView old_sig =
+      slice.slice(layout.sig_offset, layout.sig_size, "code signature");
+  const ByteRange all{0, layout.code_limit};
+  return resign(slice.span(), layout, old_sig, {&all, 1});
+}
+
+void sign_slice(std::vector<u8>& slice, const std::string& name,
+                std::string_view identifier) {
+  ByteView view(slice, name);
+  cs::SliceCommands sc = cs::walk_slice(view);
+  const SliceLayout& layout = sc.layout;
+  if (layout.signed_()) {
+    // resign reads the old signature while writing a new buffer: no alias.
+    auto sig = resign_all_pages(view, layout);
+    std::copy(sig.begin(), sig.end(), slice.begin() + layout.sig_offset);
+    return;
+  }
+  // A new signature goes 16-byte aligned after __LINKEDIT's data (checked
+  // by place_signature), which is also its code limit.
+  u64 limit = align_up(sc.linkedit_fileoff + sc.linkedit_filesize, 16);
+  Placement p =
+      place_signature(slice, name, adhoc_signature_size(limit, identifier));
+  auto sig = build_adhoc_signature(slice, p.layout, identifier);
+  std::copy(sig.begin(), sig.end(), slice.begin() + p.layout.sig_offset);
+}
+
+}  // namespace libpkg::macho

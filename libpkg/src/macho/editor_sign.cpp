@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Signing on edit: the editor's header patches plus the signature bytes that
+// make them valid again, as more patches of the same overlay.
+#include "macho/editor_sign.hpp"
+
+#include <algorithm>
+
+#include "libpkg/base/error.hpp"
+#include "libpkg/macho/codesign.hpp"
+#include "libpkg/macho/format.hpp"
+
+namespace libpkg::macho {
+
+namespace {
+
+// The slice's bytes with the overlay's patches applied. The whole slice is
+// copied because the signer takes one contiguous span (it reads only the
+// changed pages).
+std::vector<u8> edited_copy(const Slice& slice, const Overlay& overlay) {
+  std::span<const u8> in = slice.bytes().span();
+  std::vector<u8> out(in.begin(), in.end());
+  u64 base = slice.offset(), end = base + in.size();
+  for (const auto& p : overlay.patches()) {
+    u64 from = std::max(p.offset, base);
+    u64 to = std::min<u64>(p.offset + p.bytes.size(), end);
+    if (from >= to) continue;
+    std::copy(p.bytes.begin() + static_cast<std::ptrdiff_t>(from - p.offset),
+              p.bytes.begin() + static_cast<std::ptrdiff_t>(to - p.offset),
+              out.begin() + static_cast<std::ptrdiff_t>(from - base));
+  }
+  return out;
+}
+
+// Writes the bytes of `now` that differ from `before` (one range, first to
+// last difference) at file offset `at`: an in-place write then touches only
+// the rehashed slots.
+void write_differences(std::span<const u8> before, std::span<const u8> now,
+                       u64 at, Overlay& overlay) {
+  size_t first = 0, last = now.size();
+  while (first < last && now[first] == before[first]) ++first;
+  while (last > first && now[last - 1] == before[last - 1]) --last;
+  if (first < last) overlay.write(at + first, now.subspan(first, last - first));
+}
+
+void resign_edited(const Slice& slice, SliceReport& r, Overlay& overlay) {
+  std::vector<u8> edited = edited_copy(slice, overlay);
+  ByteView view(edited, slice.where());
+  SliceLayout layout = find_slice_layout(view);
+  ByteView old_sig =
+      view.slice(layout.sig_offset, layout.sig_size, "code signature");
+  std::vector<ByteRange> changed;
+  for (const auto& c : r.changed_ranges)
+    changed.push_back({c.offset - slice.offset(), c.size});
+  // A header-only edit keeps the code limit, so the signature keeps its
+  // size and offset.
+  std::vector<u8> sig = resign(edited, layout, old_sig, changed);
+  if (sig.size() != layout.sig_size)
+    throw Error(Errc::unsupported, slice.where(),
+                "the re-signed signature changed size");
+  write_differences(old_sig.span(), sig, slice.offset() + layout.sig_offset,
+                    overlay);
+  r.signing = SliceReport::Signing::resigned;
+}
+
+void adhoc_sign_edited(const Slice& slice, std::string_view identifier,
+                       SliceReport& r, Overlay& overlay) {
+  // The signature is appended to the slice, which grows: done for a thin
+  // file only (in a fat file the fat table and the next slices would move).
+  if (slice.offset() != 0 || slice.size() != overlay.input_size())
+    throw Error(Errc::unsupported, slice.where(),
+                "cannot add a signature to an unsigned arm64 slice of a fat "
+                "file; edit with --no-sign, then run `pkgtool macho sign`");
+  std::vector<u8> edited = edited_copy(slice, overlay);
+  u64 old_size = edited.size();
+  // Throws (nothing written yet) when LC_CODE_SIGNATURE does not fit the
+  // header padding or __LINKEDIT is not last.
+  sign_slice(edited, slice.where(), identifier);
+  ByteView view(edited, slice.where());
+  SliceLayout layout = find_slice_layout(view);
+  u64 header_end =
+      std::max<u64>(slice.load_commands_end(),
+                    slice.header_size() +
+                        view.at<MachHeader64>(0, "Mach-O header").sizeofcmds);
+  std::span<const u8> original = slice.bytes().span();
+  write_differences(original.first(header_end),
+                    std::span<const u8>(edited).first(header_end),
+                    slice.offset(), overlay);
+  u64 tail = std::min(layout.sig_offset, old_size);
+  write_differences(original.subspan(tail),
+                    std::span<const u8>(edited).subspan(tail, old_size - tail),
+                    slice.offset() + tail, overlay);
+  overlay.write(slice.offset() + old_size,
+                std::span<const u8>(edited).subspan(old_size));
+  r.signing = SliceReport::Signing::adhoc_signed;
+}
+
+}  // namespace
+
+void sign_edited_slice(const Slice& slice, const EditOptions& opts,
+                       std::string_view identifier, SliceReport& report,
+                       Overlay& overlay) {
+  if (!report.changed) return;  // a no-op edit stays byte-identical
+  try {
+    if (report.code_signature) {
+      if (opts.sign)
+        resign_edited(slice, report, overlay);
+      else
+        report.signing = SliceReport::Signing::stale;
+      return;
+    }
+    // arm64 cannot run unsigned; x86_64 slices stay as they were.
+    if (opts.sign && slice.cputype() == kCpuTypeArm64)
+      adhoc_sign_edited(slice, identifier, report, overlay);
+  } catch (const Error& e) {
+    // The signer's few unnamed errors (a code limit past the slice) get
+    // the slice's name like every other editor error.
+    if (!e.file().empty()) throw;
+    throw Error(e.code(), slice.where(), e.message());
+  }
+}
+
+}  // namespace libpkg::macho

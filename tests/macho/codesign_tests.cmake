@@ -1,0 +1,7 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Code signatures: the library on lld-linked files (gtest) and the CLI with
+# the independent verifier tests/tools/macho_cs_verify.py (script), and
+# signing on `macho edit` (edit_sign.sh).
+libpkg_add_gtest(macho_codesign_test codesign_test.cpp)
+libpkg_add_script_test(macho_codesign_cli codesign_cli.sh)
+libpkg_add_script_test(macho_edit_sign edit_sign.sh)
