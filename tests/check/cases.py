@@ -269,28 +269,35 @@ def case_record(c: Case, f: fx.Fixtures) -> None:
     c.expect("goodpkg/__init__.py" in r.stdout, f"the problem names the file:\n{r.stdout}")
 
     c.begin("installed RECORD rows that are not regular files")
-    # Before: a FIFO in place of a listed file was skipped and a symlink to a
-    # same-content copy outside the package was hashed through, so both
-    # passed. A symlink inside the package to a regular file stays fine.
+    # Before: a FIFO in place of a listed file was skipped (passed). A
+    # dangling symlink is a finding too. Symlinks are followed wherever they
+    # lead: inside the package, and out of it as symlink-farm installs (Nix
+    # and Spack views, soft-linked conda environments) do for every file.
     p = sh([f.pkgtool, "wheel", "unpack", f.get("good_wheel"), "-d", c.scratch / "odd"])
     site = c.scratch / "odd/goodpkg-1.0"
     if c.expect(p.returncode == 0, f"pkgtool wheel unpack: {p.stderr}"):
         init = site / "goodpkg/__init__.py"
         init.unlink()
         os.mkfifo(init)
-        meta = site / "goodpkg-1.0.dist-info/METADATA"
+        info = site / "goodpkg-1.0.dist-info"
+        meta = info / "METADATA"
         outside = c.scratch / "odd/METADATA.outside"
         meta.rename(outside)
         meta.symlink_to(outside)
-        wheel_file = site / "goodpkg-1.0.dist-info/WHEEL"
+        wheel_file = info / "WHEEL"
         wheel_file.rename(wheel_file.with_name("WHEEL.real"))
         wheel_file.symlink_to("WHEEL.real")
         r = c.run(site, "--no-runtime", timeout=120)
+        c.expect_findings(r, {"integrity": ["goodpkg/__init__.py", "a FIFO"]}, kind="site_packages")
+        text = r.problem_text("integrity")
+        c.expect("WHEEL" not in text and "METADATA" not in text,
+                 f"symlinks inside and out of the package are followed, not findings:\n{text}")
+        # A dangling symlink in place of a listed file is a finding.
+        meta.unlink()
+        meta.symlink_to(c.scratch / "odd/no-such-file")
+        r = c.run(site, "--no-runtime", timeout=120)
         c.expect_findings(r, {"integrity": ["goodpkg/__init__.py", "a FIFO", "goodpkg-1.0.dist-info/METADATA",
-                                            "symlink pointing outside the package", str(outside)]},
-                          kind="site_packages")
-        c.expect("WHEEL" not in r.problem_text("integrity"),
-                 f"a symlink within the package is not a finding:\n{r.problem_text('integrity')}")
+                                            "dangling symlink"]}, kind="site_packages")
 
 
 def case_cpu_cudart(c: Case, f: fx.Fixtures) -> None:

@@ -44,35 +44,23 @@ struct ExpectedFile {
   std::optional<std::string> sha256;  // lowercase hex
   std::optional<u64> size;
   // RECORD lists only regular files: anything else in its place (a FIFO, a
-  // device, a directory, a dangling symlink or one leading out of the
-  // package) is a finding, never silently skipped. Empty: not required.
-  std::optional<fs::path> regular_within;
+  // device, a directory, a dangling symlink) is a finding, never silently
+  // skipped.
+  bool must_be_regular = false;
 };
 
-// Whether `file` lies outside `dir` (both made comparable by the caller).
-bool outside(const fs::path& file, const fs::path& dir) {
-  const fs::path rel = file.lexically_relative(dir);
-  return rel.empty() || *rel.begin() == "..";
-}
-
-// Why `row.file` is not a regular file inside `row.regular_within`, or
-// nullopt when it may be one. A symlink may point elsewhere in the package;
-// one that dangles, or a path that resolves out of the package (through the
-// file or a symlinked directory), is reported, since hashing it would vouch
-// for a file the package doesn't own.
+// Why `row.file` cannot be a listed regular file, or nullopt when it may be
+// one. A symlink is followed wherever it leads: symlink-farm installs (Nix
+// and Spack views, Homebrew-linked or soft-linked conda environments) point
+// every file of site-packages into a store outside it, and the hash of what
+// the link reaches is what gets imported. One that dangles is reported;
+// what it reaches must then be a regular file (verify_regular).
 std::optional<std::string> not_regular_reason(const ExpectedFile& row) {
   std::error_code ec;
-  const bool link = fs::is_symlink(fs::symlink_status(row.file, ec));
-  const std::string target =
-      link ? " (-> " + fs::read_symlink(row.file, ec).string() + ")" : "";
-  const fs::path resolved = fs::canonical(row.file, ec);
-  if (ec) return "is a dangling symlink" + target;
-  const fs::path base = fs::weakly_canonical(*row.regular_within, ec);
-  if (ec || outside(resolved, base))
-    return (link ? "is a symlink pointing outside the package"
-                 : "resolves outside the package, to " + resolved.string()) +
-           target;
-  return std::nullopt;
+  if (!fs::is_symlink(fs::symlink_status(row.file, ec))) return std::nullopt;
+  if (fs::exists(row.file, ec)) return std::nullopt;  // follows the link
+  return "is a dangling symlink (-> " +
+         fs::read_symlink(row.file, ec).string() + ")";
 }
 
 // Hashes a row that must be a regular file; open_regular refuses FIFOs,
@@ -110,7 +98,7 @@ void verify_files(const std::vector<ExpectedFile>& rows, unsigned threads,
       found[i] = Problem{row.path, "listed but missing"};
       return;
     }
-    if (row.regular_within) {
+    if (row.must_be_regular) {
       found[i] = verify_regular(row);
       return;
     }
@@ -147,12 +135,7 @@ std::size_t verify_installed_record(const fs::path& root,
   std::vector<ExpectedFile> rows;
   for (const auto& row : record.rows()) {
     const fs::path file = (root / row.path).lexically_normal();
-    // The package's boundary: site-packages, or the prefix for the scripts
-    // listed as ../../../bin/x.
-    fs::path within = root.lexically_normal();
-    while (within.has_relative_path() && outside(file, within))
-      within = within.parent_path();
-    ExpectedFile e{row.path, file, {}, row.size, within};
+    ExpectedFile e{row.path, file, {}, row.size, true};
     if (!row.hash.empty()) {
       auto digest = wheel::parse_sha256_hash(row.hash);
       if (digest) e.sha256 = Sha256::hex(*digest);
