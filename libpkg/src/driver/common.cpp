@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <sys/utsname.h>
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
@@ -49,20 +50,38 @@ bool contains(const std::vector<std::string>& list, std::string_view id) {
   return std::find(list.begin(), list.end(), id) != list.end();
 }
 
-// The dotted version ("3.11", "3.13t") of `python`, "" when it can't run.
-std::string interpreter_version(const std::string& python) {
+// What promising an import check needs to know of an interpreter.
+struct Interpreter {
+  std::string version;    // dotted ("3.11", "3.13t"); "" when it can't run
+  bool can_venv = false;  // venv and ensurepip importable (Debian splits
+                          // them into python3.X-venv)
+};
+
+Interpreter probe_interpreter(const std::string& python) {
   RunOptions ro;
   ro.timeout_seconds = 60;
   RunResult r = run_process(
       {python, "-I", "-c",
-       "import sys, sysconfig; print('%d.%d%s' % (sys.version_info[0], "
-       "sys.version_info[1], 't' if sysconfig.get_config_var("
-       "'Py_GIL_DISABLED') else ''))"},
+       "import sys, sysconfig, importlib.util as u; print('%d.%d%s' % "
+       "(sys.version_info[0], sys.version_info[1], 't' if "
+       "sysconfig.get_config_var('Py_GIL_DISABLED') else '')); "
+       "print(int(all(u.find_spec(m) for m in ('venv', 'ensurepip'))))"},
       ro);
-  if (!r.ok()) return "";
-  std::string v = r.output;
-  while (!v.empty() && (v.back() == '\n' || v.back() == '\r')) v.pop_back();
-  return v;
+  Interpreter out;
+  if (!r.ok()) return out;
+  auto nl = r.output.find('\n');
+  if (nl == std::string::npos) return out;
+  out.version = r.output.substr(0, nl);
+  out.can_venv = r.output.compare(nl + 1, 1, "1") == 0;
+  return out;
+}
+
+// The machine this process runs on, in the configuration's spelling.
+std::string host_arch() {
+  struct utsname u {};
+  if (::uname(&u) != 0) return "";
+  std::string m = u.machine;
+  return m == "arm64" ? "aarch64" : m;
 }
 
 }  // namespace
@@ -86,16 +105,34 @@ Promises promised_checks(const config::BuildConfig& config,
           "import not promised: the configuration names no Python version");
       return p;
     }
+    // A wheel for another machine can't be installed here: the check skips
+    // and nothing was promised.
+    if (const std::string host = host_arch();
+        config.os == "linux" && !host.empty() && config.arch != host) {
+      p.notes.push_back(fmt::format(
+          "import not promised: a {} wheel can't be installed on this {} "
+          "machine",
+          config.arch, host));
+      return p;
+    }
     const std::string want = config.python->dotted();
     std::vector<std::string> candidates{options.python};
     for (std::string c : {"python" + want, std::string("python3")})
       if (!contains(candidates, c)) candidates.push_back(c);
-    for (const std::string& c : candidates)
-      if (interpreter_version(c) == want) {
-        p.python = c;
-        p.require.push_back("import");
+    for (const std::string& c : candidates) {
+      Interpreter found = probe_interpreter(c);
+      if (found.version != want) continue;
+      if (!found.can_venv) {
+        p.notes.push_back(fmt::format(
+            "import not promised: {} (Python {}) can't create a venv "
+            "(install python{}-venv)",
+            c, want, want));
         return p;
       }
+      p.python = c;
+      p.require.push_back("import");
+      return p;
+    }
     p.notes.push_back(fmt::format(
         "import not promised: no Python {} interpreter for the wheel's {} tag "
         "({} not found or another version; pass --check-python)",
