@@ -377,6 +377,46 @@ TEST_F(CodesignTest, AlternateCodeDirectoriesAndSpecialSlots) {
   EXPECT_GE(differing, 40u);
 }
 
+// A CodeDirectory claiming two pages more than its code limit holds (hash
+// area, codeLimit, blob and SuperBlob lengths grown by 64 bytes, filled
+// with 0xee) re-signs 64 bytes smaller: zero-padded to datasize, so the
+// slice keeps its size and no stale byte of the old signature remains.
+TEST_F(CodesignTest, ResignSmallerThanDatasizeIsZeroPadded) {
+  auto bytes = read_file(link("a.c", "libs.dylib", {}));
+  SliceLayout layout = find_slice_layout(ByteView(bytes, "libs.dylib"));
+  auto get32 = [](const std::vector<u8>& b, size_t at) {
+    return u32{b[at]} << 24 | u32{b[at + 1]} << 16 | u32{b[at + 2]} << 8 |
+           u32{b[at + 3]};
+  };
+  std::vector<u8> sig(bytes.begin() + layout.sig_offset,
+                      bytes.begin() + layout.sig_offset + layout.sig_size);
+  u32 sb_len = get32(sig, 4), cd = get32(sig, 16);
+  ASSERT_EQ(get32(sig, 8), 1u);                // lld: one CodeDirectory
+  ASSERT_EQ(cd + get32(sig, cd + 4), sb_len);  // ending the SuperBlob
+  sig.resize(sb_len);
+  sig.insert(sig.end(), 64, 0xee);
+  crafted::put32(sig, 4, sb_len + 64);
+  crafted::put32(sig, cd + 4, get32(sig, cd + 4) + 64);
+  crafted::put32(sig, cd + 28, get32(sig, cd + 28) + 2);       // nCodeSlots
+  crafted::put32(sig, cd + 32, get32(sig, cd + 32) + 0x2000);  // codeLimit
+  Placement p = place_signature(bytes, "libs.dylib", sig.size());
+  std::copy(sig.begin(), sig.end(), bytes.begin() + p.layout.sig_offset);
+  const auto size = bytes.size();
+
+  auto resigned = resign_all_pages(ByteView(bytes, "libs.dylib"), p.layout);
+  EXPECT_EQ(resigned.size(), p.layout.sig_size);
+  sign_slice(bytes, "libs.dylib", "libs.dylib");
+  ASSERT_EQ(bytes.size(), size);
+  EXPECT_TRUE(std::equal(resigned.begin(), resigned.end(),
+                         bytes.begin() + p.layout.sig_offset));
+  EXPECT_TRUE(
+      std::all_of(bytes.end() - 64, bytes.end(), [](u8 b) { return b == 0; }));
+  ByteView v(bytes, "libs.dylib");
+  VerifyReport r = verify_signature(v, find_slice_layout(v));
+  for (const auto& problem : r.problems) ADD_FAILURE() << problem.what;
+  EXPECT_EQ(get32(bytes, p.layout.sig_offset + 4), sb_len);
+}
+
 // Editing a slice signed with an identity (a non-empty CMS blob) would keep
 // that CMS over a rehashed CodeDirectory it does not sign: refused, naming
 // file and slice, unless --no-sign (then reported stale). An empty CMS
