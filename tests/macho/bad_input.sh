@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Malformed Mach-O files made at test time from real fixtures (truncated,
 # not Mach-O, sizeofcmds/cmdsize/string offsets out of range, overlapping or
-# truncated fat slices): `pkgtool inspect` and `pkgtool macho edit` both
+# truncated fat slices, fat align above 2^15): `pkgtool inspect` and `pkgtool macho edit` both
 # exit 2 with `error: FILE (arch): ...` naming the structure and both
 # values, and the input is never modified.
 source "$(dirname "$0")/fixtures.sh"
@@ -43,6 +43,9 @@ elif how == "fat-overlap":
     # the second slice starts inside the first
     first_off = struct.unpack_from(">I", b, 8 + 8)[0]
     struct.pack_into(">I", b, 8 + 20 + 8, first_off + 0x100)
+elif how.startswith("fat-align-"):
+    # slice 0's align (log2): llvm-lipo refuses more than 15
+    struct.pack_into(">I", b, 8 + 16, int(how[len("fat-align-"):]))
 elif how == "fat-past-end":
     b = b[: len(b) - 0x1000]
 open(dst, "wb").write(b)
@@ -83,5 +86,17 @@ corrupt fat-overlap "$D/fat.dylib" fat-overlap
 bad "overlapping fat slices" "$SCRATCH/fat-overlap" " \((arm64|x86_64)\): fat slice at 0x[0-9a-f]+ overlaps the (arm64|x86_64) slice 0x[0-9a-f]+\+0x[0-9a-f]+"
 corrupt fat-past-end "$D/fat.dylib" fat-past-end
 bad "fat slice past the end" "$SCRATCH/fat-past-end" " \(arm64\): fat_arch 1: slice 0x[0-9a-f]+\+0x[0-9a-f]+ past the end of the file"
+for a in 64 70; do
+  corrupt fat-align-$a "$D/fat.dylib" fat-align-$a
+  pat=" \(x86_64\): fat_arch 0: align 2\^$a above the maximum 2\^15"
+  bad "fat align 2^$a" "$SCRATCH/fat-align-$a" "$pat"
+  # lipo used to shift 1 by the align (undefined behaviour from 64 on).
+  expect_status 2 "fat align 2^$a: lipo -create" "$PKGTOOL" macho lipo -create "$SCRATCH/fat-align-$a" -output "$SCRATCH/lipo-out"
+  check "fat align 2^$a: lipo message" grep -Eq "$pat" "$SCRATCH/last.err"
+  check "fat align 2^$a: no lipo output" test ! -e "$SCRATCH/lipo-out"
+done
+corrupt fat-align-15 "$D/fat.dylib" fat-align-15
+case_begin "fat align 2^15 (the maximum) is accepted"
+expect_status 0 "inspect" "$PKGTOOL" inspect "$SCRATCH/fat-align-15"
 
 finish

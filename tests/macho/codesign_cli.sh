@@ -146,6 +146,31 @@ n=$( (cmp -l fats.before fats.dylib || true) | wc -l)
 [[ $(stat -c %s fats.dylib) == $(stat -c %s fats.before) && $n -ge 1 && $n -le 32 ]] &&
   pass || fail "fat re-sign changed $n bytes or the size"
 
+case_begin "a CodeDirectory hashing fewer pages than its code limit grows on re-sign"
+# Its hash area now covers 3 pages; re-signing hashes every page up to the
+# code limit, so the signature grows: it is moved at the end of __LINKEDIT
+# (it used to be copied over the next bytes, past the buffer in a fat file).
+sigoff=$(otool_sig signed/liba.dylib | awk '/dataoff/{print $2}')
+"$LIBPKG_PYTHON" - signed/liba.dylib short.dylib "$sigoff" <<'PY'
+import struct, sys
+d = bytearray(open(sys.argv[1], "rb").read()); s = int(sys.argv[3])
+d[s+24+28:s+24+36] = struct.pack(">II", 3, 0x3000)  # nCodeSlots, codeLimit
+open(sys.argv[2], "wb").write(d)
+PY
+llvm-lipo-14 -create short.dylib x86/libx.dylib -output shortfat.dylib
+llvm-lipo-14 -create short.dylib x86s/libx.dylib -output shortfats.dylib
+for f in short.dylib shortfat.dylib shortfats.dylib; do
+  size=$(stat -c %s $f)
+  expect 0 "$PKGTOOL" macho sign $f
+  has out "$f (arm64): signed"
+  expect 0 "$PKGTOOL" macho verify $f
+  expect 0 $VERIFY $f
+  [[ $(stat -c %s $f) -gt $size ]] && pass || fail "$f did not grow"
+done
+otool_sig short.dylib >short.sig
+[[ $(awk '/datasize/{print $2}' short.sig) -gt $(otool_sig signed/liba.dylib | awk '/datasize/{print $2}') ]] &&
+  pass || fail "datasize not grown: $(cat short.sig)"
+
 case_begin "bad input: exit 2, file untouched"
 sigoff=$(otool_sig signed/liba.dylib | awk '/dataoff/{print $2}')
 # bad_case NAME PYTHON-EXPR-ON-bytearray-d MESSAGE

@@ -18,6 +18,8 @@
 #include "libpkg/base/error.hpp"
 #include "libpkg/base/scratch_dir.hpp"
 #include "libpkg/base/subprocess.hpp"
+#include "libpkg/macho/editor.hpp"
+#include "libpkg/macho/view.hpp"
 
 namespace libpkg::macho {
 namespace {
@@ -275,14 +277,18 @@ std::vector<u8> code_directory(std::span<const u8> slice, u64 limit, u8 type,
   return cd;
 }
 
-// Replaces the slice's signature with the crafted one.
-void resign_with_alternates(std::vector<u8>& bytes, const std::string& name) {
+// Replaces the slice's signature with the crafted one; `cms` is the CMS
+// wrapper's payload (empty: ad-hoc; not a real CMS message, which nothing
+// here parses: only its presence matters).
+void resign_with_alternates(std::vector<u8>& bytes, const std::string& name,
+                            const std::vector<u8>& cms_payload = {}) {
   std::vector<u8> requirements(12, 0);
   put32(requirements, 0, kMagicRequirements);
   put32(requirements, 4, 12);
   std::vector<u8> cms(8, 0);
   put32(cms, 0, kMagicCmsWrapper);
-  put32(cms, 4, 8);
+  put32(cms, 4, static_cast<u32>(8 + cms_payload.size()));
+  cms.insert(cms.end(), cms_payload.begin(), cms_payload.end());
   SliceLayout layout = find_slice_layout(ByteView(bytes, name));
   u64 limit = layout.code_limit;
   // Sizes first (the hashes do not change them), then the real hashes.
@@ -369,6 +375,87 @@ TEST_F(CodesignTest, AlternateCodeDirectoriesAndSpecialSlots) {
   for (size_t i = 0; i < sig.size(); ++i) differing += sig[i] != old[i];
   EXPECT_LE(differing, 20u + 32u);  // page 1's hash in each CD, nothing else
   EXPECT_GE(differing, 40u);
+}
+
+// A CodeDirectory claiming two pages more than its code limit holds (hash
+// area, codeLimit, blob and SuperBlob lengths grown by 64 bytes, filled
+// with 0xee) re-signs 64 bytes smaller: zero-padded to datasize, so the
+// slice keeps its size and no stale byte of the old signature remains.
+TEST_F(CodesignTest, ResignSmallerThanDatasizeIsZeroPadded) {
+  auto bytes = read_file(link("a.c", "libs.dylib", {}));
+  SliceLayout layout = find_slice_layout(ByteView(bytes, "libs.dylib"));
+  auto get32 = [](const std::vector<u8>& b, size_t at) {
+    return u32{b[at]} << 24 | u32{b[at + 1]} << 16 | u32{b[at + 2]} << 8 |
+           u32{b[at + 3]};
+  };
+  std::vector<u8> sig(bytes.begin() + layout.sig_offset,
+                      bytes.begin() + layout.sig_offset + layout.sig_size);
+  u32 sb_len = get32(sig, 4), cd = get32(sig, 16);
+  ASSERT_EQ(get32(sig, 8), 1u);                // lld: one CodeDirectory
+  ASSERT_EQ(cd + get32(sig, cd + 4), sb_len);  // ending the SuperBlob
+  sig.resize(sb_len);
+  sig.insert(sig.end(), 64, 0xee);
+  crafted::put32(sig, 4, sb_len + 64);
+  crafted::put32(sig, cd + 4, get32(sig, cd + 4) + 64);
+  crafted::put32(sig, cd + 28, get32(sig, cd + 28) + 2);       // nCodeSlots
+  crafted::put32(sig, cd + 32, get32(sig, cd + 32) + 0x2000);  // codeLimit
+  Placement p = place_signature(bytes, "libs.dylib", sig.size());
+  std::copy(sig.begin(), sig.end(), bytes.begin() + p.layout.sig_offset);
+  const auto size = bytes.size();
+
+  auto resigned = resign_all_pages(ByteView(bytes, "libs.dylib"), p.layout);
+  EXPECT_EQ(resigned.size(), p.layout.sig_size);
+  sign_slice(bytes, "libs.dylib", "libs.dylib");
+  ASSERT_EQ(bytes.size(), size);
+  EXPECT_TRUE(std::equal(resigned.begin(), resigned.end(),
+                         bytes.begin() + p.layout.sig_offset));
+  EXPECT_TRUE(
+      std::all_of(bytes.end() - 64, bytes.end(), [](u8 b) { return b == 0; }));
+  ByteView v(bytes, "libs.dylib");
+  VerifyReport r = verify_signature(v, find_slice_layout(v));
+  for (const auto& problem : r.problems) ADD_FAILURE() << problem.what;
+  EXPECT_EQ(get32(bytes, p.layout.sig_offset + 4), sb_len);
+}
+
+// Editing a slice signed with an identity (a non-empty CMS blob) would keep
+// that CMS over a rehashed CodeDirectory it does not sign: refused, naming
+// file and slice, unless --no-sign (then reported stale). An empty CMS
+// wrapper (ad-hoc) is re-signed as before.
+TEST_F(CodesignTest, EditOfCmsSignedSliceRefusedUnlessNoSign) {
+  auto lib = link("a.c", "libc.dylib", {"-Wl,-headerpad_max_install_names"});
+  auto adhoc = read_file(lib);
+  auto cms = adhoc;
+  crafted::resign_with_alternates(adhoc, "libc.dylib");
+  crafted::resign_with_alternates(cms, "libc.dylib", std::vector<u8>(64, 0x5a));
+  {
+    ByteView v(cms, "libc.dylib");
+    VerifyReport r = verify_signature(v, find_slice_layout(v));
+    for (const auto& p : r.problems) ADD_FAILURE() << p.what;
+    EXPECT_TRUE(r.signature.has_cms());
+  }
+  EditOptions o;
+  o.add_rpaths = {"/new/rpath"};
+  auto with_cms = MachOFile::parse(ByteView(cms, "libc.dylib"));
+  try {
+    plan_edit(with_cms, o);
+    ADD_FAILURE() << "edit of a CMS-signed slice was not refused";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.file(), "libc.dylib (arm64)");
+    EXPECT_EQ(e.message(),
+              "signed with an identity (CMS); re-signing would invalidate "
+              "it: re-sign with codesign after editing, or pass --no-sign");
+  }
+  o.sign = false;
+  EditPlan stale = plan_edit(with_cms, o);
+  ASSERT_EQ(stale.slices.size(), 1u);
+  EXPECT_TRUE(stale.slices[0].changed);
+  EXPECT_EQ(stale.slices[0].signing, SliceReport::Signing::stale);
+
+  o.sign = true;
+  auto without = MachOFile::parse(ByteView(adhoc, "libc.dylib"));
+  EditPlan resigned = plan_edit(without, o);
+  ASSERT_EQ(resigned.slices.size(), 1u);
+  EXPECT_EQ(resigned.slices[0].signing, SliceReport::Signing::resigned);
 }
 
 // Random corruption of the load commands and the signature (fixed seed):

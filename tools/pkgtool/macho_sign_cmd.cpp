@@ -147,9 +147,13 @@ std::optional<std::vector<Patch>> resign_patches(const std::string& path,
     todo.emplace_back(slice, layout);
   }
   std::vector<Patch> patches;
-  for (const auto& [slice, layout] : todo)
-    patches.push_back({slice.base() + layout.sig_offset,
-                       cs::resign_all_pages(slice, layout)});
+  for (const auto& [slice, layout] : todo) {
+    auto sig = cs::resign_all_pages(slice, layout);
+    // A signature that grows cannot be patched in place: the slice (and a
+    // fat file's layout) is rebuilt instead.
+    if (sig.size() != layout.sig_size) return std::nullopt;
+    patches.push_back({slice.base() + layout.sig_offset, std::move(sig)});
+  }
   return patches;
 }
 
@@ -158,7 +162,9 @@ std::optional<std::vector<Patch>> resign_patches(const std::string& path,
 void write_patched(const std::string& path, const libpkg::MappedFile& file,
                    const std::vector<Patch>& patches) {
   bool same = std::all_of(patches.begin(), patches.end(), [&](const Patch& p) {
-    return std::equal(p.bytes.begin(), p.bytes.end(), file.data() + p.offset);
+    return p.offset <= file.size() &&
+           p.bytes.size() <= file.size() - p.offset &&
+           std::equal(p.bytes.begin(), p.bytes.end(), file.data() + p.offset);
   });
   if (same) return;  // already signed as we would: leave the file untouched
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);

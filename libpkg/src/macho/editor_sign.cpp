@@ -48,6 +48,13 @@ void resign_edited(const Slice& slice, SliceReport& r, Overlay& overlay) {
   SliceLayout layout = find_slice_layout(view);
   ByteView old_sig =
       view.slice(layout.sig_offset, layout.sig_size, "code signature");
+  // Rehashing would keep the CMS blob, which signs the old CodeDirectory:
+  // the result would claim an identity it no longer carries. Only its
+  // signer can renew it.
+  if (parse_signature(old_sig).has_cms())
+    throw Error(Errc::unsupported, slice.where(),
+                "signed with an identity (CMS); re-signing would invalidate "
+                "it: re-sign with codesign after editing, or pass --no-sign");
   std::vector<ByteRange> changed;
   for (const auto& c : r.changed_ranges)
     changed.push_back({c.offset - slice.offset(), c.size});

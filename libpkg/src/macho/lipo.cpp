@@ -14,11 +14,6 @@
 
 namespace libpkg::macho {
 
-namespace {
-constexpr u32 kMaxAlign =
-    15;  // llvm's MachOUniversalBinary::MaxSectionAlignment
-}
-
 u32 lipo_alignment(const Slice& slice) {
   // llvm-lipo's table: the page size of the CPU (4 KiB for Intel and
   // PowerPC, 16 KiB for ARM), whatever the file's segments say.
@@ -45,7 +40,7 @@ u32 lipo_alignment(const Slice& slice) {
   if (slice.filetype() == kMhObject)
     throw Error(Errc::unsupported, slice.where(),
                 "object files of this CPU type cannot be put in a fat file");
-  u32 min = kMaxAlign;
+  u32 min = kMaxFatAlign;
   for (const auto& seg : slice.segments())
     min = std::min<u32>(min, static_cast<u32>(std::countr_zero(seg.vmaddr)));
   return std::max<u32>(2, min);

@@ -576,6 +576,12 @@ void MachOFile::read_fat() {
                   fmt::format("fat_arch {}: offset 0x{:x} inside the fat "
                               "header (ends 0x{:x})",
                               i, e.offset, table_end));
+    // Checked here so that no user (lipo's 1 << align) sees a corrupt one.
+    if (e.align > kMaxFatAlign)
+      throw Error(Errc::format, where,
+                  fmt::format("fat_arch {}: align 2^{} above the maximum "
+                              "2^{}",
+                              i, e.align, kMaxFatAlign));
     if (e.offset > bytes_.size() || e.size > bytes_.size() - e.offset)
       throw Error(Errc::format, where,
                   fmt::format("fat_arch {}: slice 0x{:x}+0x{:x} past the end "

@@ -176,13 +176,17 @@ Placement place_signature(std::vector<u8>& slice, const std::string& name,
                           u64 new_size);
 
 // The signature of a signed slice re-signed keeping its fields, every page
-// rehashed: same size, to be written back at `layout.sig_offset` (so a
-// caller can patch a file in place instead of copying the slice).
+// rehashed, to be written back at `layout.sig_offset` (so a caller can patch
+// a file in place instead of copying the slice). Smaller than
+// `layout.sig_size` it is zero-padded to it; it is larger when the old
+// CodeDirectory hashed fewer pages than the code limit holds, and must then
+// not be written in place (sign_slice grows the slice instead).
 std::vector<u8> resign_all_pages(const ByteView& slice,
                                  const SliceLayout& layout);
 
 // Signs a 64-bit thin slice in memory: a signed slice is re-signed keeping
-// its signature's fields (every page rehashed, size unchanged); an unsigned
+// its signature's fields (every page rehashed; a signature that grows is
+// moved with place_signature, which throws when it is not last); an unsigned
 // one gets an ad-hoc signature named `identifier` after __LINKEDIT.
 void sign_slice(std::vector<u8>& slice, const std::string& name,
                 std::string_view identifier);

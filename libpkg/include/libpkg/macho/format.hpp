@@ -18,6 +18,10 @@ inline constexpr u32 kMhCigam = 0xcefaedfe;    // 32-bit, swapped (PPC)
 inline constexpr u32 kMhCigam64 = 0xcffaedfe;  // 64-bit, swapped (PPC64)
 inline constexpr u32 kFatMagic = 0xcafebabe;   // big-endian on disk
 inline constexpr u32 kFatMagic64 = 0xcafebabf;
+// The largest fat_arch align (log2) accepted, llvm's
+// MachOUniversalBinary::MaxSectionAlignment: more is a corrupt header (and
+// 1 << align would overflow from 64 on).
+inline constexpr u32 kMaxFatAlign = 15;
 
 // CPU types (mach/machine.h): the 64-bit flag is 0x01000000.
 inline constexpr u32 kCpuArch64 = 0x01000000;
