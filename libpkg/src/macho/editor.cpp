@@ -157,13 +157,10 @@ bool selected(const Slice& s, const EditOptions& o) {
 // difference.
 void patch_differences(std::span<const u8> old, const std::vector<u8>& region,
                        u64 at, Overlay& overlay, SliceReport& report) {
-  size_t first = 0, last = region.size();
-  while (first < last && region[first] == old[first]) ++first;
-  while (last > first && region[last - 1] == old[last - 1]) --last;
-  if (first == last) return;
-  overlay.write(at + first, std::span(region).subspan(first, last - first));
-  report.changed_ranges.push_back({at + first, last - first});
-  report.changed = true;
+  if (auto range = write_differences(old, region, at, overlay)) {
+    report.changed_ranges.push_back(*range);
+    report.changed = true;
+  }
 }
 
 SliceReport plan_slice(const Slice& slice, const EditOptions& o,

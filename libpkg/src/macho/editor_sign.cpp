@@ -11,6 +11,17 @@
 
 namespace libpkg::macho {
 
+std::optional<ByteRange> write_differences(std::span<const u8> before,
+                                           std::span<const u8> now, u64 at,
+                                           Overlay& overlay) {
+  size_t first = 0, last = now.size();
+  while (first < last && now[first] == before[first]) ++first;
+  while (last > first && now[last - 1] == before[last - 1]) --last;
+  if (first == last) return std::nullopt;
+  overlay.write(at + first, now.subspan(first, last - first));
+  return ByteRange{at + first, last - first};
+}
+
 namespace {
 
 // The slice's bytes with the overlay's patches applied. The whole slice is
@@ -29,17 +40,6 @@ std::vector<u8> edited_copy(const Slice& slice, const Overlay& overlay) {
               out.begin() + static_cast<std::ptrdiff_t>(from - base));
   }
   return out;
-}
-
-// Writes the bytes of `now` that differ from `before` (one range, first to
-// last difference) at file offset `at`: an in-place write then touches only
-// the rehashed slots.
-void write_differences(std::span<const u8> before, std::span<const u8> now,
-                       u64 at, Overlay& overlay) {
-  size_t first = 0, last = now.size();
-  while (first < last && now[first] == before[first]) ++first;
-  while (last > first && now[last - 1] == before[last - 1]) --last;
-  if (first < last) overlay.write(at + first, now.subspan(first, last - first));
 }
 
 void resign_edited(const Slice& slice, SliceReport& r, Overlay& overlay) {

@@ -5,6 +5,8 @@
 // edit and its signature together and never leaves a stale signature.
 #pragma once
 
+#include <optional>
+#include <span>
 #include <string_view>
 
 #include "libpkg/base/overlay.hpp"
@@ -12,6 +14,14 @@
 #include "libpkg/macho/view.hpp"
 
 namespace libpkg::macho {
+
+// Writes the bytes of `now` that differ from `before` (one range, first to
+// last difference) at file offset `at` and returns that range (nullopt when
+// nothing differs): an in-place write then touches only what changed. The
+// editor's load commands and the re-signed signature both go through it.
+std::optional<ByteRange> write_differences(std::span<const u8> before,
+                                           std::span<const u8> now, u64 at,
+                                           Overlay& overlay);
 
 // After `slice`'s edit is planned into `overlay` (`report`): a changed
 // signed slice is re-signed over the changed ranges (every CodeDirectory's
