@@ -224,6 +224,19 @@ def case_good(c: Case) -> None:
     c.expect_findings(r, {"dependencies": ["macpkg/lib/libcore.dylib: (arm64) needs @rpath/libomp.dylib",
                                            "the file has no LC_RPATH"]})
 
+    c.begin("ELF and Mach-O in one wheel: both halves of dependencies/rpath/runtimes")
+    mixed = c.scratch / "mixed"
+    files = mf.build_files(mixed)
+    (mixed / "elf.c").write_text("int elf_value(void) { return 7; }\n")
+    mf.run(["gcc", "-shared", "-fPIC", "-o", mixed / "libelf.so", mixed / "elf.c", "-Wl,-rpath,/build/elf"])
+    files["macpkg/lib/libelf.so"] = mixed / "libelf.so"
+    r = c.run(mf.pack_wheel(mixed, UNIVERSAL2, files))
+    c.expect_findings(r, {"rpath": ["macpkg/lib/libelf.so: RUNPATH entry /build/elf is absolute"]})
+    dep = r.check("dependencies").get("summary", "")
+    c.expect("1 ELF file" in dep and "3 Mach-O files" in dep, f"both halves in the summary: {dep}")
+    c.expect("not applicable" not in r.check("symbol-versions").get("summary", "not applicable"),
+             f"symbol-versions is not 'not applicable' with an ELF file: {r.check('symbol-versions')}")
+
     c.begin("Mach-O files in a py3-none-any wheel")
     r = c.run(mf.pack_wheel(c.scratch, "any", mf.build_files(c.scratch / "any")), "--no-runtime")
     c.expect_findings(r, {"deployment-target": ["platform any is not a macOS tag"]})

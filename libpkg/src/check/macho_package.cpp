@@ -44,24 +44,25 @@ Error with_member(const Error& e, const MachoEntry& entry) {
   return Error(e.code(), file, e.message());
 }
 
-void read_signature(const lm::Slice& s, const std::string& where,
-                    MachoSlice& out) {
+// What the verifier finds wrong with one slice's signature.
+std::vector<std::string> signature_problems(const lm::Slice& s,
+                                            const std::string& where) {
+  std::vector<std::string> problems;
   ByteView view(s.bytes().span(), where, s.offset());
   try {
     lm::SliceLayout layout = lm::find_slice_layout(view);
-    out.is_signed = layout.signed_();
-    if (!out.is_signed) return;
+    if (!layout.signed_()) return problems;
     lm::VerifyReport r = lm::verify_signature(view, layout);
     for (const auto& p : r.problems)
-      out.signature_problems.push_back(
+      problems.push_back(
           fmt::format("CodeDirectory {} (hash type {}): {}", p.cd,
                       r.signature.code_directories[p.cd].hash_type, p.what));
   } catch (const Error& e) {
     // A signature that does not even parse fails like a wrong hash: the
     // file itself was readable, macOS refuses to run it.
-    out.is_signed = true;
-    out.signature_problems.push_back(e.message());
+    problems.push_back(e.message());
   }
+  return problems;
 }
 
 MachoEntry read_macho(const fs::path& root, const std::string& member) {
@@ -88,7 +89,8 @@ MachoEntry read_macho(const fs::path& root, const std::string& member) {
         out.dylibs.emplace_back(std::string(d.name),
                                 lm::dylib_kind_name(d.kind));
       for (const auto& r : s.rpaths()) out.rpaths.emplace_back(r.path);
-      read_signature(s, fmt::format("{} ({})", member, out.arch), out);
+      auto cs = s.code_signature();
+      out.is_signed = cs && cs->datasize != 0;
       entry.slices.push_back(std::move(out));
     }
   } catch (const Error& e) {
@@ -161,6 +163,22 @@ void resolve_macho_needs(Package& pkg, const CheckOptions& options) {
 }
 
 }  // namespace
+
+std::vector<std::vector<std::string>> verify_signatures(
+    const MachoEntry& entry) {
+  std::vector<std::vector<std::string>> out;
+  try {
+    lm::MachOFile file = lm::MachOFile::open(entry.file);
+    for (const auto& s : file.slices())
+      out.push_back(s.parsed()
+                        ? signature_problems(
+                              s, fmt::format("{} ({})", entry.member, s.arch()))
+                        : std::vector<std::string>{});
+  } catch (const Error& e) {
+    throw with_member(e, entry);
+  }
+  return out;
+}
 
 bool sniff_macho_file(const fs::path& file) {
   std::ifstream in(file, std::ios::binary);

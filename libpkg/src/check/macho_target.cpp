@@ -12,6 +12,7 @@
 #include <map>
 
 #include "check/package.hpp"
+#include "libpkg/base/thread_pool.hpp"
 #include "libpkg/macho/view.hpp"
 
 namespace libpkg::check::detail {
@@ -202,16 +203,25 @@ void check_deployment_target(const Package& pkg, const CheckOptions& options,
   result.status = result.problems.empty() ? Status::pass : Status::fail;
 }
 
-void check_code_signature(const Package& pkg, const CheckOptions&,
+void check_code_signature(const Package& pkg, const CheckOptions& options,
                           CheckResult& result) {
   if (pkg.machos.empty()) {
     result.status = Status::skip;
     result.summary = "no Mach-O files in the package";
     return;
   }
+  std::vector<std::vector<std::vector<std::string>>> found(pkg.machos.size());
+  ThreadPool pool(options.threads);
+  pool.parallel_for(pkg.machos.size(), [&](std::size_t i) {
+    found[i] = verify_signatures(pkg.machos[i]);
+  });
   std::size_t verified = 0, unsigned_other = 0;
-  for (const auto& e : pkg.machos) {
-    for (const auto& s : e.slices) {
+  for (std::size_t i = 0; i < pkg.machos.size(); ++i) {
+    const MachoEntry& e = pkg.machos[i];
+    for (std::size_t k = 0; k < e.slices.size(); ++k) {
+      const MachoSlice& s = e.slices[k];
+      const std::vector<std::string>& problems =
+          k < found[i].size() ? found[i][k] : std::vector<std::string>{};
       if (!s.parsed) {
         result.notes.push_back(fmt::format(
             "{} ({}): 32-bit slice, signature not checked", e.member, s.arch));
@@ -228,19 +238,18 @@ void check_code_signature(const Package& pkg, const CheckOptions&,
           ++unsigned_other;
         continue;
       }
-      if (s.signature_problems.empty()) {
+      if (problems.empty()) {
         ++verified;
         continue;
       }
       constexpr std::size_t kShown = 3;
       std::vector<std::string> shown(
-          s.signature_problems.begin(),
-          s.signature_problems.begin() +
-              std::min(kShown, s.signature_problems.size()));
-      std::string more = s.signature_problems.size() > kShown
-                             ? fmt::format(" (and {} more)",
-                                           s.signature_problems.size() - kShown)
-                             : "";
+          problems.begin(),
+          problems.begin() + std::min(kShown, problems.size()));
+      std::string more =
+          problems.size() > kShown
+              ? fmt::format(" (and {} more)", problems.size() - kShown)
+              : "";
       result.problems.push_back(
           {e.member, fmt::format("({}) code signature does not verify: {}{}",
                                  s.arch, fmt::join(shown, "; "), more)});

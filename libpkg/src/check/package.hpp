@@ -67,10 +67,7 @@ struct MachoSlice {
   std::optional<std::string> id;
   std::vector<std::pair<std::string, std::string>> dylibs;  // name, kind
   std::vector<std::string> rpaths;
-  // Code signature: signed, and what the verifier found wrong (empty when
-  // every page hash of every CodeDirectory matches).
-  bool is_signed = false;
-  std::vector<std::string> signature_problems;
+  bool is_signed = false;  // has a non-empty LC_CODE_SIGNATURE
 };
 
 struct MachoEntry {
@@ -143,6 +140,12 @@ struct Package {
 // input naming the member) and resolves their dylibs with dyld's rules.
 void read_machos(Package& pkg, const std::vector<std::string>& members,
                  const CheckOptions& options);
+// Per slice of `entry` (in its order), what the code-signature verifier
+// finds wrong (empty: every page hash of every CodeDirectory matches, or
+// unsigned). Reads every signed page, so only the code-signature check
+// calls it.
+std::vector<std::vector<std::string>> verify_signatures(
+    const MachoEntry& entry);
 // True for a regular file starting with a Mach-O magic (a fat magic with a
 // Java class file's version numbers is not).
 bool sniff_macho_file(const std::filesystem::path& file);
