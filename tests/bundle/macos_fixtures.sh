@@ -31,8 +31,8 @@ dist_info() {
 # build_torchlike DIR [TARGET_EXT TARGET_LIB] [EXTRA_DATA_BYTES]: the
 # torch-like fixture in DIR: DIR/brew (the Homebrew libomp), DIR/build/lib
 # (libgraft), DIR/tree (the wheel tree) and DIR/dist/<wheel>. Sets WHEEL.
-# EXTRA_DATA_BYTES adds a __DATA blob of that many random bytes to
-# libtorchlike (the benchmark's ~400 MB of Mach-O).
+# EXTRA_DATA_BYTES adds a __DATA blob of that many bytes (of the system's
+# shared libraries) to libtorchlike (the benchmark's ~400 MB of Mach-O).
 build_torchlike() {
   local d=$1 text=${2:-arm64-apple-macos11} tlib=${3:-arm64-apple-macos12} extra=${4:-0}
   mkdir -p "$d/brew" "$d/build/lib" "$d/tree/torch/lib" "$d/dist" "$d/src"
@@ -47,16 +47,24 @@ C
   if ((extra > 0)); then
     "$LIBPKG_PYTHON" - "$d/src/blob.c" "$extra" <<'PY'
 import sys
-# A large __DATA section without a large source file: an incbin of random
-# bytes written next to it.
+# A large __DATA section without a large source file: an incbin of bytes
+# written next to it, taken from the system's shared libraries (real code
+# and data, so it compresses like a real dylib), random bytes if they run
+# out.
+import glob, os
 path, n = sys.argv[1], int(sys.argv[2])
-import os
+libs = sorted(p for p in glob.glob("/usr/lib/x86_64-linux-gnu/*.so*") + glob.glob("/usr/lib/llvm-*/lib/*.so*")
+              if os.path.isfile(p) and not os.path.islink(p))
 with open(path + ".bin", "wb") as f:
     left = n
-    while left:
-        k = min(left, 1 << 24)
-        f.write(os.urandom(k))
-        left -= k
+    for lib in libs:
+        if not left:
+            break
+        with open(lib, "rb") as src:
+            data = src.read(left)
+        f.write(data)
+        left -= len(data)
+    f.write(os.urandom(left))
 with open(path, "w") as f:
     f.write('__asm__(".section __DATA,__blob\\n.globl _blob\\n_blob:\\n.incbin \\"%s\\"\\n");\n'
             % (path + ".bin"))
