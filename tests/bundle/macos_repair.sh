@@ -182,6 +182,18 @@ lib = [e for e in p["edits"] if e["member"] == "torch/lib/libtorchlike.dylib"][0
 assert lib["changes"] == [["/opt/homebrew/opt/libomp/lib/libomp.dylib", "@loader_path/libomp.dylib"]], lib
 ' "$SCRATCH/last.out"
 
+case_begin "--keep-rpaths: build rpaths kept, duplicates still dropped"
+expect_status 0 "dry run" "$PKGTOOL" repair "$W" --dyld-library-path t/brew --keep-rpaths --dry-run --json
+py_assert "rpaths" '
+import json, sys
+p = json.load(open(sys.argv[1])); d = sys.argv[2]
+e = {x["member"]: x for x in p["edits"]}
+ext = e["torch/_C.cpython-311-darwin.so"]
+assert ext["rpaths_after"] == ["@loader_path/lib", d + "/t/build/lib"], ext
+assert "drop duplicate rpath @loader_path/lib" in ext["why"], ext
+assert e["torch/lib/libtorchlike.dylib"]["rpaths_after"] is None, e["torch/lib/libtorchlike.dylib"]
+' "$SCRATCH/last.out" "$SCRATCH"
+
 case_begin "bad input"
 expect_status 2 "missing library" "$PKGTOOL" repair "$W" -w out-miss
 check "names the file and the install name" grep -q \
@@ -204,6 +216,20 @@ make_wheel dup/tree dup/dist
 expect_status 2 "two libraries named libsame.dylib" "$PKGTOOL" repair dup/dist/dup-1.0-cp311-cp311-macosx_11_0_arm64.whl -w out-dup
 check "names both" grep -q "two different libraries named libsame.dylib: $SCRATCH/dup/[ab]/libsame.dylib and $SCRATCH/dup/[ab]/libsame.dylib" "$SCRATCH/last.err"
 check "nothing written" test ! -e out-dup
+# Header padding too small for the edit (lld's default 32 bytes, two
+# rpaths to add): the editor's preflight fails the repair before writing.
+cp -r t/tree t/tree-small
+mcc arm64-apple-macos12 -dynamiclib -o t/tree-small/torch/lib/libtorchlike.dylib t/src/torchlike.c \
+  -install_name @rpath/libtorchlike.dylib t/brew/libomp.dylib t/build/lib/libgraft.dylib \
+  -Wl,-rpath,"$SCRATCH/t/build/lib"
+mkdir -p t/dist-small
+make_wheel t/tree-small t/dist-small
+SW=t/dist-small/torch-2.5.0-cp311-cp311-macosx_11_0_arm64.whl
+expect_status 2 "padding too small" "$PKGTOOL" repair "$SW" -w out-small --dyld-library-path t/brew \
+  --refs rpath --keep-rpaths
+check "names file, slice and padding" grep -q "libtorchlike.dylib (arm64): the edited load commands need .* header padding" \
+  "$SCRATCH/last.err"
+check "nothing written" test ! -e out-small
 
 case_begin "universal2: per-slice edits, tag, --require-archs universal2"
 mkdir -p u/ext u/tree/uni u/dist
@@ -218,12 +244,15 @@ for t in arm64-apple-macos11 x86_64-apple-macos10.15; do
 done
 llvm-lipo-14 -create u/libu.x86_64.dylib u/libu.arm64.dylib -output u/ext/libu.dylib
 llvm-lipo-14 -create u/m.x86_64.so u/m.arm64.so -output u/tree/uni/m.cpython-311-darwin.so
+# A Java class file starts with the fat magic: not Mach-O, copied as is.
+printf '\xca\xfe\xba\xbe\x00\x00\x00\x34\x00\x10rest of a class file' >u/tree/uni/A.class
 dist_info u/tree uni 1.0 cp311-cp311-macosx_10_9_universal2
 make_wheel u/tree u/dist
 UW=u/dist/uni-1.0-cp311-cp311-macosx_10_9_universal2.whl
 expect_status 0 "repair" "$PKGTOOL" repair "$UW" -w out-u --require-archs universal2
 check "tag universal2 at x86_64's 10.15" test -f out-u/uni-1.0-cp311-cp311-macosx_10_15_universal2.whl
 unpack_to uu "$SCRATCH/out-u/uni-1.0-cp311-cp311-macosx_10_15_universal2.whl"
+check "class file copied as is" cmp u/tree/uni/A.class uu/uni/A.class
 view uu.m uu/uni/m.cpython-311-darwin.so
 view uu.libu uu/uni/.dylibs/libu.dylib
 py_assert "both slices edited alike" '

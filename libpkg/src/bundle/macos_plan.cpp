@@ -466,7 +466,7 @@ class Planner {
     fe.graft = node.graft;
     fe.file = node.file;
     std::vector<lm::EditOptions> per_slice;
-    bool any = false;
+    bool any = false, rpaths_changed = false;
     std::vector<std::string> after;
     for (const auto& s : file.slices()) {
       if (!s.parsed()) continue;
@@ -492,11 +492,15 @@ class Planner {
       for (const auto& r : slice_after)
         if (std::find(after.begin(), after.end(), r) == after.end())
           after.push_back(r);
+      rpaths_changed =
+          rpaths_changed || o.delete_all_rpaths || !o.add_rpaths.empty();
       any = any || !o.empty();
       per_slice.push_back(std::move(o));
     }
     if (!any) return std::nullopt;
-    if (after != fe.rpaths_before) fe.rpaths_after = after;
+    // rpaths_before lists each path once: a dropped duplicate changes the
+    // run paths without changing that list.
+    if (rpaths_changed) fe.rpaths_after = after;
     // One plan per slice (their run paths and references may differ); the
     // slices do not overlap, so their patches combine into one overlay.
     // A thin file's plan may grow it (an ad-hoc signature is appended).
