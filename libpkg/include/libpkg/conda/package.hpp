@@ -19,6 +19,7 @@
 
 #include "libpkg/base/callbacks.hpp"
 #include "libpkg/base/integers.hpp"
+#include "libpkg/base/thread_pool_fwd.hpp"
 #include "libpkg/conda/info.hpp"
 #include "libpkg/conda/metadata.hpp"
 
@@ -36,7 +37,8 @@ struct PackOptions {
   int zstd_level =
       19;  // zstd 1..22, as modern cph (rattler: 15, cph 2.0.1: 21)
   int bzip2_level = 9;
-  unsigned threads = 0;  // 0: one per core (hashing and zstd workers)
+  unsigned threads = 0;        // 0: one per core (hashing and zstd workers)
+  ThreadPool* pool = nullptr;  // the job's pool; null: own `threads`
   i64 timestamp_ms = 0;  // index.json timestamp; tar mtimes use its seconds
   // Build prefix searched for in every file (has_prefix / paths.json);
   // empty disables the search.

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "libpkg/base/thread_pool_fwd.hpp"
 #include "libpkg/elf/editor.hpp"
 
 namespace libpkg::conda {
@@ -42,7 +43,8 @@ struct RelocateOptions {
   std::vector<std::string> add_dirs = {"lib"};
   // The tag written (keep: the file's own, RUNPATH when it has none).
   elf::RpathTag tag = elf::RpathTag::rpath;
-  unsigned threads = 0;  // 0: one per core
+  unsigned threads = 0;        // 0: one per core
+  ThreadPool* pool = nullptr;  // the job's pool; null: own `threads`
 };
 
 // One ELF file's search path before and after relocation.

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "libpkg/base/integers.hpp"
+#include "libpkg/base/thread_pool_fwd.hpp"
 
 namespace libpkg::cppdist {
 
@@ -55,6 +56,7 @@ DebugSplitResult split_debug_info(const std::filesystem::path& lib_dir,
 void write_debug_zip(const DebugSplitResult& split,
                      const std::filesystem::path& zip, int level = 6,
                      unsigned threads = 0,
-                     std::optional<i64> timestamp = std::nullopt);
+                     std::optional<i64> timestamp = std::nullopt,
+                     ThreadPool* pool = nullptr);
 
 }  // namespace libpkg::cppdist

@@ -15,6 +15,7 @@
 
 #include "libpkg/archive/zip_reader.hpp"
 #include "libpkg/base/callbacks.hpp"
+#include "libpkg/base/thread_pool_fwd.hpp"
 #include "libpkg/cppdist/naming.hpp"
 
 namespace libpkg::cppdist {
@@ -23,7 +24,8 @@ struct LibtorchPackOptions {
   LibtorchName name;
   std::string build_hash;  // e.g. `git rev-parse HEAD` of the source tree
   int level = 6;
-  unsigned threads = 0;  // 0: one per core
+  unsigned threads = 0;        // 0: one per core
+  ThreadPool* pool = nullptr;  // the job's pool; null: own `threads`
   // Member timestamps (e.g. SOURCE_DATE_EPOCH); unset: the files' mtimes.
   std::optional<i64> timestamp;
   bool write_latest = true;

@@ -18,6 +18,7 @@
 
 #include "libpkg/base/callbacks.hpp"
 #include "libpkg/base/integers.hpp"
+#include "libpkg/base/thread_pool_fwd.hpp"
 #include "libpkg/check/check.hpp"
 #include "libpkg/config/build.hpp"
 #include "libpkg/config/cuda_table.hpp"
@@ -31,7 +32,8 @@ struct CommonOptions {
   std::filesystem::path out_dir = "dist";
   // Compute and describe the plan; write nothing, check nothing.
   bool dry_run = false;
-  unsigned threads = 0;  // 0: one per core
+  unsigned threads = 0;        // 0: one per core
+  ThreadPool* pool = nullptr;  // the job's pool; null: own `threads`
   // Deflate level of zip outputs (wheels, libtorch zips).
   int zip_level = 6;
   // Member timestamps / conda index timestamp (SOURCE_DATE_EPOCH); unset:
