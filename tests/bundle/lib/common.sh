@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # shellcheck shell=bash
-# Shared helpers for the tests/repair integration scripts (sourced, not run).
+# Shared helpers for the tests/bundle repair scripts (sourced, not run).
 #
 # Fixtures are compiled at test time by lib/repaircheck.py (gcc/g++ and the
 # interpreter's headers) and packed with `pkgtool wheel pack`. Expectations
