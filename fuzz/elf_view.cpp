@@ -3,7 +3,7 @@
 // fail with libpkg::Error. Anything else (a crash, a sanitizer report, a
 // std::exception other than libpkg::Error, an out-of-bounds string_view, a
 // hang, an allocation blow-up) is a bug. Every crasher found here becomes a
-// byte-array test in tests/elf_unit/regression_test.cpp.
+// byte-array test in tests/elf/regression_test.cpp.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>

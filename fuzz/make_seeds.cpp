@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Writes a seed corpus for the ELF fuzz target: the images the unit tests
-// build (tests/elf_unit/elf_builder.hpp) in all four class/byte orders, with
+// build (tests/elf/elf_builder.hpp) in all four class/byte orders, with
 // and without section headers and with each hash style.
 #include <cstdio>
 #include <filesystem>

@@ -24,7 +24,7 @@ packages=(
   # independent tools the tests cross-check against
   patchelf elfutils binutils liblief-dev libarchive-tools unzip zip
   conda-package-handling python3-zstandard zstd bzip2
-  # thread counts of -j (tests/repair/options.sh)
+  # thread counts of -j (tests/bundle/options.sh)
   strace
   # cross targets: 32-bit, aarch64 (64 KiB pages), big-endian s390x
   qemu-user gcc-aarch64-linux-gnu g++-aarch64-linux-gnu gcc-s390x-linux-gnu

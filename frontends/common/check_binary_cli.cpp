@@ -11,6 +11,7 @@
 #include "cli_parse.hpp"
 #include "guarded.hpp"
 #include "libpkg/base/error.hpp"
+#include "libpkg/base/thread_pool.hpp"
 #include "libpkg/check/check.hpp"
 #include "libpkg/config/accelerator.hpp"
 #include "libpkg/config/cuda_table.hpp"
@@ -155,6 +156,9 @@ int run(const std::vector<std::string>& args, const std::string& program) {
       std::fprintf(stderr, "check_binary: %s\n", line.c_str());
     };
 
+  // One pool for every step of the check, sized by -j.
+  ThreadPool pool(options.threads);
+  options.pool = &pool;
   check::Report report = check::run(artifact, options);
   std::string out = json ? report.to_json() + "\n" : report.to_text(verbose);
   std::fputs(out.c_str(), stdout);

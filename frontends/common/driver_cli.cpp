@@ -137,6 +137,8 @@ void resolve(CommonFlags& f, cfg::PackageType type,
         cfg::CudaTables::load(*f.cuda_table));
     f.options.cuda_tables = &f.tables;
   }
+  f.pool = std::make_unique<libpkg::ThreadPool>(f.options.threads);
+  f.options.pool = f.pool.get();
   auto& check = f.options.check;
   f.options.run_checks = !f.no_check;
   check.runtime = !f.no_runtime;

@@ -9,11 +9,13 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "guarded.hpp"
+#include "libpkg/base/thread_pool.hpp"
 #include "libpkg/config/build.hpp"
 #include "libpkg/config/cuda_table.hpp"
 #include "libpkg/driver/common.hpp"
@@ -36,11 +38,14 @@ struct CommonFlags {
   std::optional<std::size_t> min_symbols;
   // Storage for options.cuda_tables once a table file is loaded.
   libpkg::config::CudaTables tables;
+  // Storage for options.pool: the one pool of the whole job, sized by -j.
+  std::unique_ptr<libpkg::ThreadPool> pool;
 };
 
 // Registers the shared flags on `app`: --build-env, --python, --cuda,
 // --abi, --variant, --build-version, --build-number, --version, --cudnn,
-// --package-name, --debug, --cuda-table, --cuda-root, -o/--out, --dry-run, --json, -j,
+// --package-name, --debug, --cuda-table, --cuda-root, -o/--out, --dry-run,
+// --json, -j,
 // --level, -v, --no-check, --no-runtime, --check-python, --client,
 // --link-lib, --allow-external, --abi-library, --abi-config,
 // --min-symbols, --no-env.

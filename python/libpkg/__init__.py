@@ -20,7 +20,7 @@ import sys as _sys
 from . import _libpkg
 from ._libpkg import (AccessError, Error, FormatError, IoError, MissingFileError, NotFoundError,
                       UnsupportedError, UsageError, __version__, check, conda, config, cuda, deps,
-                      driver, elf, repair, wheel)
+                      driver, elf, inspect, repair, wheel)
 from ._libpkg.repair import show
 
 # The areas are submodules of the extension; registering them makes
@@ -41,5 +41,5 @@ Error.__module__ = __name__
 del _name, _module, _attr
 
 __all__ = ["AccessError", "Error", "FormatError", "IoError", "MissingFileError", "NotFoundError",
-           "UnsupportedError", "UsageError", "__version__", "check", "conda", "config", "cuda", "driver", "elf", "repair", "show",
+           "UnsupportedError", "UsageError", "__version__", "check", "conda", "config", "cuda", "driver", "elf", "inspect", "repair", "show",
            "wheel"]

@@ -9,9 +9,15 @@ from . import driver as driver
 from . import elf as elf
 from . import repair as repair
 from . import wheel as wheel
+from os import PathLike
+from typing import Any
+
 from .repair import show as show
 
 __version__: str
+
+def inspect(path: str | PathLike[str]) -> dict[str, Any]:
+    """The dict `pkgtool inspect --json` prints for one ELF or Mach-O file."""
 
 class Error(Exception):
     """A libpkg error; `code` is 'io', 'format', 'unsupported', 'usage' or 'not_found'."""

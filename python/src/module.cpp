@@ -54,4 +54,5 @@ PYBIND11_MODULE(_libpkg, m) {
   lp::bind_driver(driver);
   py::module_ deps = sub("deps", "The dynamic loader's view of a file (ldd)");
   lp::bind_deps(deps);
+  lp::bind_inspect(m);
 }

@@ -7,6 +7,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <future>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -117,6 +120,39 @@ TEST(ThreadPool, UsableAfterAFailedBatch) {
       std::logic_error);
   std::atomic<int> sum{0};
   pool.parallel_for(10, [&](size_t i) { sum += static_cast<int>(i); });
+  EXPECT_EQ(sum.load(), 45);
+}
+
+TEST(ThreadPool, NestedParallelForOnTheSamePoolDoesNotDeadlock) {
+  // A shared pool reached twice down one call chain: the outer jobs occupy
+  // every worker while they wait for the inner ones.
+  ThreadPool pool(1);
+  std::atomic<int> inner{0};
+  auto outer = std::async(std::launch::async, [&] {
+    pool.parallel_for(
+        3, [&](size_t) { pool.parallel_for(4, [&](size_t) { ++inner; }); });
+  });
+  if (outer.wait_for(std::chrono::seconds(20)) != std::future_status::ready) {
+    // The deadlocked workers can be neither joined nor abandoned safely.
+    ADD_FAILURE() << "nested parallel_for deadlocked";
+    std::fflush(nullptr);
+    std::_Exit(1);
+  }
+  outer.get();
+  EXPECT_EQ(inner.load(), 12);
+}
+
+TEST(PoolRef, SharesTheGivenPoolOrOwnsOne) {
+  ThreadPool shared(3);
+  PoolRef borrowed(&shared, 7);
+  EXPECT_EQ(borrowed.get(), &shared);
+  EXPECT_EQ(borrowed.size(), 3u);
+  PoolRef own(nullptr, 2);
+  EXPECT_NE(own.get(), nullptr);
+  EXPECT_EQ(own.size(), 2u);
+  std::atomic<int> sum{0};
+  own.parallel_for(10, [&](size_t i) { sum += static_cast<int>(i); });
+  EXPECT_EQ(own.submit([] { return 5; }).get(), 5);
   EXPECT_EQ(sum.load(), 45);
 }
 

@@ -275,9 +275,9 @@ def gather(pkgtool, lief_dump, files, lief_max):
 def main():
     pkgtool = os.environ.get("PKGTOOL")
     if not pkgtool or not os.access(pkgtool, os.X_OK):
-        elfref.skip("PKGTOOL not set or not executable")
+        elfref.missing("PKGTOOL not set or not executable")
     if not shutil.which(elfref.READELF):
-        elfref.skip("readelf not found")
+        elfref.missing("readelf not found")
     long_run = os.environ.get("LIBPKG_LONG") == "1"
     lief_dump = os.environ.get("LIEF_DUMP") or None
     lief_max = int(os.environ.get("LIBPKG_LIEF_MAX_MB", "24")) * 1024 * 1024

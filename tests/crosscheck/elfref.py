@@ -21,16 +21,15 @@ import shutil
 import struct
 import subprocess
 import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
+from testlib import missing  # noqa: E402
 
 # --------------------------------------------------------------- utilities
 
 READELF = shutil.which("readelf") or "/usr/bin/readelf"
 
-
-def skip(reason):
-    """Exit with ctest's skip code after saying why."""
-    print(f"SKIP: {reason}", flush=True)
-    sys.exit(77)
 
 
 def run(cmd, check=True, timeout=300, **kw):

@@ -958,12 +958,12 @@ def run_iteration(it, seed, tmp, arches, checker, multi_full, budget_end):
 def main():
     tool = os.environ.get("PATCHELF_UNDER_TEST") or os.environ.get("PATCHELF_OURS")
     if not tool:
-        elfref.skip("neither PATCHELF_UNDER_TEST nor PATCHELF_OURS is set")
+        elfref.missing("neither PATCHELF_UNDER_TEST nor PATCHELF_OURS is set")
     if not os.access(tool, os.X_OK):
-        elfref.skip(f"{tool} is not executable (not built?)")
+        elfref.missing(f"{tool} is not executable (not built?)")
     for prog in ("gcc", "readelf", "strip"):
         if not shutil.which(prog):
-            elfref.skip(f"{prog} not found")
+            elfref.missing(f"{prog} not found")
     seed = os.environ.get("LIBPKG_PROPERTY_SEED") or str(random.SystemRandom().randrange(1 << 32))
     iterations = int(os.environ.get("LIBPKG_PROPERTY_ITERATIONS", "120"))
     budget = float(os.environ.get("LIBPKG_PROPERTY_BUDGET_S", "80"))
@@ -1011,7 +1011,7 @@ def main():
         for n in notes:
             print(n)
         if "x86_64" not in arches:
-            elfref.skip("the native toolchain cannot build and run a test program")
+            elfref.missing("the native toolchain cannot build and run a test program")
         print(f"arches: {', '.join(arches)}", flush=True)
 
         checker = Checker(tool, flavour, pkgtool, lief_dump, strict)

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "../elf_unit/elf_builder.hpp"
+#include "../elf/elf_builder.hpp"
 
 namespace libpkg::deps::testing {
 

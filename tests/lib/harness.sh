@@ -1,9 +1,12 @@
 # SPDX-License-Identifier: BSD-3-Clause
-# Shared harness for package-level integration scripts (sourced, not run).
+# Shared harness for package-level integration scripts (sourced, not run);
+# tests/lib/testlib.py is its Python side.
 #
 # Environment (set by ctest through libpkg_add_script_test): PKGTOOL,
 # LIBPKG_PYTHON, LIBPKG_SOURCE_DIR, LIBPKG_BINARY_DIR. TEST_KEEP=1 keeps the
-# scratch directory. Exit status: 0 pass, 1 a check failed, 77 skipped.
+# scratch directory. Exit status: 0 pass, 1 a check failed (or something the
+# test needs is missing), 77 skipped (only for what setup.sh cannot install:
+# no GPU / CUDA toolkit, see tests/skip-allowlist.txt).
 set -Eeuo pipefail
 shopt -s nullglob
 trap 'echo "ERROR: unexpected failure at ${BASH_SOURCE[1]:-$0}:$LINENO: $BASH_COMMAND" >&2' ERR
@@ -22,6 +25,11 @@ fail() {
   printf 'FAIL: %s%s\n' "${CURRENT_CASE:+[$CURRENT_CASE] }" "$*" >&2
 }
 pass() { CHECKS=$((CHECKS + 1)); }
+# missing WHAT: fail now; scripts/setup.sh (or the build) provides WHAT.
+missing() {
+  printf 'FAIL: %s (scripts/setup.sh installs the tools; build the targets)\n' "$*" >&2
+  exit 1
+}
 skip() {
   printf 'SKIP: %s\n' "$*"
   exit 77
@@ -51,10 +59,11 @@ make_scratch() {
   fi
 }
 
+# require_tools TOOL...: a missing tool is a failure, never a skip.
 require_tools() {
   local t
   for t in "$@"; do
-    command -v "$t" >/dev/null || skip "$t not installed"
+    command -v "$t" >/dev/null || missing "$t not installed"
   done
 }
 

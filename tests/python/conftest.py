@@ -20,6 +20,8 @@ import sysconfig
 from pathlib import Path
 
 import pytest
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
+from testlib import readelf_dynamic  # noqa: E402
 
 CC = os.environ.get("CC", "cc")
 CXX = os.environ.get("CXX", "c++")
@@ -31,18 +33,6 @@ def sh(*argv, cwd=None, env=None) -> str:
         raise AssertionError(f"{' '.join(map(str, argv))} failed ({p.returncode}):\n{p.stderr}{p.stdout}")
     return p.stdout
 
-
-def readelf_dynamic(path) -> dict:
-    """NEEDED (list), SONAME, RPATH, RUNPATH from `readelf -dW`."""
-    facts = {"NEEDED": [], "SONAME": None, "RPATH": None, "RUNPATH": None}
-    for line in sh("readelf", "-dW", path).splitlines():
-        m = re.search(r"\((NEEDED|SONAME|RPATH|RUNPATH)\)\s+\S.*?\[(.*)\]\s*$", line)
-        if m:
-            if m.group(1) == "NEEDED":
-                facts["NEEDED"].append(m.group(2))
-            else:
-                facts[m.group(1)] = m.group(2)
-    return facts
 
 
 def record_hash(data: bytes) -> str:

@@ -17,14 +17,13 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
+from testlib import missing  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 SOURCE = Path(os.environ.get("LIBPKG_SOURCE_DIR", HERE.parents[1]))
 
 
-def skip(why: str) -> None:
-    print(f"SKIP: {why}")
-    sys.exit(77)
 
 
 def run(argv, **kw) -> subprocess.CompletedProcess:
@@ -39,9 +38,9 @@ def pytest_argv(python) -> list:
 def main() -> int:
     package_dir = Path(os.environ.get("LIBPKG_PY_PACKAGE_DIR", ""))
     if not list(package_dir.glob("_libpkg*.so")):
-        skip(f"{package_dir}: no built extension (build the _libpkg target)")
+        missing(f"{package_dir}: no built extension (build the _libpkg target)")
     if importlib.util.find_spec("pytest") is None:
-        skip("pytest is not installed for " + sys.executable)
+        missing("pytest is not installed for " + sys.executable)
 
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)
@@ -51,7 +50,7 @@ def main() -> int:
 
     for var in ("PKGTOOL", "CHECK_BINARY"):
         if not os.access(os.environ.get(var, ""), os.X_OK):
-            skip(f"{var} is not an executable (build the pkgtool and check_binary targets)")
+            missing(f"{var} is not an executable (build the pkgtool and check_binary targets)")
     with tempfile.TemporaryDirectory(prefix="libpkg-pysuite-") as tmp:
         tmp = Path(tmp)
         build = run([sys.executable, SOURCE / "python/build_wheel.py",
@@ -73,7 +72,7 @@ def main() -> int:
         # under test only from the venv.
         venv = tmp / "venv"
         if run([sys.executable, "-m", "venv", "--system-site-packages", venv]).returncode != 0:
-            skip("python3 -m venv failed (python3-venv missing?)")
+            missing("python3 -m venv failed (python3-venv missing?)")
         py = venv / "bin/python"
         if run([py, "-m", "pip", "install", "--no-index", "--no-deps", "-q", wheel],
                env=env).returncode != 0:

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// `pkgtool inspect FILE... [--json]`: ELF files here, Mach-O files through
-// macho_inspect_cmd.cpp.
+// `pkgtool inspect FILE... [--json]`: the JSON comes from the library
+// (libpkg/abi/inspect.hpp); the text form of ELF files is drawn here, of
+// Mach-O files in macho_inspect_cmd.cpp.
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -14,46 +15,6 @@
 namespace pkgtool {
 
 namespace {
-
-nlohmann::json opt(const std::optional<std::string>& v) {
-  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
-}
-
-nlohmann::json to_json(const libpkg::abi::ElfSummary& s) {
-  nlohmann::json j;
-  j["file"] = s.file;
-  j["class"] = s.elf_class;
-  j["endian"] = s.endian;
-  j["machine"] = s.machine;
-  j["osabi"] = s.osabi;
-  j["type"] = s.type;
-  j["interpreter"] = opt(s.interpreter);
-  j["soname"] = opt(s.soname);
-  j["needed"] = s.needed;
-  j["rpath"] = opt(s.rpath);
-  j["runpath"] = opt(s.runpath);
-  j["flags"] = s.flags;
-  j["flags_1"] = s.flags_1;
-  j["build_id"] = opt(s.build_id);
-  j["isa_level"] = opt(s.isa_level);
-  nlohmann::json maxv = nlohmann::json::object();
-  for (const auto& [prefix, req] : s.max_versions)
-    maxv[prefix] = {{"version", req.tag.version()},
-                    {"tag", req.tag.str()},
-                    {"from", req.file}};
-  j["max_versions"] = maxv;
-  nlohmann::json needs = nlohmann::json::array();
-  for (const auto& n : s.version_needs) {
-    nlohmann::json versions = nlohmann::json::array();
-    for (const auto& v : n.versions) versions.push_back(std::string(v.name));
-    needs.push_back({{"file", std::string(n.file)}, {"versions", versions}});
-  }
-  j["version_needs"] = needs;
-  j["version_defs"] = s.version_defs;
-  j["symbols"] = {{"defined", s.defined_symbols},
-                  {"undefined", s.undefined_symbols}};
-  return j;
-}
 
 std::string join(const std::vector<std::string>& v, const char* sep) {
   std::string out;
@@ -103,25 +64,24 @@ int run_inspect(const std::vector<std::string>& args) {
     throw libpkg::Error(libpkg::Errc::usage, "", "inspect: no input files");
   nlohmann::json all = nlohmann::json::array();
   for (const auto& f : files) {
-    if (looks_like_macho(f)) {
-      auto summary = macho_summary(f);
-      if (json)
-        all.push_back(summary);
-      else
-        print_macho_summary(summary);
-      continue;
-    }
     // Oddities the reader works around are reported, not fatal.
-    libpkg::elf::ElfReadOptions options;
-    options.warning = [&](std::string_view m) {
+    auto warning = [&](std::string_view m) {
       fmt::print(stderr, "warning: {}: {}\n", f, m);
     };
-    auto elf = libpkg::elf::ElfFile::open(f, options);
-    auto summary = libpkg::abi::summarize(elf);
-    if (json)
-      all.push_back(to_json(summary));
-    else
-      print_text(summary);
+    // The JSON schema is the library's (libpkg/abi/inspect.hpp), shared
+    // with Python's libpkg.inspect.
+    if (json) {
+      all.push_back(
+          nlohmann::json::parse(libpkg::abi::inspect_json(f, warning, -1)));
+    } else if (libpkg::abi::is_macho_file(f)) {
+      print_macho_summary(
+          nlohmann::json::parse(libpkg::abi::inspect_json(f, {}, -1)));
+    } else {
+      libpkg::elf::ElfReadOptions options;
+      options.warning = warning;
+      print_text(
+          libpkg::abi::summarize(libpkg::elf::ElfFile::open(f, options)));
+    }
   }
   if (json) fmt::print("{}\n", all.dump(2));
   return 0;

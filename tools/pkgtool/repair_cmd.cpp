@@ -18,6 +18,7 @@
 #include "libpkg/archive/zip_writer.hpp"
 #include "libpkg/base/atomic_file.hpp"
 #include "libpkg/base/error.hpp"
+#include "libpkg/base/thread_pool.hpp"
 #include "libpkg/bundle/analyze.hpp"
 #include "libpkg/bundle/repair.hpp"
 #include "libpkg/deps/policy.hpp"
@@ -261,11 +262,16 @@ int run_repair(const std::vector<std::string>& args) {
   ro.rpath_tag = rpath_tag == "runpath" ? libpkg::elf::RpathTag::runpath
                                         : libpkg::elf::RpathTag::rpath;
   std::shared_ptr<dp::PolicySet> owned;
-  const bd::AnalyzeOptions options = flags.options(&owned);
+  bd::AnalyzeOptions options = flags.options(&owned);
+  // One pool for analysing, planning and writing every wheel, sized by -j.
+  libpkg::ThreadPool pool(flags.threads);
+  options.pool = &pool;
   bd::ApplyOptions ao;
   ao.level = level;
   ao.threads = flags.threads;
+  ao.pool = &pool;
   ro.threads = flags.threads;
+  ro.pool = &pool;
   ao.timestamp = libpkg::archive::source_date_epoch();
   ao.allow_unverified = allow_unverified;
 

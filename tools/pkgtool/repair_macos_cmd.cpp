@@ -16,6 +16,7 @@
 #include "libpkg/archive/zip_writer.hpp"
 #include "libpkg/base/error.hpp"
 #include "libpkg/base/result.hpp"
+#include "libpkg/base/thread_pool.hpp"
 #include "libpkg/bundle/macos_repair.hpp"
 
 namespace pkgtool {
@@ -106,10 +107,14 @@ int run_repair_macos(const std::vector<std::string>& args) {
         target, "--target / MACOSX_DEPLOYMENT_TARGET");
   ro.refs = refs == "rpath" ? bd::MacosRefs::rpath : bd::MacosRefs::loader_path;
   ro.sign = !no_sign;
+  // One pool for resolving, planning and writing every wheel, sized by -j.
+  libpkg::ThreadPool pool(threads);
   ro.threads = threads;
+  ro.pool = &pool;
   bd::ApplyOptions ao;
   ao.level = level;
   ao.threads = threads;
+  ao.pool = &pool;
   ao.timestamp = libpkg::archive::source_date_epoch();
   ao.allow_unverified = allow_unverified;
 

@@ -158,7 +158,7 @@ class Extractor {
                        return a->entry->uncompressed_size >
                               b->entry->uncompressed_size;
                      });
-    ThreadPool pool(options_.threads);
+    PoolRef pool(options_.pool, options_.threads);
     pool.parallel_for(files.size(),
                       [&](std::size_t i) { write_file(*files[i]); });
     report_.files = files.size();

@@ -94,7 +94,7 @@ struct ZipWriter::Impl {
   // Declared before the pool: the workers borrow compressors until joined.
   CompressorPool compressors;
   ChunkSlots slots;
-  ThreadPool pool;
+  PoolRef pool;
   std::vector<Member> pending;
   std::vector<ZipMemberResult> results;
   std::vector<u8> central;
@@ -116,7 +116,7 @@ struct ZipWriter::Impl {
       : options(std::move(opts)),
         out(AtomicFile::create(target)),
         slots(options.chunk_size),
-        pool(options.threads) {
+        pool(options.pool, options.threads) {
     if (options.chunk_size == 0)
       throw Error(Errc::usage, target.string(), "chunk size must be > 0");
     check_level(options.level, target.string());

@@ -1,9 +1,16 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "libpkg/base/thread_pool.hpp"
 
+#include <chrono>
 #include <exception>
 
 namespace libpkg {
+
+namespace {
+// The pool whose worker is running on this thread (null elsewhere): lets a
+// nested parallel_for on the same pool help instead of blocking a worker.
+thread_local const ThreadPool* current_pool = nullptr;
+}  // namespace
 
 unsigned ThreadPool::default_threads() {
   unsigned n = std::thread::hardware_concurrency();
@@ -35,6 +42,7 @@ void ThreadPool::enqueue(std::function<void()> job) {
 }
 
 void ThreadPool::run() {
+  current_pool = this;
   for (;;) {
     std::function<void()> job;
     {
@@ -48,12 +56,32 @@ void ThreadPool::run() {
   }
 }
 
+bool ThreadPool::run_one() {
+  std::function<void()> job;
+  {
+    std::lock_guard lock(mutex_);
+    if (jobs_.empty()) return false;
+    job = std::move(jobs_.front());
+    jobs_.pop();
+  }
+  job();
+  return true;
+}
+
 void ThreadPool::parallel_for(std::size_t n,
                               const std::function<void(std::size_t)>& fn) {
   std::vector<std::future<void>> futures;
   futures.reserve(n);
   for (std::size_t i = 0; i < n; ++i)
     futures.push_back(submit([&fn, i] { fn(i); }));
+  // A worker of this pool waiting on its own jobs would hold a thread the
+  // jobs need (with one worker, forever): it runs queued jobs meanwhile.
+  // Any queued job helps: ours are queued behind them or already running.
+  if (current_pool == this) {
+    for (auto& f : futures)
+      while (f.wait_for(std::chrono::seconds(0)) != std::future_status::ready)
+        if (!run_one()) break;
+  }
   std::exception_ptr first;
   for (auto& f : futures) {
     try {

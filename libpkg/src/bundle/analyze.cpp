@@ -136,6 +136,7 @@ class Analyzer {
     std::set<const archive::ZipEntry*> wanted(elves.begin(), elves.end());
     archive::ExtractOptions extract_options;
     extract_options.threads = options_.threads;
+    extract_options.pool = options_.pool;
     extract_options.max_expansion = 0;  // the zip reader's limits apply
     extract_options.select = [&](const archive::ZipEntry& e) {
       return wanted.count(&e) != 0;
@@ -433,7 +434,7 @@ class Analyzer {
   }
 
   void collect_facts() {
-    ThreadPool pool(options_.threads);
+    PoolRef pool(options_.pool, options_.threads);
     pool.parallel_for(a_.binaries.size(), [&](std::size_t i) {
       PackageBinary& b = a_.binaries[i];
       auto external = std::move(b.facts.external);

@@ -103,6 +103,7 @@ RepairResult write_repaired_wheel(const archive::ZipReader& zip,
   wheel::RewriteOptions ro;
   ro.level = options.level;
   ro.threads = options.threads;
+  ro.pool = options.pool;
   ro.timestamp = options.timestamp;
   ro.progress = options.progress;
   ro.allow_unverified = options.allow_unverified;
@@ -133,7 +134,7 @@ RepairResult apply_repair(const WheelAnalysis& analysis, const RepairPlan& plan,
   if (plan.strip) {
     const fs::path dir = analysis.scratch->path() / "grafts";
     fs::create_directories(dir);
-    ThreadPool pool(options.threads);
+    PoolRef pool(options.pool, options.threads);
     pool.parallel_for(plan.grafts.size(), [&](std::size_t i) {
       fs::path copy = dir / plan.grafts[i].new_soname;
       fs::copy_file(fs::canonical(plan.grafts[i].source), copy,

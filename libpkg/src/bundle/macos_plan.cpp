@@ -136,6 +136,7 @@ class Planner {
       if (is_macho_member(zip, e)) wanted.insert(&e);
     archive::ExtractOptions eo;
     eo.threads = options_.threads;
+    eo.pool = options_.pool;
     eo.max_expansion = 0;  // the zip reader's limits apply
     eo.select = [&](const archive::ZipEntry& e) { return wanted.count(&e); };
     if (!wanted.empty()) archive::extract(zip, plan_.tree, eo);
@@ -173,6 +174,7 @@ class Planner {
     o.dyld.library_path = options_.dyld_library_path;
     o.dyld.executable_path = options_.executable_path;
     o.threads = options_.threads;
+    o.pool = options_.pool;
     return o;
   }
 
@@ -451,7 +453,7 @@ class Planner {
   void plan_edits() {
     std::vector<Node> all = nodes();
     std::vector<std::optional<MacosFileEdit>> edits(all.size());
-    ThreadPool pool(options_.threads);
+    PoolRef pool(options_.pool, options_.threads);
     pool.parallel_for(all.size(),
                       [&](std::size_t i) { edits[i] = plan_node(all[i]); });
     for (auto& e : edits)

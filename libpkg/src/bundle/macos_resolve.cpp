@@ -47,7 +47,7 @@ void MacosGraph::add(const std::string& from, MacosEdge edge) {
 MacosGraph resolve_macos_closures(const std::vector<fs::path>& roots,
                                   const MacosResolveOptions& options) {
   std::vector<std::vector<deps::DyldTree>> trees(roots.size());
-  ThreadPool pool(options.threads);
+  PoolRef pool(options.pool, options.threads);
   pool.parallel_for(roots.size(), [&](std::size_t i) {
     trees[i] = deps::dyld_trees(roots[i], options.dyld);
   });

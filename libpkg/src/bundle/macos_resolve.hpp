@@ -42,6 +42,7 @@ class MacosGraph {
 struct MacosResolveOptions {
   deps::DyldConfig dyld;
   unsigned threads = 0;
+  ThreadPool* pool = nullptr;  // null: own `threads`
 };
 
 MacosGraph resolve_macos_closures(

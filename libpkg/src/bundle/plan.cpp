@@ -251,7 +251,7 @@ class Planner {
       chosen.push_back(&ext);
     }
     std::vector<std::string> sha(chosen.size());
-    ThreadPool pool(o_.threads);
+    PoolRef pool(o_.pool, o_.threads);
     pool.parallel_for(chosen.size(), [&](std::size_t i) {
       sha[i] = Sha256::hex(Sha256::of_file(chosen[i]->realpath));
     });

@@ -87,10 +87,10 @@ std::optional<Problem> verify_regular(const ExpectedFile& row) {
   return std::nullopt;
 }
 
-void verify_files(const std::vector<ExpectedFile>& rows, unsigned threads,
-                  std::vector<Problem>& problems) {
+void verify_files(const std::vector<ExpectedFile>& rows,
+                  const CheckOptions& options, std::vector<Problem>& problems) {
   std::vector<std::optional<Problem>> found(rows.size());
-  ThreadPool pool(threads);
+  PoolRef pool(options.pool, options.threads);
   pool.parallel_for(rows.size(), [&](std::size_t i) {
     const ExpectedFile& row = rows[i];
     std::error_code ec;
@@ -122,7 +122,7 @@ void verify_files(const std::vector<ExpectedFile>& rows, unsigned threads,
 // files written at install time) are only checked for existence.
 std::size_t verify_installed_record(const fs::path& root,
                                     const std::string& dist_info,
-                                    unsigned threads,
+                                    const CheckOptions& options,
                                     std::vector<Problem>& problems) {
   const fs::path record_file = root / dist_info / "RECORD";
   std::error_code ec;
@@ -149,7 +149,7 @@ std::size_t verify_installed_record(const fs::path& root,
     }
     rows.push_back(std::move(e));
   }
-  verify_files(rows, threads, problems);
+  verify_files(rows, options, problems);
   return rows.size();
 }
 
@@ -204,7 +204,7 @@ void check_conda_tree(const Package& pkg, const CheckOptions& options,
       }
       rows.push_back(std::move(e));
     }
-    verify_files(rows, options.threads, result.problems);
+    verify_files(rows, options, result.problems);
     result.summary = fmt::format("info/paths.json: {} files", rows.size());
     return;
   }
@@ -229,7 +229,7 @@ void check_conda_tree(const Package& pkg, const CheckOptions& options,
           rows.push_back(
               {f.get<std::string>(), pkg.root / f.get<std::string>(), {}, {}});
   }
-  verify_files(rows, options.threads, result.problems);
+  verify_files(rows, options, result.problems);
   result.summary = fmt::format("conda-meta: {} files of {} packages present",
                                rows.size(), records);
 }
@@ -242,6 +242,7 @@ void check_integrity(const Package& pkg, const CheckOptions& options,
     case ArtifactKind::wheel: {
       wheel::VerifyOptions vo;
       vo.threads = options.threads;
+      vo.pool = options.pool;
       wheel::VerifyReport report = wheel::verify(*pkg.zip, vo);
       for (const auto& f : report.findings)
         result.problems.push_back({f.member, f.message()});
@@ -275,8 +276,7 @@ void check_integrity(const Package& pkg, const CheckOptions& options,
       std::size_t rows = 0;
       auto all = dist_infos(pkg.root);
       for (const auto& d : all)
-        rows += verify_installed_record(pkg.root, d, options.threads,
-                                        result.problems);
+        rows += verify_installed_record(pkg.root, d, options, result.problems);
       result.summary =
           fmt::format("RECORD of {} distributions: {} files", all.size(), rows);
       break;
@@ -290,8 +290,8 @@ void check_integrity(const Package& pkg, const CheckOptions& options,
         result.summary = "RECORD";
         break;
       }
-      std::size_t rows = verify_installed_record(
-          pkg.root, owner, options.threads, result.problems);
+      std::size_t rows =
+          verify_installed_record(pkg.root, owner, options, result.problems);
       result.summary = fmt::format("{}/RECORD: {} files", owner, rows);
       break;
     }

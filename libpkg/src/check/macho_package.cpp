@@ -122,7 +122,7 @@ void resolve_macho_needs(Package& pkg, const CheckOptions& options) {
   for (const auto& e : pkg.machos)
     if (e.loadable) roots.push_back(&e);
   std::vector<std::vector<deps::DyldTree>> trees(roots.size());
-  ThreadPool pool(options.threads);
+  PoolRef pool(options.pool, options.threads);
   pool.parallel_for(roots.size(), [&](std::size_t i) {
     try {
       trees[i] = deps::dyld_trees(roots[i]->file, {});
@@ -197,7 +197,7 @@ bool sniff_macho_file(const fs::path& file) {
 void read_machos(Package& pkg, const std::vector<std::string>& members,
                  const CheckOptions& options) {
   std::vector<MachoEntry> read(members.size());
-  ThreadPool pool(options.threads);
+  PoolRef pool(options.pool, options.threads);
   pool.parallel_for(members.size(), [&](std::size_t i) {
     read[i] = read_macho(pkg.root, members[i]);
   });

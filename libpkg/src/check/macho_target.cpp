@@ -211,7 +211,7 @@ void check_code_signature(const Package& pkg, const CheckOptions& options,
     return;
   }
   std::vector<std::vector<std::vector<std::string>>> found(pkg.machos.size());
-  ThreadPool pool(options.threads);
+  PoolRef pool(options.pool, options.threads);
   pool.parallel_for(pkg.machos.size(), [&](std::size_t i) {
     found[i] = verify_signatures(pkg.machos[i]);
   });

@@ -188,7 +188,7 @@ void resolve_needs(Package& pkg, const CheckOptions& options) {
   // file may rely on an RPATH inherited from the loader chain it is in).
   std::map<std::pair<std::string, std::string>, ResolvedNeed> best;
   std::vector<deps::LddTree> trees(pkg.elfs.size());
-  ThreadPool pool(options.threads);
+  PoolRef pool(options.pool, options.threads);
   pool.parallel_for(pkg.elfs.size(), [&](std::size_t i) {
     // Libraries outside the package are the system's business: listed,
     // not descended into.
@@ -359,6 +359,7 @@ Package open_package(const fs::path& artifact, const CheckOptions& options) {
       pkg.root = make_scratch();
       archive::ExtractOptions xo;
       xo.threads = options.threads;
+      xo.pool = options.pool;
       archive::extract(*pkg.zip, pkg.root, xo);
     } else if (name.ends_with(".conda") || name.ends_with(".tar.bz2")) {
       pkg.kind = ArtifactKind::conda;
@@ -376,6 +377,7 @@ Package open_package(const fs::path& artifact, const CheckOptions& options) {
       pkg.root = make_scratch();
       archive::ExtractOptions xo;
       xo.threads = options.threads;
+      xo.pool = options.pool;
       archive::extract(*pkg.zip, pkg.root, xo);
     } else {
       throw Error(Errc::usage, artifact.string(),
@@ -396,7 +398,7 @@ Package open_package(const fs::path& artifact, const CheckOptions& options) {
       macho_members.push_back(f);
   }
   std::vector<std::optional<ElfEntry>> read(elf_members.size());
-  ThreadPool pool(options.threads);
+  PoolRef pool(options.pool, options.threads);
   pool.parallel_for(elf_members.size(), [&](std::size_t i) {
     try {
       read[i] = read_elf(pkg.root, elf_members[i]);

@@ -68,7 +68,7 @@ PackResult pack(const fs::path& prefix, const CondaMetadata& input,
   // are read again by the tar writer (from the page cache).
   std::vector<FileScan> scans(pkg_entries.size());
   {
-    ThreadPool pool(options.threads);
+    PoolRef pool(options.pool, options.threads);
     pool.parallel_for(pkg_entries.size(), [&](std::size_t i) {
       const detail::StagedEntry& e = *pkg_entries[i];
       if (e.kind != TarKind::file) return;

@@ -117,7 +117,7 @@ RelocationPlan plan_files(const fs::path& prefix,
   std::vector<std::optional<FileRelocation>> results(files.size());
   std::vector<std::string> unreadable(files.size());
   std::vector<char> is_elf(files.size(), 0);
-  ThreadPool pool(options.threads);
+  PoolRef pool(options.pool, options.threads);
   pool.parallel_for(files.size(), [&](std::size_t i) {
     const Candidate& c = files[i];
     if (!elf::sniff_elf_file(c.source)) return;
@@ -297,7 +297,7 @@ RelocationPlan relocate_into(const fs::path& prefix, const fs::path& staging,
                              const RelocateOptions& options) {
   RelocationPlan plan = plan_files(prefix, options);
   stage_tree(prefix, staging);
-  ThreadPool pool(options.threads);
+  PoolRef pool(options.pool, options.threads);
   pool.parallel_for(plan.relocations.size(), [&](std::size_t i) {
     const FileRelocation& r = plan.relocations[i];
     if (!r.changed()) return;

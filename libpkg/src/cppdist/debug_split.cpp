@@ -134,11 +134,12 @@ DebugSplitResult split_debug_info(const fs::path& lib_dir,
 }
 
 void write_debug_zip(const DebugSplitResult& split, const fs::path& zip,
-                     int level, unsigned threads,
-                     std::optional<i64> timestamp) {
+                     int level, unsigned threads, std::optional<i64> timestamp,
+                     ThreadPool* pool) {
   archive::ZipWriterOptions zo;
   zo.level = level;
   zo.threads = threads;
+  zo.pool = pool;
   zo.timestamp = timestamp;
   archive::ZipWriter writer(zip, zo);
   std::vector<const DebugFile*> files;

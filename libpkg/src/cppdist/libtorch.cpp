@@ -134,6 +134,7 @@ LibtorchPackResult pack_libtorch(const fs::path& tree, const fs::path& out_dir,
   archive::ZipWriterOptions zo;
   zo.level = options.level;
   zo.threads = options.threads;
+  zo.pool = options.pool;
   zo.timestamp = options.timestamp;
   zo.progress = options.progress;
   archive::ZipWriter zip(result.zip, zo);

@@ -156,6 +156,7 @@ void check_artifacts(Summary& summary, const CommonOptions& options,
   for (auto& note : promises.notes) summary.notes.push_back(std::move(note));
   if (!co.cuda_tables) co.cuda_tables = options.cuda_tables;
   if (!co.threads) co.threads = options.threads;
+  if (!co.pool) co.pool = options.pool;
   for (const auto& a : summary.artifacts) {
     if (!a.check) continue;
     if (options.log)

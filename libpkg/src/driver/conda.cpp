@@ -42,6 +42,7 @@ conda::RelocateOptions relocate_options(const CondaDriverOptions& o,
   if (own != placeholder) r.build_prefixes.push_back(own);
   r.outside = o.outside_rpaths;
   r.threads = o.common.threads;
+  r.pool = o.common.pool;
   return r;
 }
 
@@ -229,6 +230,7 @@ Summary run_conda(const CondaDriverOptions& options) {
   pack.formats = options.formats;
   pack.zstd_level = options.zstd_level;
   pack.threads = common.threads;
+  pack.pool = common.pool;
   pack.timestamp_ms = timestamp_ms(common);
   pack.placeholder = placeholder;
   pack.out_dir = common.out_dir;

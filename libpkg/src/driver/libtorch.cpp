@@ -198,6 +198,7 @@ Summary run_libtorch(const LibtorchDriverOptions& o) {
   po.build_hash = build_hash;
   po.level = o.common.zip_level;
   po.threads = o.common.threads;
+  po.pool = o.common.pool;
   po.timestamp = o.common.timestamp;
   po.write_latest = o.write_latest;
   po.progress = o.common.progress;
@@ -211,7 +212,8 @@ Summary run_libtorch(const LibtorchDriverOptions& o) {
     fs::path debug_zip =
         o.common.out_dir / cppdist::debug_zip_name(name, *split->main_crc);
     cppdist::write_debug_zip(*split, debug_zip, o.common.zip_level,
-                             o.common.threads, o.common.timestamp);
+                             o.common.threads, o.common.timestamp,
+                             o.common.pool);
     add_artifact(s, "debug-libtorch", debug_zip, /*check=*/false);
     for (const auto& f : split->files)
       s.plan.push_back(fmt::format("debuglink {} -> {} (crc32 {:08x})",

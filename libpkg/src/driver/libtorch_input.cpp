@@ -76,6 +76,7 @@ LibtorchInput from_wheel(const LibtorchDriverOptions& o,
   const fs::path dir = scratch / "wheel";
   archive::ExtractOptions eo;
   eo.threads = o.common.threads;
+  eo.pool = o.common.pool;
   archive::extract(zip, dir, eo);
   // The old scripts took torch/include and torch/share from the wheel.
   fs::path pkg = dir / o.common.config.package_name;

@@ -172,6 +172,7 @@ Summary run_manywheel(const ManywheelOptions& o) {
   ao.exclude = rules.exclude;
   for (const auto& x : o.exclude) ao.exclude.push_back(x);
   ao.threads = o.common.threads;
+  ao.pool = o.common.pool;
   log(o, fmt::format("analysing {}", wheel->filename().string()));
   bundle::WheelAnalysis analysis = bundle::analyze_wheel(*wheel, ao);
 
@@ -182,6 +183,7 @@ Summary run_manywheel(const ManywheelOptions& o) {
   ro.include_rules = rules.include_rules;
   ro.rpath_all = true;
   ro.threads = o.common.threads;
+  ro.pool = o.common.pool;
   ro.rpath_first = detail::install_root_dirs(rules.pypi_rpath, *ro.lib_dir);
   // build_cuda.sh forced DT_RPATH in pypi-CUDA mode so that the nvidia-*
   // wheels win over LD_LIBRARY_PATH; otherwise patchelf wrote DT_RUNPATH.
@@ -206,6 +208,7 @@ Summary run_manywheel(const ManywheelOptions& o) {
   bundle::ApplyOptions ap;
   ap.level = o.common.zip_level;
   ap.threads = o.common.threads;
+  ap.pool = o.common.pool;
   ap.timestamp = o.common.timestamp;
   ap.progress = o.common.progress;
   bundle::RepairResult result =

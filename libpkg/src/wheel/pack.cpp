@@ -211,7 +211,7 @@ PackResult pack(const fs::path& dir, const fs::path& out_dir,
       }
       candidates.push_back(c);
     }
-    ThreadPool pool(options.threads);
+    PoolRef pool(options.pool, options.threads);
     pool.parallel_for(candidates.size(), [&](std::size_t i) {
       hash_candidate(ordered[candidates[i].file], candidates[i]);
     });
@@ -222,6 +222,7 @@ PackResult pack(const fs::path& dir, const fs::path& out_dir,
 
   archive::ZipWriterOptions wopt;
   wopt.threads = options.threads;
+  wopt.pool = options.pool;
   wopt.level = options.level;
   wopt.timestamp = options.timestamp;
   wopt.progress = options.progress;

@@ -129,6 +129,7 @@ RewriteResult retag(const fs::path& wheel, const RetagOptions& options) {
 
   RewriteOptions ropt;
   ropt.threads = options.threads;
+  ropt.pool = options.pool;
   ropt.allow_unverified = options.allow_unverified;
   RewriteResult result = rewrite(zip, out, edits, ropt);
   if (options.remove_original && !same_file) fs::remove(wheel);

@@ -71,7 +71,8 @@ RewriteResult rewrite(const archive::ZipReader& input, const fs::path& out,
   if (!options.allow_unverified)
     require_verified(input, options.threads,
                      "a rewrite would launder it into a fresh RECORD; use "
-                     "allow_unverified / --allow-unverified to rewrite it");
+                     "allow_unverified / --allow-unverified to rewrite it",
+                     options.pool);
   Record in_record;
   if (const auto* e = input.find(in_dist_info + "/RECORD"))
     in_record = Record::parse(input.read_text(*e),
@@ -176,6 +177,7 @@ RewriteResult rewrite(const archive::ZipReader& input, const fs::path& out,
   // hashing them here would vouch for content nobody verified.
   archive::ZipWriterOptions wopt;
   wopt.threads = options.threads;
+  wopt.pool = options.pool;
   wopt.level = options.level;
   wopt.progress = options.progress;
   archive::ZipWriter writer(out, wopt);

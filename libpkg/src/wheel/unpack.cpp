@@ -16,10 +16,12 @@ fs::path unpack(const fs::path& wheel, const fs::path& dest,
   // Names first: a hostile member is a hard error (exit 2), not a finding.
   archive::check_member_names(zip);
   if (options.verify)
-    require_verified(zip, options.threads, "use --no-verify to unpack it");
+    require_verified(zip, options.threads, "use --no-verify to unpack it",
+                     options.pool);
   fs::path target = dest / name.name_version();
   archive::ExtractOptions xopt;
   xopt.threads = options.threads;
+  xopt.pool = options.pool;
   xopt.max_expansion = options.max_expansion;
   archive::extract(zip, target, xopt);
   return target;

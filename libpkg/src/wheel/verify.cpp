@@ -229,7 +229,7 @@ VerifyReport verify(const archive::ZipReader& zip,
     checks.push_back(std::move(c));
   }
 
-  ThreadPool pool(options.threads);
+  PoolRef pool(options.pool, options.threads);
   pool.parallel_for(checks.size(), [&](std::size_t i) {
     MemberCheck& c = checks[i];
     if (!c.row) return;
@@ -262,9 +262,10 @@ VerifyReport verify(const archive::ZipReader& zip,
 }
 
 void require_verified(const archive::ZipReader& zip, unsigned threads,
-                      const std::string& hint) {
+                      const std::string& hint, ThreadPool* pool) {
   VerifyOptions options;
   options.threads = threads;
+  options.pool = pool;
   VerifyReport report = verify(zip, options);
   if (!report.ok())
     throw Error(

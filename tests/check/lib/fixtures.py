@@ -30,6 +30,8 @@ import subprocess
 import sys
 import zipfile
 from pathlib import Path
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "lib"))
+from testlib import readelf_dynamic  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 PYTHON = "/usr/bin/python3"  # Debian's interpreter: has Python.h and venv
@@ -60,17 +62,6 @@ def require(*tools: str) -> None:
 # ------------------------------------------------------------ readelf facts
 
 
-def dynamic(path: Path) -> dict:
-    """NEEDED (list), SONAME, RPATH, RUNPATH from `readelf -d`."""
-    facts: dict = {"NEEDED": [], "SONAME": None, "RPATH": None, "RUNPATH": None}
-    for line in run(["readelf", "-dW", path]).splitlines():
-        m = re.search(r"\((NEEDED|SONAME|RPATH|RUNPATH)\)\s+\S.*?\[(.*)\]\s*$", line)
-        if m:
-            if m.group(1) == "NEEDED":
-                facts["NEEDED"].append(m.group(2))
-            else:
-                facts[m.group(1)] = m.group(2)
-    return facts
 
 
 def version_needs(path: Path) -> set[str]:
@@ -317,7 +308,7 @@ class Fixtures:
         t = self.wheel_tree(d, "goodpkg", "1.0", f"manylinux_2_17_{ARCH}")
         so = self.extension(t / "goodpkg", "_ext", expr="41 + 1")
         self.package(t, "goodpkg", ["_ext"])
-        confirm(set(dynamic(so)["NEEDED"]) <= {"libc.so.6"}, f"{so.name} needs at most libc: {dynamic(so)}")
+        confirm(set(readelf_dynamic(so)["NEEDED"]) <= {"libc.so.6"}, f"{so.name} needs at most libc: {readelf_dynamic(so)}")
         confirm(not policy_excess(so, "manylinux_2_17"), f"{so.name} fits manylinux_2_17")
         return self.pack_wheel(d, t)
 
@@ -357,8 +348,8 @@ class Fixtures:
         confirm(any(v.startswith("GLIBCXX_") for v in excess), "exceeds manylinux2014 in GLIBCXX")
         confirm(all(v.startswith("GLIBCXX_") for v in excess),
                 f"only GLIBCXX versions exceed manylinux2014 (got {excess})")
-        confirm(set(dynamic(so)["NEEDED"]) <= {"libstdc++.so.6", "libm.so.6", "libgcc_s.so.1", "libc.so.6"},
-                f"system dependencies only: {dynamic(so)['NEEDED']}")
+        confirm(set(readelf_dynamic(so)["NEEDED"]) <= {"libstdc++.so.6", "libm.so.6", "libgcc_s.so.1", "libc.so.6"},
+                f"system dependencies only: {readelf_dynamic(so)['NEEDED']}")
         return self.pack_wheel(d, t)
 
     # -- usrlib: an extension that needs libbz2 (not in the whitelist)
@@ -371,7 +362,7 @@ class Fixtures:
         so = self.extension(t / "bzpkg", "_bz", "-lbz2", decls="const char* BZ2_bzlibVersion(void);",
                             expr="BZ2_bzlibVersion()[0]")
         self.package(t, "bzpkg", ["_bz"])
-        needed = dynamic(so)["NEEDED"]
+        needed = readelf_dynamic(so)["NEEDED"]
         confirm(any(n.startswith("libbz2.so.1") for n in needed), f"NEEDED libbz2: {needed}")
         confirm(not policy_excess(so, "manylinux_2_17"), f"{so.name} fits manylinux_2_17")
         return self.pack_wheel(d, t)
@@ -399,7 +390,7 @@ class Fixtures:
         t = self.wheel_tree(d, "rpathpkg", "1.0", f"manylinux_2_17_{ARCH}")
         so = self.extension(t / "rpathpkg", "_ext", f"-Wl,-rpath,{build_dir}", expr="7")
         self.package(t, "rpathpkg", ["_ext"])
-        dyn = dynamic(so)
+        dyn = readelf_dynamic(so)
         confirm(str(build_dir) in (dyn["RPATH"] or dyn["RUNPATH"] or ""), f"RPATH/RUNPATH into {build_dir}: {dyn}")
         confirm(set(dyn["NEEDED"]) <= {"libc.so.6"}, f"at most libc: {dyn['NEEDED']}")
         return self.pack_wheel(d, t)
@@ -419,7 +410,7 @@ class Fixtures:
         shutil.copy(gomp, libs / hashed)
         shutil.copy(gomp, lib / "libgomp.so.1")
         run([self.pkgtool, "patchelf", "--set-soname", hashed, libs / hashed])
-        confirm(dynamic(libs / hashed)["SONAME"] == hashed, f"SONAME {hashed}")
+        confirm(readelf_dynamic(libs / hashed)["SONAME"] == hashed, f"SONAME {hashed}")
         decls = "int omp_get_max_threads(void);"
         a = self.extension(t / "omppkg", "_a", f"-L{libs}", f"-l:{hashed}",
                            "-Wl,--enable-new-dtags,-rpath,$ORIGIN/../omppkg.libs",
@@ -428,8 +419,8 @@ class Fixtures:
                            "-Wl,--enable-new-dtags,-rpath,$ORIGIN/lib",
                            decls=decls, expr="omp_get_max_threads()")
         self.package(t, "omppkg", ["_a", "_b"])
-        confirm(hashed in dynamic(a)["NEEDED"], f"_a needs {hashed}")
-        confirm("libgomp.so.1" in dynamic(b)["NEEDED"], "_b needs libgomp.so.1")
+        confirm(hashed in readelf_dynamic(a)["NEEDED"], f"_a needs {hashed}")
+        confirm("libgomp.so.1" in readelf_dynamic(b)["NEEDED"], "_b needs libgomp.so.1")
         # libgomp itself needs a recent glibc: tag for the newest GLIBC any
         # file needs, so that only the duplicate runtime is wrong.
         glibc = max((_vkey(v.split("_", 1)[1]) for f in (gomp, a, b) for v in version_needs(f)
@@ -453,8 +444,8 @@ class Fixtures:
                             decls="int cudaGetDeviceCount(int*);",
                             expr="({ int n = 0; cudaGetDeviceCount(&n); n; })")
         self.package(t, "cudapkg", ["_ext"])
-        confirm("libcudart.so.12" in dynamic(so)["NEEDED"], "NEEDED libcudart.so.12")
-        confirm(dynamic(libs / "libcudart.so.12")["SONAME"] == "libcudart.so.12", "SONAME libcudart.so.12")
+        confirm("libcudart.so.12" in readelf_dynamic(so)["NEEDED"], "NEEDED libcudart.so.12")
+        confirm(readelf_dynamic(libs / "libcudart.so.12")["SONAME"] == "libcudart.so.12", "SONAME libcudart.so.12")
         return self.pack_wheel(d, t)
 
     # -- torch-shaped libraries, wheels and libtorch trees
@@ -559,7 +550,7 @@ class Fixtures:
         so = self.extension(site, "_foo", f"-L{lib}", "-lfoo", "-Wl,--enable-new-dtags,-rpath,$ORIGIN/../../..",
                             decls="int foo_value(void);", expr="foo_value()")
         self.package(site.parent, "foopkg", ["_foo"])
-        confirm("libfoo.so" in dynamic(so)["NEEDED"], "NEEDED libfoo.so")
+        confirm("libfoo.so" in readelf_dynamic(so)["NEEDED"], "NEEDED libfoo.so")
         out = d / "pkg"
         run([self.pkgtool, "conda", "pack", prefix, "--name", "foopkg", "--version", "1.0", "--build",
              f"py{py['tag'][2:]}_0", "--subdir", f"linux-{'64' if ARCH == 'x86_64' else ARCH}",

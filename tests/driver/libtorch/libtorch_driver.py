@@ -32,15 +32,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "common"))
 import cuda_standin  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "lib"))
+from testlib import missing, readelf_dynamic, skip_no_gpu  # noqa: E402
 
 DRIVER = os.environ.get("LIBTORCH_DRIVER", "")
 CASE = os.environ.get("LIBTORCH_CASE", "")
 failures: list[str] = []
 
 
-def skip(why: str) -> None:
-    print(f"SKIP: {why}")
-    sys.exit(77)
 
 
 def check(cond: bool, what: str, detail: str = "") -> None:
@@ -69,16 +68,6 @@ def driver(*args, ok=True) -> subprocess.CompletedProcess:
     return p
 
 
-def dynamic(path: Path) -> dict:
-    """NEEDED, SONAME, RPATH, RUNPATH as readelf -d shows them."""
-    out = run(["readelf", "-dW", path]).stdout
-    d: dict = {"NEEDED": []}
-    for m in re.finditer(r"\((NEEDED|SONAME|RPATH|RUNPATH)\)\s+[^\[]*\[([^\]]*)\]", out):
-        if m.group(1) == "NEEDED":
-            d["NEEDED"].append(m.group(2))
-        else:
-            d[m.group(1)] = m.group(2)
-    return d
 
 
 def tree_digest(root: Path) -> dict:
@@ -294,19 +283,19 @@ def case_with_deps(work: Path) -> None:
     root = unzip(zpath, work / "unzipped")
     if gomp:
         g = root / gomp[0].removeprefix("libtorch/")
-        check(dynamic(g).get("SONAME") == g.name, "bundled libgomp's SONAME is its file name")
+        check(readelf_dynamic(g).get("SONAME") == g.name, "bundled libgomp's SONAME is its file name")
         sysgomp = next(x for x in s["plan_detail"]["grafts"] if x["soname"] == "libgomp.so.1")
         check(g.name.split("-")[1].startswith(sysgomp["sha256"][:8]),
               "hash in the name is the source's sha256")
-    cpu = dynamic(root / "lib/libtorch_cpu.so")
+    cpu = readelf_dynamic(root / "lib/libtorch_cpu.so")
     check(gomp and gomp[0].split("/")[-1] in cpu["NEEDED"] and "libgomp.so.1" not in cpu["NEEDED"],
           "libtorch_cpu.so NEEDs the bundled name", str(cpu))
     for f in sorted((root / "lib").iterdir()):
         if f.is_file() and not f.is_symlink():
-            d = dynamic(f)
-            check(d.get("RUNPATH") == "$ORIGIN" and "RPATH" not in d,
+            d = readelf_dynamic(f)
+            check(d.get("RUNPATH") == "$ORIGIN" and d["RPATH"] is None,
                   f"lib/{f.name}: RUNPATH $ORIGIN (build path dropped)", str(d))
-    check(dynamic(root / "bin/tool").get("RUNPATH") == "$ORIGIN/../lib",
+    check(readelf_dynamic(root / "bin/tool").get("RUNPATH") == "$ORIGIN/../lib",
           "bin/tool: RUNPATH $ORIGIN/../lib")
     env = {k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"}
     shutil.rmtree(fx["build"])  # the leaked RUNPATH must not be what works
@@ -333,7 +322,7 @@ def case_without_deps(work: Path) -> None:
     names = layout_checks(zpath, "2.5.0")
     check(not any("libgomp" in n for n in names), "no libgomp in a without-deps zip")
     root = unzip(zpath, work / "unzipped")
-    cpu = dynamic(root / "lib/libtorch_cpu.so")
+    cpu = readelf_dynamic(root / "lib/libtorch_cpu.so")
     check("libgomp.so.1" in cpu["NEEDED"], "libtorch_cpu.so still NEEDs libgomp.so.1")
     check(cpu.get("RUNPATH") == "$ORIGIN", "RUNPATH $ORIGIN in every variant", str(cpu))
     check(any("libgomp.so.1" in line for line in s["plan"]), "plan names libgomp as external",
@@ -355,7 +344,7 @@ def case_cuda(work: Path) -> None:
     cudart = [n for n in names if re.fullmatch(r"libtorch/lib/libcudart-[0-9a-f]{8}\.so\.12", n)]
     check(len(cudart) == 1, "libcudart bundled under a hashed name", str(names))
     root = unzip(zpath, work / "unzipped")
-    tc = dynamic(root / "lib/libtorch_cuda.so")
+    tc = readelf_dynamic(root / "lib/libtorch_cuda.so")
     check(bool(cudart) and cudart[0].split("/")[-1] in tc["NEEDED"],
           "libtorch_cuda.so NEEDs the bundled cudart", str(tc))
     acc = next(c for c in s["checks"][0]["checks"] if c["id"] == "accelerator")
@@ -565,7 +554,7 @@ def case_real_cuda13(work: Path) -> None:
     library links against the unzipped tree and runs with /usr/local/cuda*
     and ld.so.cache hidden, every CUDA library mapped from the zip's lib/."""
     if not (REAL_CUDA / "lib64/libcudart.so.13").exists():
-        skip(f"no CUDA 13 toolkit at {REAL_CUDA} (this case needs the real libraries)")
+        skip_no_gpu(f"no CUDA 13 toolkit at {REAL_CUDA} (this case needs the real libraries)")
     if shutil.which("unshare") is None:
         raise RuntimeError("unshare not installed (util-linux, scripts/setup.sh)")
     lib64 = REAL_CUDA / "lib64"
@@ -669,13 +658,13 @@ CASES = {
 
 def main() -> int:
     if not DRIVER or not os.access(DRIVER, os.X_OK):
-        skip("LIBTORCH_DRIVER not set or not executable")
+        missing("LIBTORCH_DRIVER not set or not executable")
     if CASE not in CASES:
         print(f"unknown LIBTORCH_CASE '{CASE}' (known: {', '.join(CASES)})")
         return 2
     for tool in ("g++", "gcc", "readelf", "unzip", "objcopy", "ldd"):
         if not shutil.which(tool):
-            skip(f"{tool} not found")
+            missing(f"{tool} not found")
     keep = os.environ.get("LIBPKG_KEEP_TMP") == "1"
     work = Path(tempfile.mkdtemp(prefix=f"libpkg-libtorch-{CASE}-"))
     try:

@@ -34,6 +34,8 @@ import tempfile
 import time
 import zipfile
 from pathlib import Path
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "lib"))
+from testlib import missing, readelf_dynamic, skip_no_gpu  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "common"))
@@ -48,9 +50,6 @@ FAILS: list[str] = []
 CHECKS = 0
 
 
-def skip(msg: str) -> None:
-    print(f"SKIP: {msg}")
-    sys.exit(77)
 
 
 def check(cond: bool, what: str) -> bool:
@@ -73,16 +72,6 @@ def run(argv, cwd=None, env=None, ok=True) -> subprocess.CompletedProcess:
 # ------------------------------------------------------------ readelf facts
 
 
-def dynamic(path: Path) -> dict:
-    facts: dict = {"NEEDED": [], "SONAME": None, "RPATH": None, "RUNPATH": None}
-    for line in run(["readelf", "-dW", path]).stdout.splitlines():
-        m = re.search(r"\((NEEDED|SONAME|RPATH|RUNPATH)\)\s+\S.*?\[(.*)\]\s*$", line)
-        if m:
-            if m.group(1) == "NEEDED":
-                facts["NEEDED"].append(m.group(2))
-            else:
-                facts[m.group(1)] = m.group(2)
-    return facts
 
 
 def glibc_needs(path: Path) -> list[tuple[int, ...]]:
@@ -147,14 +136,14 @@ class Fixtures:
             raise SystemExit("error: PKGTOOL must point at pkgtool (run through ctest)")
         for tool in ("gcc", "readelf", "ldd"):
             if shutil.which(tool) is None:
-                skip(f"{tool} not installed")
+                missing(f"{tool} not installed")
         info = json.loads(run([PYTHON, "-c", "import sys, sysconfig, json; print(json.dumps({"
                                "'inc': sysconfig.get_paths()['include'], "
                                "'ext': sysconfig.get_config_var('EXT_SUFFIX'), "
                                "'tag': 'cp%d%d' % sys.version_info[:2], "
                                "'ver': '%d.%d' % sys.version_info[:2]}))"]).stdout)
         if not (Path(info["inc"]) / "Python.h").is_file():
-            skip(f"Python.h not in {info['inc']} (python3-dev)")
+            missing(f"Python.h not in {info['inc']} (python3-dev)")
         self.py = info
         self.env = {k: v for k, v in os.environ.items() if k not in ("LD_LIBRARY_PATH", "LD_PRELOAD")}
         self.env["SOURCE_DATE_EPOCH"] = "1700000000"
@@ -388,16 +377,16 @@ def case_cpu(fx: Fixtures, tmp: Path) -> None:
     for name in (priv, gomp):
         p = x / "mwpkg/lib" / name
         if check(p.is_file(), f"bundled mwpkg/lib/{name}"):
-            check(dynamic(p)["SONAME"] == name, f"SONAME of {name}: {dynamic(p)['SONAME']}")
+            check(readelf_dynamic(p)["SONAME"] == name, f"SONAME of {name}: {readelf_dynamic(p)['SONAME']}")
     ext = next((x / "mwpkg").glob("_ext*.so"))
-    e = dynamic(ext)
+    e = readelf_dynamic(ext)
     check(priv in e["NEEDED"] and gomp in e["NEEDED"] and "libgomp.so.1" not in e["NEEDED"]
           and "libprivate.so.1" not in e["NEEDED"], f"_ext NEEDED rewritten: {e['NEEDED']}")
     check(e["RUNPATH"] == "$ORIGIN/lib" and e["RPATH"] is None, f"_ext RUNPATH: {e}")
-    core = dynamic(x / "mwpkg/lib/libmwcore.so.1")
+    core = readelf_dynamic(x / "mwpkg/lib/libmwcore.so.1")
     check(gomp in core["NEEDED"], f"libmwcore NEEDED: {core['NEEDED']}")
     check(core["RUNPATH"] == "$ORIGIN" and core["RPATH"] is None, f"libmwcore RUNPATH: {core}")
-    util = dynamic(x / "mwpkg/lib/libmwutil.so.1")
+    util = readelf_dynamic(x / "mwpkg/lib/libmwutil.so.1")
     check(util["RUNPATH"] == "$ORIGIN" and util["RPATH"] is None, f"libmwutil RUNPATH: {util}")
     check_record_and_tags(w)
     # The build tree is gone: the import works from the bundled copies only.
@@ -432,14 +421,14 @@ def case_cuda(fx: Fixtures, tmp: Path) -> None:
     check(present == sorted([cudart, "libcublas.so.11", f"libnvrtc-builtins.so.{CUDA_VERSION}",
                              "libmwcuda.so.1", gomp]), f"mwcuda/lib holds {present}")
     check(not any(n.startswith("libcusparseLt") for n in present), "cusparseLt not bundled without --enable")
-    c = dynamic(next((x / "mwcuda").glob("_C*.so")))
+    c = readelf_dynamic(next((x / "mwcuda").glob("_C*.so")))
     check(cudart in c["NEEDED"] and "libcublas.so.11" in c["NEEDED"], f"_C NEEDED: {c['NEEDED']}")
-    m = dynamic(lib / "libmwcuda.so.1")
+    m = readelf_dynamic(lib / "libmwcuda.so.1")
     check(cudart in m["NEEDED"] and m["RUNPATH"] == "$ORIGIN", f"libmwcuda NEEDED/RUNPATH: {m}")
     # Every bundled library gets $ORIGIN too (build_common.sh): one that
     # dlopens a sibling by name (cuDNN) needs it, though it NEEDs no graft.
     for name in (cudart, "libcublas.so.11", f"libnvrtc-builtins.so.{CUDA_VERSION}"):
-        g = dynamic(lib / name)
+        g = readelf_dynamic(lib / name)
         check(g["RUNPATH"] == "$ORIGIN" and g["RPATH"] is None, f"graft {name} RUNPATH $ORIGIN: {g}")
     reasons = {g["soname"]: g["reason"] for g in doc["plan_detail"]["grafts"]}
     check(reasons.get(f"libcudart.so.{CUDA_VERSION}") == f"CUDA {CUDA_VERSION} table", f"graft reasons {reasons}")
@@ -487,11 +476,11 @@ def case_pypi(fx: Fixtures, tmp: Path) -> None:
     present = sorted(p.name for p in (x / "mwcuda/lib").iterdir())
     check(len(present) == 2 and "libmwcuda.so.1" in present and any(n.startswith("libgomp-") for n in present),
           f"only libgomp bundled: {present}")
-    core = dynamic(x / "mwcuda/lib/libmwcuda.so.1")
+    core = readelf_dynamic(x / "mwcuda/lib/libmwcuda.so.1")
     check(core["RPATH"] == ":".join(TABLE_RPATH + ["$ORIGIN"]) and core["RUNPATH"] is None,
           f"lib/ DT_RPATH = table list + $ORIGIN: {core}")
     check(f"libcudart.so.{CUDA_VERSION}" in core["NEEDED"], f"libcudart NEEDED kept: {core['NEEDED']}")
-    top = dynamic(next((x / "mwcuda").glob("_C*.so")))
+    top = readelf_dynamic(next((x / "mwcuda").glob("_C*.so")))
     rebased = [e.replace("$ORIGIN/../../", "$ORIGIN/../") for e in TABLE_RPATH]
     check(top["RPATH"] == ":".join(rebased + ["$ORIGIN/lib"]) and top["RUNPATH"] is None,
           f"top DT_RPATH = rebased list + $ORIGIN/lib: {top}")
@@ -602,7 +591,7 @@ def case_real_cuda(fx: Fixtures, tmp: Path) -> None:
     """The machine's libcudart.so.13 bundled from a 13.0 table file."""
     real = Path("/usr/local/cuda/lib64/libcudart.so.13")
     if not real.exists():
-        skip(f"{real} not installed")
+        missing(f"{real} not installed")
     t = fx.tree("mwreal", "1.0")
     fx.extension(t / f"mwreal/_C{fx.py['ext']}", "_C", "int cudaRuntimeGetVersion(int*);\n",
                  "cudaRuntimeGetVersion(&(int){0}) * 0 + 13", f"-L{real.parent}", "-l:libcudart.so.13")
@@ -635,7 +624,7 @@ def member_sonames(wheel: Path, tmp: Path) -> dict:
     out = {}
     for f in sorted(x.rglob("*")):
         if f.is_file() and not f.is_symlink() and f.read_bytes()[:4] == b"\x7fELF":
-            out[str(f.relative_to(x))] = dynamic(f)["SONAME"]
+            out[str(f.relative_to(x))] = readelf_dynamic(f)["SONAME"]
     return out
 
 
@@ -899,7 +888,7 @@ def case_real_cuda13_full(fx: Fixtures, tmp: Path) -> None:
     the import fails until nvidia/{cu13,cudnn,nccl}/lib hold the libraries,
     then resolves there."""
     if not (REAL_CUDA / "lib64/libcudart.so.13").exists():
-        skip(f"no CUDA 13 toolkit at {REAL_CUDA} (this case needs the real libraries)")
+        skip_no_gpu(f"no CUDA 13 toolkit at {REAL_CUDA} (this case needs the real libraries)")
     for tool in ("unshare", "mount"):
         if shutil.which(tool) is None:
             raise SystemExit(f"error: {tool} not installed (util-linux/mount, scripts/setup.sh)")
@@ -949,7 +938,7 @@ def case_real_cuda13_full(fx: Fixtures, tmp: Path) -> None:
     for lib in libs:
         real = Path(lib["path"]) if Path(lib["path"]).exists() else lib64 / Path(lib["path"]).name
         src = real if real.exists() else standin / cuda_standin.relative_path(lib["path"]).parent / Path(lib["path"]).name
-        want = dynamic(src)["SONAME"] or Path(lib["path"]).name
+        want = readelf_dynamic(src)["SONAME"] or Path(lib["path"]).name
         hits = [m for m, so in sonames.items() if m.startswith(pkg_lib) and (so == want or so == hashed(want, src.resolve()))]
         check(len(hits) == 1, f"13.0 table: {lib['soname']} ({want}) bundled: {sorted(sonames)}")
         if hits and lib["keep_name"]:
@@ -957,7 +946,7 @@ def case_real_cuda13_full(fx: Fixtures, tmp: Path) -> None:
     for sub in ("adv", "cnn", "graph", "ops", "engines_runtime_compiled", "engines_precompiled", "heuristic"):
         check(f"{pkg_lib}libcudnn_{sub}.so.9" in sonames, f"cuDNN sub-library libcudnn_{sub}.so.9 (dlopened by name)")
     check(any(m.startswith(pkg_lib + "libnccl-") for m in sonames), f"libnccl bundled as a dependency: {sorted(sonames)}")
-    ext = dynamic(next((x / name).glob("_C*.so")))
+    ext = readelf_dynamic(next((x / name).glob("_C*.so")))
     check(ext["RUNPATH"] == "$ORIGIN/lib" and ext["RPATH"] is None, f"_C RUNPATH: {ext}")
     check(all(n not in ext["NEEDED"] for n in ("libcudart.so.13", "libnvrtc.so.13", "libnccl.so.2")),
           f"_C NEEDED rewritten to the bundled names: {ext['NEEDED']}")
@@ -1000,7 +989,7 @@ def case_real_cuda13_full(fx: Fixtures, tmp: Path) -> None:
     check(not any("libcudart" in m or "libcudnn" in m or "libcublas" in m for m in members),
           f"pypi mode bundles no table library: {members}")
     xp = unpack(w, tmp / "xp")
-    ext = dynamic(next((xp / name).glob("_C*.so")))
+    ext = readelf_dynamic(next((xp / name).glob("_C*.so")))
     # The table's list rebased for the package top (nothing is bundled, so
     # no lib/ entry follows).
     want = ["$ORIGIN/../nvidia/cudnn/lib", "$ORIGIN/../nvidia/nvshmem/lib", "$ORIGIN/../nvidia/nccl/lib",

@@ -58,8 +58,8 @@ struct Census {
 Census cxx_abi_census(const elf::ElfFile& elf,
                       const CensusOptions& options = {});
 
-// Whether one demangled name counts as new / old ABI under `options`
-// (exposed for tests: "c10::f(std::basic_string_view<char>)" is neither).
+/// Whether one demangled name counts as new / old ABI under `options`
+/// (exposed for tests: "c10::f(std::basic_string_view<char>)" is neither).
 bool counts_as_cxx11(std::string_view demangled, const CensusOptions& options);
 bool counts_as_pre_cxx11(std::string_view demangled,
                          const CensusOptions& options);

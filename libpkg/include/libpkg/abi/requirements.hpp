@@ -22,8 +22,8 @@ struct VersionRequirement {
   std::size_t symbol_count = 0;
 };
 
-// Every (library, version) pair in .gnu.version_r, in file order, with the
-// undefined .dynsym symbols that use it. Symbols are visited once.
+/// Every (library, version) pair in .gnu.version_r, in file order, with the
+/// undefined .dynsym symbols that use it. Symbols are visited once.
 std::vector<VersionRequirement> version_requirements(
     const elf::ElfFile& elf, std::size_t max_examples = 3);
 

@@ -25,8 +25,8 @@ struct VersionTag {
   auto operator<=>(const VersionTag&) const = default;
 };
 
-// "GLIBC_2.2.5" -> {GLIBC, 2.2.5}; nullopt for tags without a numeric
-// version ("GLIBC_PRIVATE") or names that aren't version tags.
+/// "GLIBC_2.2.5" -> {GLIBC, 2.2.5}; nullopt for tags without a numeric
+/// version ("GLIBC_PRIVATE") or names that aren't version tags.
 std::optional<VersionTag> parse_version_tag(std::string_view name);
 
 struct RequiredVersion {
@@ -34,7 +34,7 @@ struct RequiredVersion {
   std::string file;  // library the highest version is needed from
 };
 
-// The highest version needed per prefix, from .gnu.version_r.
+/// The highest version needed per prefix, from .gnu.version_r.
 std::map<std::string, RequiredVersion> max_required_versions(
     const elf::ElfFile& elf);
 

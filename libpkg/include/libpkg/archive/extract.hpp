@@ -20,6 +20,7 @@
 
 #include "libpkg/archive/zip_reader.hpp"
 #include "libpkg/base/callbacks.hpp"
+#include "libpkg/base/thread_pool_fwd.hpp"
 
 namespace libpkg::archive {
 
@@ -34,7 +35,8 @@ struct ExtractOptions {
   // With overwrite, a non-empty target is replaced as a whole (atomically
   // where the file system supports RENAME_EXCHANGE), not merged.
   bool overwrite = false;
-  unsigned threads = 0;  // 0: one per core
+  unsigned threads = 0;        // 0: one per core
+  ThreadPool* pool = nullptr;  // the job's pool; null: own `threads`
   ProgressFn progress;
   // What extraction may write, relative to the archive's own size: the
   // members' declared sizes may total at most max_expansion times the file

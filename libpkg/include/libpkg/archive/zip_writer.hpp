@@ -48,12 +48,14 @@
 #include "libpkg/archive/zip_reader.hpp"
 #include "libpkg/base/callbacks.hpp"
 #include "libpkg/base/integers.hpp"
+#include "libpkg/base/thread_pool_fwd.hpp"
 
 namespace libpkg::archive {
 
 struct ZipWriterOptions {
-  unsigned threads = 0;  // 0: one per core
-  int level = 6;         // 0 (store) .. 9; libdeflate levels 10-12 accepted
+  unsigned threads = 0;        // 0: one per core
+  ThreadPool* pool = nullptr;  // the job's pool; null: own `threads`
+  int level = 6;  // 0 (store) .. 9; libdeflate levels 10-12 accepted
   // Store a member when deflate does not make it smaller.
   bool store_if_not_smaller = true;
   // Timestamp (unix seconds) for every member, clipped to 1980-01-01; e.g.

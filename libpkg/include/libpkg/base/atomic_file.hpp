@@ -27,21 +27,21 @@
 
 namespace libpkg {
 
-// Creates the directory outputs go to, with its parents, if missing; a
-// failure is Errc::io naming `dir` (not a std::filesystem_error).
+/// Creates the directory outputs go to, with its parents, if missing; a
+/// failure is Errc::io naming `dir` (not a std::filesystem_error).
 void create_output_directory(const std::filesystem::path& dir);
 
-// Copies the file `from` (symlinks followed) to `to` through an AtomicFile,
-// in the kernel where possible (AtomicFile::copy_from). The copy gets the
-// source's permission bits plus `add_mode` (e.g. 0644 so a read-only
-// system library becomes editable).
+/// Copies the file `from` (symlinks followed) to `to` through an AtomicFile,
+/// in the kernel where possible (AtomicFile::copy_from). The copy gets the
+/// source's permission bits plus `add_mode` (e.g. 0644 so a read-only
+/// system library becomes editable).
 void copy_file_atomically(const std::filesystem::path& from,
                           const std::filesystem::path& to,
                           unsigned add_mode = 0);
 
 class AtomicFile {
  public:
-  // What happens to an existing regular file with several hard links.
+  /// What happens to an existing regular file with several hard links.
   enum class Links {
     // Rename over it: this name gets a new inode, the others keep the old
     // bytes (the default for fresh outputs).
@@ -51,9 +51,9 @@ class AtomicFile {
     keep,
   };
 
-  // Creates the temporary next to `target` (or, when the result is written
-  // into an existing non-regular file, in the temporary directory). `mode` is
-  // applied on commit to a file we create or replace, never to a device.
+  /// Creates the temporary next to `target` (or, when the result is written
+  /// into an existing non-regular file, in the temporary directory). `mode` is
+  /// applied on commit to a file we create or replace, never to a device.
   static AtomicFile create(const std::filesystem::path& target,
                            unsigned mode = 0644, Links links = Links::replace);
 
@@ -63,27 +63,27 @@ class AtomicFile {
   ~AtomicFile();
 
   int fd() const { return fd_; }
-  // True when commit writes into the existing target instead of renaming.
+  /// True when commit writes into the existing target instead of renaming.
   bool writes_through() const { return sink_fd_ >= 0; }
   const std::filesystem::path& target() const { return target_; }
-  // The temporary's name; empty while it is an unnamed O_TMPFILE inode.
+  /// The temporary's name; empty while it is an unnamed O_TMPFILE inode.
   const std::filesystem::path& temp_path() const { return temp_; }
 
-  // Appends at the current write position.
+  /// Appends at the current write position.
   void write(std::span<const u8> bytes);
   void write(std::string_view s) {
     write({reinterpret_cast<const u8*>(s.data()), s.size()});
   }
-  // Writes at an absolute offset (does not move the write position).
+  /// Writes at an absolute offset (does not move the write position).
   void pwrite(u64 offset, std::span<const u8> bytes);
-  // Copies `len` bytes from `src_fd` at `src_offset` to `dst_offset`, inside
-  // the kernel where possible (copy_file_range: no user-space buffer, and a
-  // reflink on filesystems that support it).
+  /// Copies `len` bytes from `src_fd` at `src_offset` to `dst_offset`, inside
+  /// the kernel where possible (copy_file_range: no user-space buffer, and a
+  /// reflink on filesystems that support it).
   void copy_from(int src_fd, u64 src_offset, u64 len, u64 dst_offset);
   void truncate(u64 size);
 
   void set_mode(unsigned mode) { mode_ = mode; }
-  // Makes the file visible at the target path. Optionally fsyncs first.
+  /// Makes the file visible at the target path. Optionally fsyncs first.
   void commit(bool durable = false);
 
  private:

@@ -28,27 +28,27 @@ class ByteView {
   u64 size() const { return data_.size(); }
   std::span<const u8> span() const { return data_; }
   const std::string& name() const { return name_; }
-  // Offset of this view inside its parent file, for error messages.
+  /// Offset of this view inside its parent file, for error messages.
   u64 base() const { return base_; }
 
   bool contains(u64 offset, u64 size) const {
     return offset <= data_.size() && size <= data_.size() - offset;
   }
 
-  // The bytes [offset, offset + size); throws a format error naming `what`.
+  /// The bytes [offset, offset + size); throws a format error naming `what`.
   std::span<const u8> range(u64 offset, u64 size, std::string_view what) const;
 
-  // A child view (an archive member, a section) that keeps the file name.
+  /// A child view (an archive member, a section) that keeps the file name.
   ByteView slice(u64 offset, u64 size, std::string_view what) const;
 
-  // Views a packed on-disk struct (alignof 1, see integers.hpp) in place.
+  /// Views a packed on-disk struct (alignof 1, see integers.hpp) in place.
   template <typename T>
   const T& at(u64 offset, std::string_view what) const {
     static_assert(alignof(T) == 1, "on-disk structs must use Integer<> fields");
     return *reinterpret_cast<const T*>(range(offset, sizeof(T), what).data());
   }
 
-  // A NUL-terminated string starting at `offset`, bounded by the view.
+  /// A NUL-terminated string starting at `offset`, bounded by the view.
   std::string_view cstring(u64 offset, std::string_view what) const;
 
  private:
@@ -57,11 +57,11 @@ class ByteView {
   u64 base_ = 0;
 };
 
-// a + b, or throws a format error (at `offset`, the field's file offset, when
-// known) if it overflows 64 bits.
+/// a + b, or throws a format error (at `offset`, the field's file offset, when
+/// known) if it overflows 64 bits.
 u64 checked_add(u64 a, u64 b, const std::string& file, std::string_view what,
                 std::optional<u64> offset = std::nullopt);
-// a * b, or throws a format error if it overflows 64 bits.
+/// a * b, or throws a format error if it overflows 64 bits.
 u64 checked_mul(u64 a, u64 b, const std::string& file, std::string_view what,
                 std::optional<u64> offset = std::nullopt);
 

@@ -12,7 +12,7 @@ namespace libpkg {
 
 enum class DigestKind { sha1, sha256, sha384 };
 
-// The digest of `bytes` (20, 32 or 48 bytes), computed with OpenSSL.
+/// The digest of `bytes` (20, 32 or 48 bytes), computed with OpenSSL.
 std::vector<u8> digest_of(DigestKind kind, std::span<const u8> bytes);
 
 }  // namespace libpkg

@@ -41,7 +41,7 @@ class Error : public std::runtime_error {
     return *this;
   }
 
-  // Exit status a frontend should use for this error: 2 for bad input/usage.
+  /// Exit status a frontend should use for this error: 2 for bad input/usage.
   int exit_code() const { return 2; }
 
  private:
@@ -55,11 +55,11 @@ class Error : public std::runtime_error {
   int sys_errno_ = 0;
 };
 
-// Throws a format error "FILE: WHAT at offset 0x..".
+/// Throws a format error "FILE: WHAT at offset 0x..".
 [[noreturn]] void throw_format(const std::string& file, std::uint64_t offset,
                                const std::string& message);
 
-// Throws an io error carrying strerror(errno) for the given action.
+/// Throws an io error carrying strerror(errno) for the given action.
 [[noreturn]] void throw_errno(const std::string& file,
                               const std::string& action);
 

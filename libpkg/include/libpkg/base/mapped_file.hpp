@@ -15,11 +15,11 @@ namespace libpkg {
 
 class MappedFile {
  public:
-  // Maps `path`; throws Errc::io if it cannot be opened or is not a regular
-  // file. An empty file maps to an empty view. With `keep_fd`, the
-  // descriptor the mapping was made from is handed to the caller (who closes
-  // it) instead of closed: the same inode as the mapping, whatever is
-  // renamed over `path` later.
+  /// Maps `path`; throws Errc::io if it cannot be opened or is not a regular
+  /// file. An empty file maps to an empty view. With `keep_fd`, the
+  /// descriptor the mapping was made from is handed to the caller (who closes
+  /// it) instead of closed: the same inode as the mapping, whatever is
+  /// renamed over `path` later.
   static MappedFile open(const std::filesystem::path& path,
                          int* keep_fd = nullptr);
 
@@ -33,7 +33,7 @@ class MappedFile {
   const std::string& name() const { return name_; }
   const u8* data() const { return data_; }
   u64 size() const { return size_; }
-  // The permission bits of the file when it was opened.
+  /// The permission bits of the file when it was opened.
   unsigned mode() const { return mode_; }
   ByteView view() const { return ByteView({data_, size_}, name_); }
   ByteView slice(u64 offset, u64 size, std::string_view what) const {

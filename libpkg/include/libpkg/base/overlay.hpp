@@ -29,22 +29,22 @@ class Overlay {
   explicit Overlay(u64 input_size)
       : input_size_(input_size), size_(input_size) {}
 
-  // Replaces bytes at `offset` (may extend past the input: that is growth).
-  // Later patches win where they overlap earlier ones.
+  /// Replaces bytes at `offset` (may extend past the input: that is growth).
+  /// Later patches win where they overlap earlier ones.
   void write(u64 offset, std::span<const u8> bytes);
-  // Sets the output size (truncating or zero-extending the input).
+  /// Sets the output size (truncating or zero-extending the input).
   void resize(u64 size) { size_ = size; }
 
   u64 input_size() const { return input_size_; }
   u64 size() const { return size_; }
   bool grows() const { return size_ != input_size_; }
-  // Patches sorted by offset, non-overlapping, merged where adjacent.
+  /// Patches sorted by offset, non-overlapping, merged where adjacent.
   const std::vector<Patch>& patches() const;
-  // True when applying the overlay changes no byte of the input.
+  /// True when applying the overlay changes no byte of the input.
   bool is_identity(std::span<const u8> input) const;
 
-  // Streams the output bytes in order: unchanged input ranges as views into
-  // `input`, patched ranges from the overlay, zeros for gaps past the input.
+  /// Streams the output bytes in order: unchanged input ranges as views into
+  /// `input`, patched ranges from the overlay, zeros for gaps past the input.
   void for_each_chunk(
       std::span<const u8> input,
       const std::function<void(std::span<const u8>)>& sink) const;
@@ -77,8 +77,8 @@ struct WriteResult {
   u64 bytes_written = 0;  // patch bytes written (not counting a bulk copy)
 };
 
-// Writes `overlay` over `input` to `output` (which may be the input's path).
-// An identity overlay written in place does nothing at all.
+/// Writes `overlay` over `input` to `output` (which may be the input's path).
+/// An identity overlay written in place does nothing at all.
 WriteResult write_overlay(const MappedFile& input, const Overlay& overlay,
                           const std::filesystem::path& output, WriteMode mode);
 

@@ -23,11 +23,11 @@ namespace libpkg {
 
 class ScratchDir {
  public:
-  // Creates `parent`/<prefix>pid<PID>-XXXXXX (mkdtemp: mode 0700, unique).
+  /// Creates `parent`/<prefix>pid<PID>-XXXXXX (mkdtemp: mode 0700, unique).
   explicit ScratchDir(const std::filesystem::path& parent,
                       const std::string& prefix = ".libpkg-");
-  // A scratch directory under the system's temporary directory ($TMPDIR
-  // or /tmp, as std::filesystem::temp_directory_path decides).
+  /// A scratch directory under the system's temporary directory ($TMPDIR
+  /// or /tmp, as std::filesystem::temp_directory_path decides).
   static ScratchDir in_temp(const std::string& prefix = "libpkg-");
   ~ScratchDir();
   ScratchDir(ScratchDir&& other) noexcept;
@@ -37,13 +37,13 @@ class ScratchDir {
 
   const std::filesystem::path& path() const { return path_; }
 
-  // Keeps the directory (it was renamed into place): no longer removed,
-  // locked or covered by the signal handler.
+  /// Keeps the directory (it was renamed into place): no longer removed,
+  /// locked or covered by the signal handler.
   void release();
 
-  // Removes stale scratch directories `parent`/<prefix>pid<N>-XXXXXX whose
-  // owner is gone (done by the constructor; exposed for tests). Returns how
-  // many were removed.
+  /// Removes stale scratch directories `parent`/<prefix>pid<N>-XXXXXX whose
+  /// owner is gone (done by the constructor; exposed for tests). Returns how
+  /// many were removed.
   static int remove_stale(const std::filesystem::path& parent,
                           const std::string& prefix);
 

@@ -27,16 +27,16 @@ class Sha256 {
   void update(std::string_view s) {
     update({reinterpret_cast<const u8*>(s.data()), s.size()});
   }
-  // Finishes the hash; the object can't be updated afterwards.
+  /// Finishes the hash; the object can't be updated afterwards.
   Digest finish();
 
   static Digest of(std::span<const u8> bytes);
-  // The digest of a file, read in 1 MiB pieces rather than mapped (a
-  // GB-sized CUDA library would otherwise count towards the resident set);
-  // its size in *size when given. Errc::io naming the file on failure.
+  /// The digest of a file, read in 1 MiB pieces rather than mapped (a
+  /// GB-sized CUDA library would otherwise count towards the resident set);
+  /// its size in *size when given. Errc::io naming the file on failure.
   static Digest of_file(const std::filesystem::path& file, u64* size = nullptr);
   static std::string hex(const Digest& d);
-  // URL-safe base64 without '=' padding, as wheel RECORD files use.
+  /// URL-safe base64 without '=' padding, as wheel RECORD files use.
   static std::string urlsafe_b64_nopad(const Digest& d);
 
  private:

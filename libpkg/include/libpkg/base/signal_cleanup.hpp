@@ -24,9 +24,9 @@
 
 namespace libpkg {
 
-// Registers `path` for removal on SIGINT/SIGTERM for the object's lifetime.
-// When the table is full (more than 64 live registrations) the path is not
-// registered; the stale-scratch sweep still covers it.
+/// Registers `path` for removal on SIGINT/SIGTERM for the object's lifetime.
+/// When the table is full (more than 64 live registrations) the path is not
+/// registered; the stale-scratch sweep still covers it.
 class SignalCleanup {
  public:
   SignalCleanup() = default;
@@ -37,12 +37,12 @@ class SignalCleanup {
   SignalCleanup(const SignalCleanup&) = delete;
   SignalCleanup& operator=(const SignalCleanup&) = delete;
 
-  // Stops covering the path (it was moved into place or removed).
+  /// Stops covering the path (it was moved into place or removed).
   void release();
 
-  // Creates a path with `create` (e.g. mkdtemp) and registers it with no
-  // window in which a signal would leave it behind: the handlers are
-  // installed first and SIGINT/SIGTERM are blocked in this thread meanwhile.
+  /// Creates a path with `create` (e.g. mkdtemp) and registers it with no
+  /// window in which a signal would leave it behind: the handlers are
+  /// installed first and SIGINT/SIGTERM are blocked in this thread meanwhile.
   template <typename Create>
   static SignalCleanup create(Create&& create_path) {
     BlockSignals block;
@@ -61,8 +61,8 @@ class SignalCleanup {
   int slot_ = -1;
 };
 
-// Removes the tree at `path` with async-signal-safe calls only (exposed for
-// tests). Returns true when nothing is left.
+/// Removes the tree at `path` with async-signal-safe calls only (exposed for
+/// tests). Returns true when nothing is left.
 bool remove_tree_signal_safe(const char* path);
 
 }  // namespace libpkg

@@ -35,17 +35,17 @@ struct RunResult {
   bool not_found = false;  // the program could not be started (ENOENT...)
   std::string output;      // captured stdout + stderr (tail)
   bool ok() const { return exit_code == 0; }
-  // "exit status 1", "killed by signal 11", "timed out after 20 s",
-  // "not found".
+  /// "exit status 1", "killed by signal 11", "timed out after 20 s",
+  /// "not found".
   std::string describe(unsigned timeout_seconds = 0) const;
 };
 
-// Runs argv[0] (searched on the caller's PATH when it has no '/': a PATH in
-// env_set applies to the child only, as with posix_spawnp) with argv, stdin
-// from /dev/null. When the child exits, anything it left running in its
-// process group is killed. Throws libpkg::Error for an empty argv
-// (Errc::usage), a cwd that doesn't exist (Errc::not_found) and failures of
-// this process (pipe/spawn resources) — never for the child's failure.
+/// Runs argv[0] (searched on the caller's PATH when it has no '/': a PATH in
+/// env_set applies to the child only, as with posix_spawnp) with argv, stdin
+/// from /dev/null. When the child exits, anything it left running in its
+/// process group is killed. Throws libpkg::Error for an empty argv
+/// (Errc::usage), a cwd that doesn't exist (Errc::not_found) and failures of
+/// this process (pipe/spawn resources) — never for the child's failure.
 RunResult run_process(const std::vector<std::string>& argv,
                       const RunOptions& options = {});
 

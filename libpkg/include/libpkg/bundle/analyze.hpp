@@ -23,6 +23,7 @@
 
 #include "libpkg/archive/zip_reader.hpp"
 #include "libpkg/base/scratch_dir.hpp"
+#include "libpkg/base/thread_pool_fwd.hpp"
 #include "libpkg/deps/policy.hpp"
 #include "libpkg/deps/resolve.hpp"
 #include "libpkg/wheel/name.hpp"
@@ -49,7 +50,8 @@ struct AnalyzeOptions {
   // blocks every policy (deps::EvaluateOptions::isa_ext_check). False =
   // --disable-isa-ext-check.
   bool isa_ext_check = true;
-  unsigned threads = 0;  // 0: one per core
+  unsigned threads = 0;        // 0: one per core
+  ThreadPool* pool = nullptr;  // the job's pool; null: own `threads`
   // Parent of the scratch directory; empty = the system temp directory.
   std::filesystem::path scratch_parent;
 };

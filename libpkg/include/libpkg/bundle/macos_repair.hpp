@@ -24,6 +24,7 @@
 #include "libpkg/archive/zip_reader.hpp"
 #include "libpkg/base/overlay.hpp"
 #include "libpkg/base/scratch_dir.hpp"
+#include "libpkg/base/thread_pool_fwd.hpp"
 #include "libpkg/bundle/repair.hpp"
 #include "libpkg/wheel/macos_tag.hpp"
 #include "libpkg/wheel/name.hpp"
@@ -67,6 +68,7 @@ struct MacosRepairOptions {
   // Re-sign edited slices (macho::EditOptions::sign).
   bool sign = true;
   unsigned threads = 0;
+  ThreadPool* pool = nullptr;            // the job's pool; null: own `threads`
   std::filesystem::path scratch_parent;  // empty: the system temp dir
 };
 

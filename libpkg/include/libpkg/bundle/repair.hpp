@@ -18,6 +18,7 @@
 
 #include "libpkg/base/callbacks.hpp"
 #include "libpkg/base/integers.hpp"
+#include "libpkg/base/thread_pool_fwd.hpp"
 #include "libpkg/bundle/analyze.hpp"
 #include "libpkg/elf/editor.hpp"
 
@@ -91,6 +92,7 @@ struct RepairOptions {
   // Threads for planning (hashing the grafts); 0: one per core. Callers
   // pass the user's -j so that -j 1 really runs on one thread.
   unsigned threads = 0;
+  ThreadPool* pool = nullptr;  // the job's pool; null: own `threads`
 };
 
 struct Graft {
@@ -143,6 +145,7 @@ RepairPlan plan_repair(const WheelAnalysis& analysis,
 struct ApplyOptions {
   int level = 6;
   unsigned threads = 0;
+  ThreadPool* pool = nullptr;  // the job's pool; null: own `threads`
   // mtime of new members; unset: the newest member mtime of the input.
   std::optional<i64> timestamp;
   // Write the CycloneDX SBOM of the grafted libraries

@@ -51,6 +51,7 @@
 
 #include "libpkg/abi/census.hpp"
 #include "libpkg/base/callbacks.hpp"
+#include "libpkg/base/thread_pool_fwd.hpp"
 #include "libpkg/config/accelerator.hpp"
 #include "libpkg/deps/policy.hpp"
 #include "libpkg/deps/resolve.hpp"
@@ -158,8 +159,9 @@ struct CheckOptions {
   std::vector<std::string> link_libraries;      // -l names; empty = auto
   unsigned timeout_seconds = 600;               // each runtime step
   unsigned threads = 0;                         // 0: one per core
-  std::filesystem::path scratch_parent;         // empty = the temp directory
-  LogFn log;                                    // progress lines, optional
+  ThreadPool* pool = nullptr;            // the job's pool; null: own `threads`
+  std::filesystem::path scratch_parent;  // empty = the temp directory
+  LogFn log;                             // progress lines, optional
 };
 
 struct Report {

@@ -17,7 +17,7 @@ namespace libpkg::conda {
 enum class PathType { hardlink, softlink, directory };
 const char* path_type_name(PathType type);
 
-// One row of info/paths.json.
+/// One row of info/paths.json.
 struct PathRecord {
   std::string path;  // relative to the prefix, '/'-separated
   PathType type = PathType::hardlink;
@@ -27,17 +27,17 @@ struct PathRecord {
   std::optional<FileMode> file_mode;
 };
 
-// `timestamp_ms`: milliseconds since the epoch.
+/// `timestamp_ms`: milliseconds since the epoch.
 std::string render_index_json(const CondaMetadata& meta, i64 timestamp_ms);
 std::string render_about_json(const CondaMetadata& meta);
-// `records` must be sorted by path.
+/// `records` must be sorted by path.
 std::string render_paths_json(const std::vector<PathRecord>& records);
 std::string render_files(const std::vector<PathRecord>& records);
-// `<placeholder> <text|binary> <path>` per file with a placeholder; empty
-// when there is none (then no info/has_prefix is written).
+/// `<placeholder> <text|binary> <path>` per file with a placeholder; empty
+/// when there is none (then no info/has_prefix is written).
 std::string render_has_prefix(const std::vector<PathRecord>& records);
 
-// Throws Errc::format naming `file` when the JSON or a row is malformed.
+/// Throws Errc::format naming `file` when the JSON or a row is malformed.
 std::vector<PathRecord> parse_paths_json(std::string_view text,
                                          const std::string& file);
 

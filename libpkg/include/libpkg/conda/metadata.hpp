@@ -35,28 +35,28 @@ struct CondaMetadata {
   std::string noarch;  // "", "generic" or "python"
 };
 
-// Parses a JSON object with the fields above (`build_number` an integer,
-// `depends`/`constrains` arrays of strings); unknown keys are an error so a
-// typo does not silently drop a field. Throws Errc::format naming `file`.
+/// Parses a JSON object with the fields above (`build_number` an integer,
+/// `depends`/`constrains` arrays of strings); unknown keys are an error so a
+/// typo does not silently drop a field. Throws Errc::format naming `file`.
 CondaMetadata parse_metadata_json(std::string_view text,
                                   const std::string& file);
 CondaMetadata load_metadata(const std::filesystem::path& path);
 
-// Every non-empty text field of `over` (name, version, build, license,
-// summary, ..., noarch) replaces the one in `base`: command-line values
-// over a metadata file. build_number and the lists are left to the caller,
-// whose rules differ (replace or append).
+/// Every non-empty text field of `over` (name, version, build, license,
+/// summary, ..., noarch) replaces the one in `base`: command-line values
+/// over a metadata file. build_number and the lists are left to the caller,
+/// whose rules differ (replace or append).
 void overlay_text_fields(CondaMetadata& base, const CondaMetadata& over);
 
-// Fills defaults (build string, subdir/arch/platform) and checks names:
-// conda names are lowercase [a-z0-9_.-], version and build contain no '-'
-// or whitespace. Throws Errc::usage.
+/// Fills defaults (build string, subdir/arch/platform) and checks names:
+/// conda names are lowercase [a-z0-9_.-], version and build contain no '-'
+/// or whitespace. Throws Errc::usage.
 CondaMetadata complete_metadata(CondaMetadata meta);
 
-// `<name>-<version>-<build>`, the file name stem.
+/// `<name>-<version>-<build>`, the file name stem.
 std::string package_stem(const CondaMetadata& meta);
 
-// The conda subdir/arch/platform of the host this library was built for.
+/// The conda subdir/arch/platform of the host this library was built for.
 struct CondaPlatform {
   std::string subdir;
   std::string arch;

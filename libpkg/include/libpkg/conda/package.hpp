@@ -19,6 +19,7 @@
 
 #include "libpkg/base/callbacks.hpp"
 #include "libpkg/base/integers.hpp"
+#include "libpkg/base/thread_pool_fwd.hpp"
 #include "libpkg/conda/info.hpp"
 #include "libpkg/conda/metadata.hpp"
 
@@ -26,9 +27,9 @@ namespace libpkg::conda {
 
 enum class PackageFormat { conda, tar_bz2 };
 const char* package_extension(PackageFormat format);  // ".conda", ".tar.bz2"
-// From the file name; throws Errc::usage for anything else.
+/// From the file name; throws Errc::usage for anything else.
 PackageFormat format_of(const std::filesystem::path& package);
-// The file name without its extension (`name-version-build`).
+/// The file name without its extension (`name-version-build`).
 std::string stem_of(const std::filesystem::path& package);
 
 struct PackOptions {
@@ -36,7 +37,8 @@ struct PackOptions {
   int zstd_level =
       19;  // zstd 1..22, as modern cph (rattler: 15, cph 2.0.1: 21)
   int bzip2_level = 9;
-  unsigned threads = 0;  // 0: one per core (hashing and zstd workers)
+  unsigned threads = 0;        // 0: one per core (hashing and zstd workers)
+  ThreadPool* pool = nullptr;  // the job's pool; null: own `threads`
   i64 timestamp_ms = 0;  // index.json timestamp; tar mtimes use its seconds
   // Build prefix searched for in every file (has_prefix / paths.json);
   // empty disables the search.
@@ -55,17 +57,17 @@ struct PackResult {
   std::vector<u64> sizes;
 };
 
-// Packs the tree at `prefix`. Files under prefix/info/ are shipped in the
-// info part (licenses, recipe, tests) but must not collide with generated
-// files. Throws Errc::usage/io (special files, unreadable files, collisions).
+/// Packs the tree at `prefix`. Files under prefix/info/ are shipped in the
+/// info part (licenses, recipe, tests) but must not collide with generated
+/// files. Throws Errc::usage/io (special files, unreadable files, collisions).
 PackResult pack(const std::filesystem::path& prefix, const CondaMetadata& meta,
                 const PackOptions& options);
 
-// Safe extraction of either format into `dest` (see archive::extract_tar),
-// which must be absent or an empty directory. Members are extracted into a
-// hidden sibling that is renamed to `dest` at the end (archive::
-// StagedTarget): after a refusal or a signal `dest` is as before. A deflated
-// component is inflated into an unnamed temporary file, never into memory.
+/// Safe extraction of either format into `dest` (see archive::extract_tar),
+/// which must be absent or an empty directory. Members are extracted into a
+/// hidden sibling that is renamed to `dest` at the end (archive::
+/// StagedTarget): after a refusal or a signal `dest` is as before. A deflated
+/// component is inflated into an unnamed temporary file, never into memory.
 void extract(const std::filesystem::path& package,
              const std::filesystem::path& dest);
 
@@ -75,9 +77,9 @@ struct TransmuteOptions {
   unsigned threads = 0;
 };
 
-// Rewrites `package` in the other format under `out_dir` with the same
-// members (content, mode, symlinks); tar mtimes become the index.json
-// timestamp. Returns the new file's path.
+/// Rewrites `package` in the other format under `out_dir` with the same
+/// members (content, mode, symlinks); tar mtimes become the index.json
+/// timestamp. Returns the new file's path.
 std::filesystem::path transmute(const std::filesystem::path& package,
                                 const std::filesystem::path& out_dir,
                                 PackageFormat to,
@@ -88,11 +90,11 @@ struct Finding {
   std::string message;
 };
 
-// Checks a package against its own metadata: index.json (fields, name/
-// version/build vs the file name), paths.json vs the members (missing,
-// extra, type, size, sha256), info/files, metadata.json and member names of
-// a .conda. Malformed archives throw (Errc::format); everything else is a
-// finding. Empty result = package is consistent.
+/// Checks a package against its own metadata: index.json (fields, name/
+/// version/build vs the file name), paths.json vs the members (missing,
+/// extra, type, size, sha256), info/files, metadata.json and member names of
+/// a .conda. Malformed archives throw (Errc::format); everything else is a
+/// finding. Empty result = package is consistent.
 std::vector<Finding> verify(const std::filesystem::path& package);
 
 }  // namespace libpkg::conda

@@ -16,8 +16,8 @@ namespace libpkg::conda {
 enum class FileMode { text, binary };
 const char* file_mode_name(FileMode mode);
 
-// Text = valid UTF-8 (a leading BOM allowed) without NUL bytes, the rule
-// conda-build and rattler-build use; everything else is binary.
+/// Text = valid UTF-8 (a leading BOM allowed) without NUL bytes, the rule
+/// conda-build and rattler-build use; everything else is binary.
 bool is_text(std::span<const u8> bytes);
 
 struct FileScan {
@@ -27,15 +27,15 @@ struct FileScan {
   bool has_prefix = false;  // the placeholder occurs in the content
 };
 
-// Hash, classify and search in one pass over the content. An empty
-// placeholder is never found.
+/// Hash, classify and search in one pass over the content. An empty
+/// placeholder is never found.
 FileScan scan_content(std::span<const u8> bytes, std::string_view placeholder);
 
-// The same scan fed in consecutive pieces, so a GB-sized library is read in
-// bounded chunks instead of being mapped whole (pack scans files on several
-// threads at once; whole-file maps made the resident set grow by the sizes
-// of the files in flight). UTF-8 sequences and placeholder occurrences may
-// straddle piece boundaries.
+/// The same scan fed in consecutive pieces, so a GB-sized library is read in
+/// bounded chunks instead of being mapped whole (pack scans files on several
+/// threads at once; whole-file maps made the resident set grow by the sizes
+/// of the files in flight). UTF-8 sequences and placeholder occurrences may
+/// straddle piece boundaries.
 class ContentScanner {
  public:
   explicit ContentScanner(std::string_view placeholder);

@@ -21,13 +21,14 @@
 #include <string>
 #include <vector>
 
+#include "libpkg/base/thread_pool_fwd.hpp"
 #include "libpkg/elf/editor.hpp"
 
 namespace libpkg::conda {
 
-// What happens to an absolute entry outside every build prefix (or a
-// relative one without $ORIGIN, which ld.so resolves from the working
-// directory).
+/// What happens to an absolute entry outside every build prefix (or a
+/// relative one without $ORIGIN, which ld.so resolves from the working
+/// directory).
 enum class OutsideRpath { drop, keep };
 
 struct RelocateOptions {
@@ -42,10 +43,11 @@ struct RelocateOptions {
   std::vector<std::string> add_dirs = {"lib"};
   // The tag written (keep: the file's own, RUNPATH when it has none).
   elf::RpathTag tag = elf::RpathTag::rpath;
-  unsigned threads = 0;  // 0: one per core
+  unsigned threads = 0;        // 0: one per core
+  ThreadPool* pool = nullptr;  // the job's pool; null: own `threads`
 };
 
-// One ELF file's search path before and after relocation.
+/// One ELF file's search path before and after relocation.
 struct FileRelocation {
   std::string path;  // prefix-relative, '/'-separated
   std::string old_value;
@@ -69,21 +71,21 @@ struct RelocationPlan {
   std::size_t changed_count() const;
 };
 
-// The new search path of the file at prefix-relative `path` whose current
-// value is `old_value` under `old_tag`: pure, no file access.
+/// The new search path of the file at prefix-relative `path` whose current
+/// value is `old_value` under `old_tag`: pure, no file access.
 FileRelocation relocate_search_path(const std::string& path,
                                     const std::string& old_value,
                                     const std::string& old_tag,
                                     const RelocateOptions& options);
 
-// Plans the relocation of every dynamic ELF file under `prefix` (info/
-// excluded), reading only; nothing is written.
+/// Plans the relocation of every dynamic ELF file under `prefix` (info/
+/// excluded), reading only; nothing is written.
 RelocationPlan plan_relocation(const std::filesystem::path& prefix,
                                const RelocateOptions& options);
 
-// Stages `prefix` into `staging` (created; must not exist or be empty) and
-// applies the plan there. Returns the plan applied. Throws Errc::usage for
-// a missing prefix or special files, Errc::io for I/O failures.
+/// Stages `prefix` into `staging` (created; must not exist or be empty) and
+/// applies the plan there. Returns the plan applied. Throws Errc::usage for
+/// a missing prefix or special files, Errc::io for I/O failures.
 RelocationPlan relocate_into(const std::filesystem::path& prefix,
                              const std::filesystem::path& staging,
                              const RelocateOptions& options);

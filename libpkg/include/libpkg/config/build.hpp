@@ -19,15 +19,15 @@
 
 namespace libpkg::config {
 
-// `wheel_macos` is what the old scripts called PACKAGE_TYPE=wheel.
+/// `wheel_macos` is what the old scripts called PACKAGE_TYPE=wheel.
 enum class PackageType { manywheel, conda, libtorch, wheel_macos };
 
-// The PACKAGE_TYPE spelling: "manywheel", "conda", "libtorch", "wheel".
+/// The PACKAGE_TYPE spelling: "manywheel", "conda", "libtorch", "wheel".
 const char* package_type_name(PackageType type);
-// Accepts the names above and "wheel_macos"/"wheel-macos"; Errc::usage else.
+/// Accepts the names above and "wheel_macos"/"wheel-macos"; Errc::usage else.
 PackageType parse_package_type(std::string_view text);
 
-// The ABI as options and the matrix spell it: "cxx11", "pre-cxx11", "none".
+/// The ABI as options and the matrix spell it: "cxx11", "pre-cxx11", "none".
 const char* cxx_abi_option(abi::CxxAbi abi);
 
 struct PythonVersion {
@@ -36,18 +36,18 @@ struct PythonVersion {
   bool free_threaded = false;  // 3.13t: its own ABI (cp313t)
   std::string abi_suffix;      // legacy pymalloc/wide-unicode: "m", "mu"
 
-  // Accepts "3.9" … "3.13", "3.13t", legacy "2.7mu", "2.7m", "3.7m", and
-  // the manylinux /opt/python names "cp311-cp311", "cp313-cp313t",
-  // "cp37-cp37m". Throws Errc::usage naming the value and these forms.
+  /// Accepts "3.9" … "3.13", "3.13t", legacy "2.7mu", "2.7m", "3.7m", and
+  /// the manylinux /opt/python names "cp311-cp311", "cp313-cp313t",
+  /// "cp37-cp37m". Throws Errc::usage naming the value and these forms.
   static PythonVersion parse(std::string_view text);
 
   std::string python_tag() const;  // "cp37", "cp313"
   std::string abi_tag() const;     // "cp37m", "cp27mu", "cp313t", "cp311"
-  // The interpreter's dotted version as check_binary's py_dot: "3.7",
-  // "3.13t" (free-threaded builds keep the t: python3.13t is its own
-  // interpreter and site-packages).
+  /// The interpreter's dotted version as check_binary's py_dot: "3.7",
+  /// "3.13t" (free-threaded builds keep the t: python3.13t is its own
+  /// interpreter and site-packages).
   std::string dotted() const;
-  // The DESIRED_PYTHON spelling: "3.7m", "2.7mu", "3.13t", "3.11".
+  /// The DESIRED_PYTHON spelling: "3.7m", "2.7mu", "3.13t", "3.11".
   std::string str() const;
   bool operator==(const PythonVersion&) const = default;
 };
@@ -80,62 +80,62 @@ struct BuildConfig {
   // The cuDNN version for conda's build string ("9.1"); CUDNN_VERSION.
   std::optional<std::string> cudnn_version;
 
-  // The BUILD_ENVIRONMENT string that parses back to this configuration's
-  // type, python, accelerator, ABI, variant, OS, arch and debug flag.
+  /// The BUILD_ENVIRONMENT string that parses back to this configuration's
+  /// type, python, accelerator, ABI, variant, OS, arch and debug flag.
   std::string build_environment() const;
   bool operator==(const BuildConfig&) const = default;
 };
 
-// Refuses inconsistent combinations with Errc::usage (one line naming the
-// values): a python on libtorch or none on a wheel/conda build; a libtorch
-// variant on anything but Linux libtorch; non-CPU accelerators on macOS;
-// ROCm or XPU on conda (conda/build_pytorch.sh only knew cpu and CUDA:
-// `tr -d cuda.` of rocm6.1 leaves 5 characters, its error branch); a
-// pre-cxx11 ABI with ROCm (always cxx11); a local version (+cu124) on
-// conda; a legacy "m"/"mu" python on conda (conda used plain M.m); a
-// free-threaded python before 3.13.
+/// Refuses inconsistent combinations with Errc::usage (one line naming the
+/// values): a python on libtorch or none on a wheel/conda build; a libtorch
+/// variant on anything but Linux libtorch; non-CPU accelerators on macOS;
+/// ROCm or XPU on conda (conda/build_pytorch.sh only knew cpu and CUDA:
+/// `tr -d cuda.` of rocm6.1 leaves 5 characters, its error branch); a
+/// pre-cxx11 ABI with ROCm (always cxx11); a local version (+cu124) on
+/// conda; a legacy "m"/"mu" python on conda (conda used plain M.m); a
+/// free-threaded python before 3.13.
 void validate(const BuildConfig& config);
 
-// BUILD_ENVIRONMENT: "<type> [<python>] <accelerator> [<devtoolset>]
-// [debug|release]" as binary_populate_env.sh split it ("manywheel 3.7m
-// cu100 devtoolset7", "conda 3.11 cpu", "libtorch 3.11 cu124 cxx11-abi",
-// "wheel 3.7 cpu"), plus pythonless libtorch ("libtorch cpu") and optional
-// extra tokens: a libtorch variant (shared-with-deps …), an OS (linux,
-// macos) and an arch (x86_64, aarch64, arm64, s390x). Tokens after the
-// type are recognised by form; the first one that is a python version is
-// the python (so "conda 3.11 12.4" works). A devtoolset is any token
-// starting with "devtoolset"/"gcc" or containing "cxx11-abi", or
-// "pre-cxx11". Libtorch's python becomes build_python. Linux libtorch
-// without a variant gets shared-with-deps. Validated.
+/// BUILD_ENVIRONMENT: "<type> [<python>] <accelerator> [<devtoolset>]
+/// [debug|release]" as binary_populate_env.sh split it ("manywheel 3.7m
+/// cu100 devtoolset7", "conda 3.11 cpu", "libtorch 3.11 cu124 cxx11-abi",
+/// "wheel 3.7 cpu"), plus pythonless libtorch ("libtorch cpu") and optional
+/// extra tokens: a libtorch variant (shared-with-deps …), an OS (linux,
+/// macos) and an arch (x86_64, aarch64, arm64, s390x). Tokens after the
+/// type are recognised by form; the first one that is a python version is
+/// the python (so "conda 3.11 12.4" works). A devtoolset is any token
+/// starting with "devtoolset"/"gcc" or containing "cxx11-abi", or
+/// "pre-cxx11". Libtorch's python becomes build_python. Linux libtorch
+/// without a variant gets shared-with-deps. Validated.
 BuildConfig parse_build_environment(std::string_view text);
 
 using Getenv =
     std::function<std::optional<std::string>(const std::string& name)>;
 
-// From the old scripts' environment (`getenv` is injected so tests and
-// embedders control it; an empty value counts as unset):
-//   PACKAGE_TYPE (else BUILD_PYTHONLESS set → libtorch, else a
-//     BUILD_ENVIRONMENT string supplies type/python/accelerator/devtoolset),
-//   DESIRED_PYTHON, DESIRED_CUDA, DESIRED_DEVTOOLSET, each falling back to
-//     MATRIX_<name> (DESIRED_PYTHON also to MATRIX_PYTHON_VERSION, the
-//     name check_binary.sh used),
-//   GPU_ARCH_TYPE (cuda, rocm, cpu, cpu-cxx11-abi, cpu-s390x, cpu-aarch64,
-//     xpu) + GPU_ARCH_VERSION: the accelerator when DESIRED_CUDA is unset,
-//     and checked against it when both are set,
-//   LIBTORCH_VARIANT, LIBTORCH_CONFIG (debug|release), TORCH_PACKAGE_NAME,
-//   PYTORCH_BUILD_VERSION (default 1.0.0), PYTORCH_BUILD_NUMBER (default
-//   1), OVERRIDE_PACKAGE_VERSION (exact; build number 0), CUDNN_VERSION.
-// Errors name the variable. Validated.
+/// From the old scripts' environment (`getenv` is injected so tests and
+/// embedders control it; an empty value counts as unset):
+///   PACKAGE_TYPE (else BUILD_PYTHONLESS set → libtorch, else a
+///     BUILD_ENVIRONMENT string supplies type/python/accelerator/devtoolset),
+///   DESIRED_PYTHON, DESIRED_CUDA, DESIRED_DEVTOOLSET, each falling back to
+///     MATRIX_<name> (DESIRED_PYTHON also to MATRIX_PYTHON_VERSION, the
+///     name check_binary.sh used),
+///   GPU_ARCH_TYPE (cuda, rocm, cpu, cpu-cxx11-abi, cpu-s390x, cpu-aarch64,
+///     xpu) + GPU_ARCH_VERSION: the accelerator when DESIRED_CUDA is unset,
+///     and checked against it when both are set,
+///   LIBTORCH_VARIANT, LIBTORCH_CONFIG (debug|release), TORCH_PACKAGE_NAME,
+///   PYTORCH_BUILD_VERSION (default 1.0.0), PYTORCH_BUILD_NUMBER (default
+///   1), OVERRIDE_PACKAGE_VERSION (exact; build number 0), CUDNN_VERSION.
+/// Errors name the variable. Validated.
 BuildConfig from_environment(const Getenv& getenv);
 
-// Command-line overrides; each set field replaces the configuration's.
+/// Command-line overrides; each set field replaces the configuration's.
 struct ConfigOverrides {
   std::optional<std::string> package_type, python, accelerator, abi, variant,
       os, arch, package_name, base_version, override_version, cudnn_version;
   std::optional<int> build_number;
   std::optional<bool> debug;
 };
-// Applies the overrides, re-resolves the version and re-validates.
+/// Applies the overrides, re-resolves the version and re-validates.
 BuildConfig apply_overrides(BuildConfig config, const ConfigOverrides& o);
 
 }  // namespace libpkg::config

@@ -44,15 +44,15 @@ struct CudaLibrary {
   std::string source;     // the rule's provenance
   std::string keep_rule;  // the keep-name pattern that matched, if any
 
-  // The file name ("libnvrtc-builtins.so").
+  /// The file name ("libnvrtc-builtins.so").
   std::string file_name() const;
 };
 
-// The one name rule of the tables: `table_name` (a table entry's file
-// name) names a library whose DT_SONAME is `soname` when they are equal or
-// the SONAME is the name plus a version suffix ("libnvrtc-builtins.so" and
-// "libnvrtc-builtins.so.13.0"; not "libnvrtc-builtins.alt.so.13.0"). The
-// drivers, the keep-name rules and check_binary --expect-table all use it.
+/// The one name rule of the tables: `table_name` (a table entry's file
+/// name) names a library whose DT_SONAME is `soname` when they are equal or
+/// the SONAME is the name plus a version suffix ("libnvrtc-builtins.so" and
+/// "libnvrtc-builtins.so.13.0"; not "libnvrtc-builtins.alt.so.13.0"). The
+/// drivers, the keep-name rules and check_binary --expect-table all use it.
 bool table_name_matches(std::string_view table_name, std::string_view soname);
 
 struct CudaTable {
@@ -87,39 +87,39 @@ struct CudaTable {
   bool static_cudnn = false;  // USE_STATIC_CUDNN=1 (CUDA ≤ 10.2)
   std::string note;           // provenance
 
-  // The bundle list (every architecture's entries); Errc::not_found when
-  // unknown for this version.
+  /// The bundle list (every architecture's entries); Errc::not_found when
+  /// unknown for this version.
   const std::vector<CudaLibrary>& bundled() const;
-  // The entries for one architecture ("x86_64", "aarch64"; "" = x86_64).
+  /// The entries for one architecture ("x86_64", "aarch64"; "" = x86_64).
   std::vector<CudaLibrary> bundled_for(std::string_view arch) const;
-  // The arch list; Errc::not_found when unknown.
+  /// The arch list; Errc::not_found when unknown.
   const std::string& arch_list() const;
-  // TORCH_CUDA_ARCH_LIST for an architecture (and the libtorch override
-  // when `libtorch`); Errc::not_found naming the architectures known.
+  /// TORCH_CUDA_ARCH_LIST for an architecture (and the libtorch override
+  /// when `libtorch`); Errc::not_found naming the architectures known.
   const std::string& arch_list(std::string_view arch,
                                bool libtorch = false) const;
-  // pypi_rpath joined with ':' (CUDA_RPATHS of build_cuda.sh).
+  /// pypi_rpath joined with ':' (CUDA_RPATHS of build_cuda.sh).
   std::string pypi_rpath_string() const;
-  // Whether a library file name keeps its name (matches a pattern).
+  /// Whether a library file name keeps its name (matches a pattern).
   bool keeps_name(std::string_view file_name) const;
 };
 
 class CudaTables {
  public:
-  // The embedded tables (parsed once; thread-safe).
+  /// The embedded tables (parsed once; thread-safe).
   static const CudaTables& builtin();
-  // A table file (Errc::io if unreadable, Errc::format naming the file and
-  // the entry when malformed).
+  /// A table file (Errc::io if unreadable, Errc::format naming the file and
+  /// the entry when malformed).
   static CudaTables load(const std::filesystem::path& file);
   static CudaTables parse(std::string_view json_text,
                           const std::string& origin);
 
-  // Entries of `other` replace same-version entries here; new ones are
-  // added.
+  /// Entries of `other` replace same-version entries here; new ones are
+  /// added.
   CudaTables overlaid(const CudaTables& other) const;
 
-  // By major.minor (a patch level is ignored). Errc::usage for a non-CUDA
-  // accelerator; Errc::not_found naming the known versions otherwise.
+  /// By major.minor (a patch level is ignored). Errc::usage for a non-CUDA
+  /// accelerator; Errc::not_found naming the known versions otherwise.
   const CudaTable& find(const Accelerator& accel) const;
   const std::vector<CudaTable>& tables() const { return tables_; }
   std::vector<std::string> versions() const;
@@ -128,7 +128,7 @@ class CudaTables {
   std::vector<CudaTable> tables_;
 };
 
-// CudaTables::builtin().find(accel).
+/// CudaTables::builtin().find(accel).
 const CudaTable& cuda_table(const Accelerator& accel);
 
 }  // namespace libpkg::config

@@ -35,25 +35,25 @@ struct MatrixFilter {
   std::vector<std::string> pythons;        // any PythonVersion::parse form
 };
 
-// The embedded data/matrix.json text.
+/// The embedded data/matrix.json text.
 std::string_view builtin_matrix_json();
 
-// Expands a matrix document (`origin` names it in Errc::format errors),
-// in file order, then filters. Configurations are validated.
+/// Expands a matrix document (`origin` names it in Errc::format errors),
+/// in file order, then filters. Configurations are validated.
 std::vector<BuildConfig> expand_matrix(std::string_view json_text,
                                        const std::string& origin,
                                        const MatrixFilter& filter = {});
 
-// The job name of a configuration: "manywheel-py3_11-cuda12_4",
-// "manywheel-py3_7m-cpu",
-// "libtorch-cpu-shared-with-deps-cxx11", "conda-py3_11-cpu",
-// "wheel-py3_11-cpu-macos-arm64".
+/// The job name of a configuration: "manywheel-py3_11-cuda12_4",
+/// "manywheel-py3_7m-cpu",
+/// "libtorch-cpu-shared-with-deps-cxx11", "conda-py3_11-cpu",
+/// "wheel-py3_11-cpu-macos-arm64".
 std::string build_name(const BuildConfig& config);
 
-// A GitHub Actions strategy.matrix document: {"include": [{...}, …]}, each
-// entry with package_type, desired_python, desired_cuda, gpu_arch_type,
-// gpu_arch_version, desired_devtoolset, cxx_abi, libtorch_variant, os,
-// arch, build_name, build_environment (strings; "" when not applicable).
+/// A GitHub Actions strategy.matrix document: {"include": [{...}, …]}, each
+/// entry with package_type, desired_python, desired_cuda, gpu_arch_type,
+/// gpu_arch_version, desired_devtoolset, cxx_abi, libtorch_variant, os,
+/// arch, build_name, build_environment (strings; "" when not applicable).
 std::string matrix_json(const std::vector<BuildConfig>& configs, int indent);
 
 }  // namespace libpkg::config

@@ -21,37 +21,37 @@
 
 namespace libpkg::config {
 
-// The wheel platform tag setup.py produces: "linux_x86_64"; on macOS
-// "macosx_10_9_x86_64" / "macosx_11_0_arm64" (the deployment targets of
-// the old builds, §4).
+/// The wheel platform tag setup.py produces: "linux_x86_64"; on macOS
+/// "macosx_10_9_x86_64" / "macosx_11_0_arm64" (the deployment targets of
+/// the old builds, §4).
 std::string wheel_platform_tag(const BuildConfig& config);
-// manywheel and wheel_macos only (Errc::usage otherwise). The macOS ABI tag
-// is "none", as the old build_wheel.sh renamed it.
+/// manywheel and wheel_macos only (Errc::usage otherwise). The macOS ABI tag
+/// is "none", as the old build_wheel.sh renamed it.
 wheel::WheelName wheel_name(const BuildConfig& config);
 
-// "py3.11_cuda12.4_cudnn9.1_0"; conda only. A CUDA build needs
-// config.cudnn_version (Errc::usage naming CUDNN_VERSION otherwise).
+/// "py3.11_cuda12.4_cudnn9.1_0"; conda only. A CUDA build needs
+/// config.cudnn_version (Errc::usage naming CUDNN_VERSION otherwise).
 std::string conda_build_string(const BuildConfig& config);
-// "pytorch-<version>-<build string><extension>" (".tar.bz2" or ".conda").
+/// "pytorch-<version>-<build string><extension>" (".tar.bz2" or ".conda").
 std::string conda_file_name(const BuildConfig& config,
                             std::string_view extension = ".tar.bz2");
-// The recipe's injected requirement specs for a CUDA conda build (§3.1):
-// "pytorch-cuda >=12.4,<12.5" and "magma-cuda124"; "" for cpu.
+/// The recipe's injected requirement specs for a CUDA conda build (§3.1):
+/// "pytorch-cuda >=12.4,<12.5" and "magma-cuda124"; "" for cpu.
 std::string conda_cuda_constraint(const BuildConfig& config);
 std::string conda_magma_package(const BuildConfig& config);
 
-// libtorch only: the cppdist name of this configuration's zip.
+/// libtorch only: the cppdist name of this configuration's zip.
 cppdist::LibtorchName libtorch_name(const BuildConfig& config);
 
-// Every artifact name the configuration produces, as (role, file name):
-// "wheel"; "conda" and "conda-v2" (.conda); "libtorch" and
-// "libtorch-latest"… and, when a debuglink CRC is known, "debug-libtorch" /
-// "debug-wheel". Roles are stable identifiers for scripts.
+/// Every artifact name the configuration produces, as (role, file name):
+/// "wheel"; "conda" and "conda-v2" (.conda); "libtorch" and
+/// "libtorch-latest"… and, when a debuglink CRC is known, "debug-libtorch" /
+/// "debug-wheel". Roles are stable identifiers for scripts.
 std::vector<std::pair<std::string, std::string>> artifact_names(
     const BuildConfig& config, std::optional<u32> debuglink_crc = {});
 
-// The package directory suffix of the old scripts (§2.2): "cpu", "xpu",
-// "118" (CUDA without dots), "rocm6.1".
+/// The package directory suffix of the old scripts (§2.2): "cpu", "xpu",
+/// "118" (CUDA without dots), "rocm6.1".
 std::string package_dir_suffix(const BuildConfig& config);
 
 }  // namespace libpkg::config

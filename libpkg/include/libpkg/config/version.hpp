@@ -23,28 +23,28 @@
 
 namespace libpkg::config {
 
-// "20190912" for that UTC day.
+/// "20190912" for that UTC day.
 std::string utc_date_stamp(std::chrono::sys_days day);
-// The UTC day of a time_t (never the local one: no TZ dependence).
+/// The UTC day of a time_t (never the local one: no TZ dependence).
 std::chrono::sys_days utc_day(std::time_t t);
 
-// "1.3.0" + 2019-09-12 → "1.3.0.dev20190912". `base` must be a release
-// version (digits and dots, N.N[.N…]); Errc::usage otherwise.
+/// "1.3.0" + 2019-09-12 → "1.3.0.dev20190912". `base` must be a release
+/// version (digits and dots, N.N[.N…]); Errc::usage otherwise.
 std::string nightly_version(std::string_view base, std::chrono::sys_days day);
 std::string nightly_version(std::string_view base, std::time_t t);
 
-// A release tag "v1.5.0-rc1" / "v2.4.1" / "1.5.0" → "1.5.0": the leading
-// 'v' and everything after the first '-' removed, as binary_populate_env.sh
-// did. Errc::usage when what remains is not N.N[.N…].
+/// A release tag "v1.5.0-rc1" / "v2.4.1" / "1.5.0" → "1.5.0": the leading
+/// 'v' and everything after the first '-' removed, as binary_populate_env.sh
+/// did. Errc::usage when what remains is not N.N[.N…].
 std::string release_version(std::string_view tag);
 
-// Upload channel: "nightly" for a .devN version, "test" otherwise (release
-// candidates and tags went to test/ first).
+/// Upload channel: "nightly" for a .devN version, "test" otherwise (release
+/// candidates and tags went to test/ first).
 std::string upload_channel(std::string_view version);
 
-// `version` with ".postN" when build_number > 1 (before any local part:
-// "2.5.0+cu124", 2 → "2.5.0.post2+cu124", the PEP 440 order), unchanged
-// otherwise. A negative build number is Errc::usage.
+/// `version` with ".postN" when build_number > 1 (before any local part:
+/// "2.5.0+cu124", 2 → "2.5.0.post2+cu124", the PEP 440 order), unchanged
+/// otherwise. A negative build number is Errc::usage.
 std::string with_build_number(std::string_view version, int build_number);
 
 struct VersionPolicy {
@@ -54,13 +54,13 @@ struct VersionPolicy {
   std::optional<Accelerator> default_cuda;
 };
 
-// The local suffix ("+cu124", "+cpu", "+rocm6.1", "+xpu") for a package of
-// `type` built for `accel`, or "" (conda, macOS, the default CUDA, or the
-// policy turns suffixes off).
+/// The local suffix ("+cu124", "+cpu", "+rocm6.1", "+xpu") for a package of
+/// `type` built for `accel`, or "" (conda, macOS, the default CUDA, or the
+/// policy turns suffixes off).
 std::string local_suffix(PackageType type, const Accelerator& accel,
                          const VersionPolicy& policy = {});
-// `base` + local_suffix(...). Errc::usage when `base` already has a local
-// part and a suffix would be added.
+/// `base` + local_suffix(...). Errc::usage when `base` already has a local
+/// part and a suffix would be added.
 std::string package_version(std::string_view base, PackageType type,
                             const Accelerator& accel,
                             const VersionPolicy& policy = {});

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "libpkg/base/integers.hpp"
+#include "libpkg/base/thread_pool_fwd.hpp"
 
 namespace libpkg::cppdist {
 
@@ -40,21 +41,22 @@ struct DebugSplitResult {
   std::optional<u32> main_crc;  // of the main library (see options)
 };
 
-// CRC-32 of a file as .gnu_debuglink stores it (ISO-HDLC, zlib's crc32).
+/// CRC-32 of a file as .gnu_debuglink stores it (ISO-HDLC, zlib's crc32).
 u32 file_crc32(const std::filesystem::path& file);
 
-// Splits the matching libraries of `lib_dir` into `debug_dir` (created).
-// Errc::not_found when objcopy is missing or no library matches the first
-// glob; Errc::format when objcopy fails or the stored CRC is not the .dbg
-// file's.
+/// Splits the matching libraries of `lib_dir` into `debug_dir` (created).
+/// Errc::not_found when objcopy is missing or no library matches the first
+/// glob; Errc::format when objcopy fails or the stored CRC is not the .dbg
+/// file's.
 DebugSplitResult split_debug_info(const std::filesystem::path& lib_dir,
                                   const std::filesystem::path& debug_dir,
                                   const DebugSplitOptions& options = {});
 
-// Writes the debug zip (members debug/<name>.dbg), atomically.
+/// Writes the debug zip (members debug/<name>.dbg), atomically.
 void write_debug_zip(const DebugSplitResult& split,
                      const std::filesystem::path& zip, int level = 6,
                      unsigned threads = 0,
-                     std::optional<i64> timestamp = std::nullopt);
+                     std::optional<i64> timestamp = std::nullopt,
+                     ThreadPool* pool = nullptr);
 
 }  // namespace libpkg::cppdist

@@ -15,6 +15,7 @@
 
 #include "libpkg/archive/zip_reader.hpp"
 #include "libpkg/base/callbacks.hpp"
+#include "libpkg/base/thread_pool_fwd.hpp"
 #include "libpkg/cppdist/naming.hpp"
 
 namespace libpkg::cppdist {
@@ -23,7 +24,8 @@ struct LibtorchPackOptions {
   LibtorchName name;
   std::string build_hash;  // e.g. `git rev-parse HEAD` of the source tree
   int level = 6;
-  unsigned threads = 0;  // 0: one per core
+  unsigned threads = 0;        // 0: one per core
+  ThreadPool* pool = nullptr;  // the job's pool; null: own `threads`
   // Member timestamps (e.g. SOURCE_DATE_EPOCH); unset: the files' mtimes.
   std::optional<i64> timestamp;
   bool write_latest = true;
@@ -46,11 +48,11 @@ struct LibtorchPackResult {
 inline constexpr const char* kLibtorchDirs[] = {"lib", "include", "share",
                                                 "bin"};
 
-// Packs `tree` (an install prefix with lib/ and include/, optionally share/
-// and bin/) into out_dir/zip_name(options.name). Refuses anything else at the
-// top level (unless skip_other_entries), special files, and symlinks that point
-// outside the tree (they would dangle or leak build-machine paths once
-// unzipped).
+/// Packs `tree` (an install prefix with lib/ and include/, optionally share/
+/// and bin/) into out_dir/zip_name(options.name). Refuses anything else at the
+/// top level (unless skip_other_entries), special files, and symlinks that
+/// point outside the tree (they would dangle or leak build-machine paths once
+/// unzipped).
 LibtorchPackResult pack_libtorch(const std::filesystem::path& tree,
                                  const std::filesystem::path& out_dir,
                                  const LibtorchPackOptions& options);
@@ -60,10 +62,10 @@ struct LayoutProblem {
   std::string message;
 };
 
-// Checks a libtorch zip's layout: every member under `libtorch/`, the four
-// directories present, lib/ not empty, build-version and build-hash one
-// non-empty line each, and build-version equal to the version in the file
-// name when the name follows the naming rules.
+/// Checks a libtorch zip's layout: every member under `libtorch/`, the four
+/// directories present, lib/ not empty, build-version and build-hash one
+/// non-empty line each, and build-version equal to the version in the file
+/// name when the name follows the naming rules.
 std::vector<LayoutProblem> check_libtorch_zip(const archive::ZipReader& zip);
 
 }  // namespace libpkg::cppdist

@@ -27,7 +27,7 @@ struct LibtorchVariant {
   bool shared = true;
   bool with_deps = true;
 
-  // "shared-with-deps" etc.; throws Errc::usage naming the accepted values.
+  /// "shared-with-deps" etc.; throws Errc::usage naming the accepted values.
   static LibtorchVariant parse(std::string_view text);
   std::string name() const;
   bool operator==(const LibtorchVariant&) const = default;
@@ -44,28 +44,28 @@ struct LibtorchName {
   bool operator==(const LibtorchName&) const = default;
 };
 
-// The release zip: "libtorch-cxx11-abi-shared-with-deps-2.5.0+cu124.zip".
+/// The release zip: "libtorch-cxx11-abi-shared-with-deps-2.5.0+cu124.zip".
 std::string zip_name(const LibtorchName& name);
-// The "-latest" copies. On macOS x86_64 there is also the un-arched
-// "libtorch-macos-latest.zip" that old download links point to.
+/// The "-latest" copies. On macOS x86_64 there is also the un-arched
+/// "libtorch-macos-latest.zip" that old download links point to.
 std::vector<std::string> latest_names(const LibtorchName& name);
-// "debug-libtorch-cxx11-abi-shared-with-deps-2.5.0+cu124-1a2b3c4d.zip"; the
-// CRC is the .gnu_debuglink CRC of libtorch_cpu.so as 8 lowercase hex digits.
+/// "debug-libtorch-cxx11-abi-shared-with-deps-2.5.0+cu124-1a2b3c4d.zip"; the
+/// CRC is the .gnu_debuglink CRC of libtorch_cpu.so as 8 lowercase hex digits.
 std::string debug_zip_name(const LibtorchName& name, u32 debuglink_crc);
-// "debug-whl-libtorch-<wheel file name without .whl>-<crc>.zip".
+/// "debug-whl-libtorch-<wheel file name without .whl>-<crc>.zip".
 std::string debug_wheel_zip_name(std::string_view wheel_file_name,
                                  u32 debuglink_crc);
 
-// Inverse of zip_name (also accepts the "%2B"-escaped form); throws
-// Errc::format naming the file when it is not a libtorch zip name.
+/// Inverse of zip_name (also accepts the "%2B"-escaped form); throws
+/// Errc::format naming the file when it is not a libtorch zip name.
 LibtorchName parse_zip_name(std::string_view file_name);
 
-// Percent-escapes what a download URL can't carry literally ('+' → "%2B").
+/// Percent-escapes what a download URL can't carry literally ('+' → "%2B").
 std::string url_escape(std::string_view file_name);
 
-// The CRC-32 stored at the end of the .gnu_debuglink section (read in the
-// file's byte order, so a big-endian target's value is right too); nullopt
-// when the file has no such section. Throws on a malformed ELF.
+/// The CRC-32 stored at the end of the .gnu_debuglink section (read in the
+/// file's byte order, so a big-endian target's value is right too); nullopt
+/// when the file has no such section. Throws on a malformed ELF.
 std::optional<u32> debuglink_crc(const std::filesystem::path& elf);
 
 }  // namespace libpkg::cppdist

@@ -15,8 +15,8 @@
 
 namespace libpkg::cuda {
 
-// One line per fact (no trailing newlines). Errc::usage for a non-CUDA
-// configuration; Errc::not_found for a version the tables do not know.
+/// One line per fact (no trailing newlines). Errc::usage for a non-CUDA
+/// configuration; Errc::not_found for a version the tables do not know.
 std::vector<std::string> explain_bundle(
     const config::BuildConfig& config, const config::CudaTables& tables,
     const std::vector<std::filesystem::path>& roots);

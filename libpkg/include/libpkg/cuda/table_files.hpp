@@ -33,17 +33,17 @@ struct TableFiles {
       absent_optional;
 };
 
-// The places `lib` is looked for, in order: for each directory (the
-// table's, then its fallbacks) the directory under each root when
-// relative; when absolute, under each root that is not the table's own
-// CUDA root, then as written (a stand-in root can hold /usr/lib64 too).
-// `roots` empty = {table.cuda_root}.
+/// The places `lib` is looked for, in order: for each directory (the
+/// table's, then its fallbacks) the directory under each root when
+/// relative; when absolute, under each root that is not the table's own
+/// CUDA root, then as written (a stand-in root can hold /usr/lib64 too).
+/// `roots` empty = {table.cuda_root}.
 std::vector<std::filesystem::path> candidate_paths(
     const config::CudaTable& table, const config::CudaLibrary& lib,
     const std::vector<std::filesystem::path>& roots);
 
-// One library: the first candidate path holding it, and every place
-// looked at (with why a file there was passed over).
+/// One library: the first candidate path holding it, and every place
+/// looked at (with why a file there was passed over).
 struct Located {
   std::optional<TableFile> file;
   std::vector<std::string> tried;
@@ -53,18 +53,18 @@ Located locate_table_file(const config::CudaTable& table,
                           const std::vector<std::filesystem::path>& roots,
                           unsigned elf_machine = 0);
 
-// Every library of `libs` (entries of `table`) on disk. A file of the
-// wrong machine (`elf_machine`, e.g. EM_AARCH64; 0 = any) or whose SONAME
-// the name rule does not accept is passed over and said so. Errc::not_found
-// naming the table when any required entry is missing: one message listing
-// each missing file and the paths tried.
+/// Every library of `libs` (entries of `table`) on disk. A file of the
+/// wrong machine (`elf_machine`, e.g. EM_AARCH64; 0 = any) or whose SONAME
+/// the name rule does not accept is passed over and said so. Errc::not_found
+/// naming the table when any required entry is missing: one message listing
+/// each missing file and the paths tried.
 TableFiles find_table_files(const config::CudaTable& table,
                             const std::vector<config::CudaLibrary>& libs,
                             const std::vector<std::filesystem::path>& roots,
                             unsigned elf_machine = 0);
 
-// EM_* for a policy architecture name ("x86_64", "aarch64", …); 0 when
-// unknown.
+/// EM_* for a policy architecture name ("x86_64", "aarch64", …); 0 when
+/// unknown.
 unsigned elf_machine_of(std::string_view arch);
 
 }  // namespace libpkg::cuda

@@ -37,29 +37,29 @@ struct Toolkit {
   bool is_current = false;
 };
 
-// Reads the versions of the toolkit installed in `dir`: CUDA from
-// version.json, then `bin/nvcc --version` ("release X.Y", 10 s limit), then
-// version.txt, then a lib64/libcudart.so.X.Y.Z (or targets/*/lib) name,
-// then a `cuda-X.Y` directory name; cuDNN from cudnn_version.h / cudnn.h
-// or libcudnn.so.X.Y.Z; NCCL from nccl.h or libnccl.so.X.Y.Z. A malformed
-// source is skipped. nullopt when no source gives a CUDA version.
-// `is_current` is left false (it depends on a root).
+/// Reads the versions of the toolkit installed in `dir`: CUDA from
+/// version.json, then `bin/nvcc --version` ("release X.Y", 10 s limit), then
+/// version.txt, then a lib64/libcudart.so.X.Y.Z (or targets/*/lib) name,
+/// then a `cuda-X.Y` directory name; cuDNN from cudnn_version.h / cudnn.h
+/// or libcudnn.so.X.Y.Z; NCCL from nccl.h or libnccl.so.X.Y.Z. A malformed
+/// source is skipped. nullopt when no source gives a CUDA version.
+/// `is_current` is left false (it depends on a root).
 std::optional<Toolkit> probe_toolkit(const std::filesystem::path& dir);
 
-// Every `cuda-X.Y` directory under root, plus `cuda` when it is a real
-// directory rather than a symlink, sorted by version. Errc::not_found when
-// root does not exist, Errc::io when it cannot be read.
+/// Every `cuda-X.Y` directory under root, plus `cuda` when it is a real
+/// directory rather than a symlink, sorted by version. Errc::not_found when
+/// root does not exist, Errc::io when it cannot be read.
 std::vector<Toolkit> list_toolkits(
     const std::filesystem::path& root = "/usr/local");
 
-// The toolkit root/cuda points to (or is). nullopt when root/cuda does not
-// exist; Errc::not_found when it is a dangling symlink or holds no
-// detectable toolkit.
+/// The toolkit root/cuda points to (or is). nullopt when root/cuda does not
+/// exist; Errc::not_found when it is a dangling symlink or holds no
+/// detectable toolkit.
 std::optional<Toolkit> current_toolkit(
     const std::filesystem::path& root = "/usr/local");
 
-// root/cuda-X.Y for a CUDA accelerator. Errc::usage for cpu/rocm/xpu;
-// Errc::not_found naming the path and the versions installed under root.
+/// root/cuda-X.Y for a CUDA accelerator. Errc::usage for cpu/rocm/xpu;
+/// Errc::not_found naming the path and the versions installed under root.
 Toolkit find_toolkit(const std::filesystem::path& root,
                      const config::Accelerator& version);
 
@@ -83,22 +83,22 @@ struct SwitchResult {
   std::optional<std::filesystem::path> magma_new_target;
 };
 
-// Points root/cuda at cuda-X.Y (a relative link, so the root can be moved
-// or bind-mounted) by renaming a new symlink over the old one: at every
-// moment root/cuda is either the old or the new link, never missing. With
-// switch_magma, root/magma likewise goes to cuda-X.Y/magma or
-// magma-cudaXY when one exists. Errc::not_found when cuda-X.Y is missing
-// (see find_toolkit); Errc::usage when root/cuda or root/magma is a real
-// directory or file (never deleted) — checked before anything changes;
-// Errc::io when the link cannot be made.
+/// Points root/cuda at cuda-X.Y (a relative link, so the root can be moved
+/// or bind-mounted) by renaming a new symlink over the old one: at every
+/// moment root/cuda is either the old or the new link, never missing. With
+/// switch_magma, root/magma likewise goes to cuda-X.Y/magma or
+/// magma-cudaXY when one exists. Errc::not_found when cuda-X.Y is missing
+/// (see find_toolkit); Errc::usage when root/cuda or root/magma is a real
+/// directory or file (never deleted) — checked before anything changes;
+/// Errc::io when the link cannot be made.
 SwitchResult switch_toolkit(const std::filesystem::path& root,
                             const config::Accelerator& version,
                             bool switch_magma = true);
 
-// `export NAME=value` lines selecting this toolkit in a POSIX shell:
-// CUDA_HOME, PATH, LD_LIBRARY_PATH, CUDA_VERSION (X.Y) and, when known,
-// CUDNN_VERSION. Values are single-quoted where needed; the old PATH and
-// LD_LIBRARY_PATH are appended unexpanded.
+/// `export NAME=value` lines selecting this toolkit in a POSIX shell:
+/// CUDA_HOME, PATH, LD_LIBRARY_PATH, CUDA_VERSION (X.Y) and, when known,
+/// CUDNN_VERSION. Values are single-quoted where needed; the old PATH and
+/// LD_LIBRARY_PATH are appended unexpanded.
 std::vector<std::string> environment(const Toolkit& toolkit);
 
 }  // namespace libpkg::cuda

@@ -33,36 +33,36 @@ struct Policy {
   // soname → symbols of that library that must not be referenced.
   std::map<std::string, std::set<std::string>> blacklist;
 
-  // "manylinux_2_17_x86_64" (and the alias tags, "manylinux2014_x86_64").
+  /// "manylinux_2_17_x86_64" (and the alias tags, "manylinux2014_x86_64").
   std::string tag(std::string_view arch) const;
   std::vector<std::string> tags(std::string_view arch) const;
-  // Whether `soname` is allowed: in the whitelist, or the dynamic loader /
-  // libc of this libc family (ld-linux*, ld-musl-*, libc.musl-*).
+  /// Whether `soname` is allowed: in the whitelist, or the dynamic loader /
+  /// libc of this libc family (ld-linux*, ld-musl-*, libc.musl-*).
   bool allows_library(std::string_view soname) const;
 };
 
 class PolicySet {
  public:
-  // The embedded manylinux and musllinux policies.
+  /// The embedded manylinux and musllinux policies.
   static const PolicySet& builtin();
-  // Policies from a JSON file in auditwheel's format (a list of objects);
-  // Errc::format naming the file and the bad field.
+  /// Policies from a JSON file in auditwheel's format (a list of objects);
+  /// Errc::format naming the file and the bad field.
   static PolicySet load(const std::filesystem::path& file);
   static PolicySet parse(std::string_view json, std::string name, Libc libc);
 
-  // Sorted by priority, most compatible first.
+  /// Sorted by priority, most compatible first.
   const std::vector<Policy>& policies() const { return policies_; }
-  // Policies of one libc family, most compatible first (without "linux").
+  /// Policies of one libc family, most compatible first (without "linux").
   std::vector<const Policy*> family(Libc libc) const;
-  // By name or alias, with or without the arch suffix: "manylinux2014",
-  // "manylinux_2_17_x86_64", "musllinux_1_2_aarch64". nullptr if unknown.
+  /// By name or alias, with or without the arch suffix: "manylinux2014",
+  /// "manylinux_2_17_x86_64", "musllinux_1_2_aarch64". nullptr if unknown.
   const Policy* find(std::string_view name) const;
 
  private:
   std::vector<Policy> policies_;
 };
 
-// What the evaluation needs to know about one ELF file.
+/// What the evaluation needs to know about one ELF file.
 struct BinaryFacts {
   std::string path;  // member name in the package (or file path)
   std::string arch;  // policy arch (deps::policy_arch)
@@ -158,30 +158,30 @@ struct EvaluateOptions {
   bool isa_ext_check = true;
 };
 
-// libpython is provided by the interpreter that loads the extension: a
-// NEEDED entry on it makes a wheel incompatible as it is (repair drops it).
+/// libpython is provided by the interpreter that loads the extension: a
+/// NEEDED entry on it makes a wheel incompatible as it is (repair drops it).
 inline bool is_libpython(std::string_view soname) {
   return soname.starts_with("libpython");
 }
 
-// The architecture as platform tags spell it: the machine name, except for
-// Android tags, which name the NDK ABI (aarch64 → arm64_v8a, PEP 738).
+/// The architecture as platform tags spell it: the machine name, except for
+/// Android tags, which name the NDK ABI (aarch64 → arm64_v8a, PEP 738).
 std::string_view policy_tag_arch(Libc libc, std::string_view arch);
 
-// Evaluates `binaries` (all of one arch and libc family; Errc::unsupported
-// otherwise, naming two files that disagree) against `policies`.
-// The rules (auditwheel's, where they differ and why) are spelled out at the
-// top of libpkg/src/deps/evaluate.cpp; in short: a requirement's prefix is
-// the text before its first '_' and its version must be listed verbatim
-// (GLIBC_PRIVATE never is, CXXABI_TM_1 is); loader requirements are
-// skipped; weak references never hit the blacklist; grafted facts count
-// for the policies that don't allow their soname.
+/// Evaluates `binaries` (all of one arch and libc family; Errc::unsupported
+/// otherwise, naming two files that disagree) against `policies`.
+/// The rules (auditwheel's, where they differ and why) are spelled out at the
+/// top of libpkg/src/deps/evaluate.cpp; in short: a requirement's prefix is
+/// the text before its first '_' and its version must be listed verbatim
+/// (GLIBC_PRIVATE never is, CXXABI_TM_1 is); loader requirements are
+/// skipped; weak references never hit the blacklist; grafted facts count
+/// for the policies that don't allow their soname.
 Evaluation evaluate(const std::vector<BinaryFacts>& binaries,
                     const PolicySet& policies,
                     const EvaluateOptions& options = {});
 
-// Facts of one ELF file: arch, version requirements, undefined symbols.
-// `external` is left for the caller (it depends on the package).
+/// Facts of one ELF file: arch, version requirements, undefined symbols.
+/// `external` is left for the caller (it depends on the package).
 BinaryFacts binary_facts(const elf::ElfFile& elf, std::string path);
 
 }  // namespace libpkg::deps

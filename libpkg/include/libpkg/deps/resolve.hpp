@@ -60,14 +60,14 @@
 
 namespace libpkg::deps {
 
-// The C library a binary is built for. Bionic is Android's: its binaries
-// need the unversioned "libc.so" like musl's, and are told apart by the
-// loader (/system/bin/linker64), the .note.android.ident section or the
-// LIBC* symbol versions bionic's libc.so defines.
+/// The C library a binary is built for. Bionic is Android's: its binaries
+/// need the unversioned "libc.so" like musl's, and are told apart by the
+/// loader (/system/bin/linker64), the .note.android.ident section or the
+/// LIBC* symbol versions bionic's libc.so defines.
 enum class Libc { glibc, musl, bionic };
-// "glibc", "musl", "bionic".
+/// "glibc", "musl", "bionic".
 const char* libc_name(Libc libc);
-// The inverse of libc_name; nullopt for anything else.
+/// The inverse of libc_name; nullopt for anything else.
 std::optional<Libc> parse_libc(std::string_view name);
 
 struct SearchConfig {
@@ -92,7 +92,7 @@ struct SearchConfig {
   std::string platform;
 };
 
-// Where a library was found.
+/// Where a library was found.
 enum class FoundVia {
   path,             // the NEEDED name contains '/'
   rpath,            // DT_RPATH of the needing object
@@ -134,7 +134,7 @@ struct LddTree {
   std::vector<LibraryNode> libraries;
 
   const LibraryNode* find(std::string_view soname) const;
-  // Sonames that could not be found.
+  /// Sonames that could not be found.
   std::vector<std::string> missing() const;
 };
 
@@ -142,15 +142,15 @@ class Resolver {
  public:
   explicit Resolver(SearchConfig config = {});
 
-  // Resolves the closure of `file`. Libraries for which `prune(node)`
-  // returns true are listed but not descended into (e.g. a policy's
-  // allowed system libraries, or --exclude patterns).
+  /// Resolves the closure of `file`. Libraries for which `prune(node)`
+  /// returns true are listed but not descended into (e.g. a policy's
+  /// allowed system libraries, or --exclude patterns).
   LddTree tree(const std::filesystem::path& file,
                const std::function<bool(const LibraryNode&)>& prune = {}) const;
 
-  // The directories searched for a NEEDED of `requester` (expanded), in
-  // order, with the reason of each; `chain` is the loader chain above it
-  // (root first) for RPATH inheritance.
+  /// The directories searched for a NEEDED of `requester` (expanded), in
+  /// order, with the reason of each; `chain` is the loader chain above it
+  /// (root first) for RPATH inheritance.
   struct SearchEntry {
     std::string dir;  // expanded
     FoundVia via;
@@ -160,13 +160,13 @@ class Resolver {
       const elf::ElfFile& requester,
       const std::vector<const elf::ElfFile*>& chain) const;
 
-  // The system directories (ld.so.conf with includes, then the defaults;
-  // or the musl path file / defaults), expanded under `root`. Read once, in
-  // the constructor, so that a Resolver can be shared between threads.
-  // For glibc this lists the 64-bit defaults (a 32-bit requester searches
-  // only /lib and /usr/lib); for musl, the one <root>/etc/ld-musl-*.path
-  // present (the requester's architecture picks among several), else the
-  // defaults.
+  /// The system directories (ld.so.conf with includes, then the defaults;
+  /// or the musl path file / defaults), expanded under `root`. Read once, in
+  /// the constructor, so that a Resolver can be shared between threads.
+  /// For glibc this lists the 64-bit defaults (a 32-bit requester searches
+  /// only /lib and /usr/lib); for musl, the one <root>/etc/ld-musl-*.path
+  /// present (the requester's architecture picks among several), else the
+  /// defaults.
   const std::vector<std::string>& system_dirs() const;
 
   const SearchConfig& config() const { return config_; }
@@ -182,50 +182,50 @@ class Resolver {
   std::map<std::string, std::vector<std::string>> musl_paths_;  // by arch
 };
 
-// Parses an ld.so.conf file (`conf` is its real path, already under
-// `root`): directories in order, `include` globs expanded
-// (sorted, relative to the conf file's directory), comments and `hwcap`
-// lines dropped, paths interpreted under `root`. Missing include targets
-// are ignored (as ldconfig does); include cycles are broken.
+/// Parses an ld.so.conf file (`conf` is its real path, already under
+/// `root`): directories in order, `include` globs expanded
+/// (sorted, relative to the conf file's directory), comments and `hwcap`
+/// lines dropped, paths interpreted under `root`. Missing include targets
+/// are ignored (as ldconfig does); include cycles are broken.
 std::vector<std::string> parse_ld_so_conf(const std::filesystem::path& conf,
                                           const std::filesystem::path& root);
 
-// Expands $ORIGIN/${ORIGIN}, $LIB/${LIB}, $PLATFORM/${PLATFORM} in one
-// search-path entry.
+/// Expands $ORIGIN/${ORIGIN}, $LIB/${LIB}, $PLATFORM/${PLATFORM} in one
+/// search-path entry.
 std::string expand_dst(std::string_view entry, std::string_view origin,
                        std::string_view lib, std::string_view platform);
 
-// Splits a ':'-separated path list (empty entries kept as "").
+/// Splits a ':'-separated path list (empty entries kept as "").
 std::vector<std::string> split_path_list(std::string_view list);
 
-// True when a library at `candidate` can satisfy `requester` (class, byte
-// order, machine, OSABI); otherwise sets `why`.
+/// True when a library at `candidate` can satisfy `requester` (class, byte
+/// order, machine, OSABI); otherwise sets `why`.
 bool compatible(const elf::ElfFile& requester, const elf::ElfFile& candidate,
                 std::string* why = nullptr);
 
-// The policy architecture name of an ELF file: x86_64, i686, aarch64,
-// ppc64le, ppc64, s390x, armv7l, riscv64, loongarch64; "" when no policy
-// covers it (unsupported_machine says why). ARM is armv7l only for an
-// EABI5 hard-float file (e_flags EF_ARM_ABI_FLOAT_HARD, EABI version 5)
-// whose .ARM.attributes, when present, say ARMv7 or later: soft-float
-// (armel) and ARMv5/ARMv6 binaries do not run on every armv7l system.
+/// The policy architecture name of an ELF file: x86_64, i686, aarch64,
+/// ppc64le, ppc64, s390x, armv7l, riscv64, loongarch64; "" when no policy
+/// covers it (unsupported_machine says why). ARM is armv7l only for an
+/// EABI5 hard-float file (e_flags EF_ARM_ABI_FLOAT_HARD, EABI version 5)
+/// whose .ARM.attributes, when present, say ARMv7 or later: soft-float
+/// (armel) and ARMv5/ARMv6 binaries do not run on every armv7l system.
 std::string policy_arch(const elf::ElfFile& elf);
 
-// Why policy_arch(elf) is "": "machine SPARC v9: no platform policy covers
-// it", "ARM soft-float (EABI5 without EF_ARM_ABI_FLOAT_HARD): armv7l
-// wheels are hard-float, no policy applies".
+/// Why policy_arch(elf) is "": "machine SPARC v9: no platform policy covers
+/// it", "ARM soft-float (EABI5 without EF_ARM_ABI_FLOAT_HARD): armv7l
+/// wheels are hard-float, no policy applies".
 std::string unsupported_machine(const elf::ElfFile& elf);
 
-// The C library, from what the file itself says: PT_INTERP (ld-musl-*,
-// ld-linux*, /system/bin/linker*), the .note.android.ident section, the
-// NEEDED libc name (libc.so.6 glibc; libc.so bionic when versioned LIBC*,
-// else musl). nullopt when it says nothing (no interpreter, no libc).
+/// The C library, from what the file itself says: PT_INTERP (ld-musl-*,
+/// ld-linux*, /system/bin/linker*), the .note.android.ident section, the
+/// NEEDED libc name (libc.so.6 glibc; libc.so bionic when versioned LIBC*,
+/// else musl). nullopt when it says nothing (no interpreter, no libc).
 std::optional<Libc> libc_of(const elf::ElfFile& elf);
 
-// The libc implied by an extension module's file name: "-linux-musl.so"
-// → musl, "-linux-android.so" → bionic, "-linux-gnu.so" → glibc for
-// CPython 3.11 and later only (older musl builds of CPython used the gnu
-// suffix too, so there it proves nothing). nullopt otherwise.
+/// The libc implied by an extension module's file name: "-linux-musl.so"
+/// → musl, "-linux-android.so" → bionic, "-linux-gnu.so" → glibc for
+/// CPython 3.11 and later only (older musl builds of CPython used the gnu
+/// suffix too, so there it proves nothing). nullopt otherwise.
 std::optional<Libc> libc_from_extension_suffix(std::string_view member);
 
 }  // namespace libpkg::deps

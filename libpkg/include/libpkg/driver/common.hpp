@@ -18,6 +18,7 @@
 
 #include "libpkg/base/callbacks.hpp"
 #include "libpkg/base/integers.hpp"
+#include "libpkg/base/thread_pool_fwd.hpp"
 #include "libpkg/check/check.hpp"
 #include "libpkg/config/build.hpp"
 #include "libpkg/config/cuda_table.hpp"
@@ -31,7 +32,8 @@ struct CommonOptions {
   std::filesystem::path out_dir = "dist";
   // Compute and describe the plan; write nothing, check nothing.
   bool dry_run = false;
-  unsigned threads = 0;  // 0: one per core
+  unsigned threads = 0;        // 0: one per core
+  ThreadPool* pool = nullptr;  // the job's pool; null: own `threads`
   // Deflate level of zip outputs (wheels, libtorch zips).
   int zip_level = 6;
   // Member timestamps / conda index timestamp (SOURCE_DATE_EPOCH); unset:
@@ -56,13 +58,13 @@ struct CommonOptions {
   ProgressFn progress;
 };
 
-// The tables in effect: options.cuda_tables or the built-in ones.
+/// The tables in effect: options.cuda_tables or the built-in ones.
 const config::CudaTables& cuda_tables(const CommonOptions& options);
 
-// What check_binary should expect of this configuration's artifacts:
-// the package type, the accelerator, the C++ ABI (Linux only) and, when
-// `bundles_cuda_table` (the job bundled the per-CUDA table's libraries:
-// not pypi-CUDA mode, not a without-deps variant), the table's libraries.
+/// What check_binary should expect of this configuration's artifacts:
+/// the package type, the accelerator, the C++ ABI (Linux only) and, when
+/// `bundles_cuda_table` (the job bundled the per-CUDA table's libraries:
+/// not pypi-CUDA mode, not a without-deps variant), the table's libraries.
 check::Expectation check_expectation(const config::BuildConfig& config,
                                      bool bundles_cuda_table);
 
@@ -92,20 +94,20 @@ struct Summary {
   std::vector<std::string> notes;     // warnings worth showing
   double seconds = 0;                 // wall time of the whole job
 
-  // True when no check failed (and vacuously when none ran).
+  /// True when no check failed (and vacuously when none ran).
   bool passed() const;
   std::string to_text(bool verbose = false) const;
-  // Schema "libpkg-driver/1" (docs/drivers.md).
+  /// Schema "libpkg-driver/1" (docs/drivers.md).
   std::string to_json(int indent = 2) const;
 };
 
-// The runtime checks a configuration promises, passed to check_binary as
-// --require so that a promised check that would skip fails the run:
-// `import` for a wheel when an interpreter of the wheel's Python is found
-// (options.python when it is one, else python<X.Y> then python3 on PATH;
-// `python` is then the one chosen), `link` for libtorch. Nothing with
-// runtime checks off, nor a check left out by only/skip. `notes` says why
-// an expected promise can't be made (no matching interpreter).
+/// The runtime checks a configuration promises, passed to check_binary as
+/// --require so that a promised check that would skip fails the run:
+/// `import` for a wheel when an interpreter of the wheel's Python is found
+/// (options.python when it is one, else python<X.Y> then python3 on PATH;
+/// `python` is then the one chosen), `link` for libtorch. Nothing with
+/// runtime checks off, nor a check left out by only/skip. `notes` says why
+/// an expected promise can't be made (no matching interpreter).
 struct Promises {
   std::vector<std::string> require;
   std::string python;
@@ -114,22 +116,22 @@ struct Promises {
 Promises promised_checks(const config::BuildConfig& config,
                          const check::CheckOptions& options);
 
-// Runs check::run on every artifact of `summary` marked `check`, with
-// options.check (plus promised_checks' --require) and `expect`, appending
-// the reports; the log gets one line per artifact. Does nothing when
-// !options.run_checks or on a dry run. Bad input found by the checks
-// (Errc::usage / format) propagates.
+/// Runs check::run on every artifact of `summary` marked `check`, with
+/// options.check (plus promised_checks' --require) and `expect`, appending
+/// the reports; the log gets one line per artifact. Does nothing when
+/// !options.run_checks or on a dry run. Bad input found by the checks
+/// (Errc::usage / format) propagates.
 void check_artifacts(Summary& summary, const CommonOptions& options,
                      const check::Expectation& expect);
 
-// Adds an artifact written at `path`. `written`: the bytes the writer put
-// there, when it knows them; else the size is taken from the file, which
-// is 0 for an output written into /dev/null or a FIFO.
+/// Adds an artifact written at `path`. `written`: the bytes the writer put
+/// there, when it knows them; else the size is taken from the file, which
+/// is 0 for an output written into /dev/null or a FIFO.
 void add_artifact(Summary& summary, std::string role,
                   const std::filesystem::path& path, bool check = true,
                   std::optional<u64> written = std::nullopt);
 
-// A stopwatch for Summary::seconds.
+/// A stopwatch for Summary::seconds.
 class Stopwatch {
  public:
   Stopwatch() : start_(std::chrono::steady_clock::now()) {}

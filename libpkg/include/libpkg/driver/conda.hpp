@@ -49,30 +49,30 @@ struct CondaDriverOptions {
   conda::OutsideRpath outside_rpaths = conda::OutsideRpath::drop;
 };
 
-// The package metadata the options resolve to (before
-// conda::complete_metadata, which pack applies): exposed so a dry run,
-// Python and tests see exactly what index.json will say. Throws
-// Errc::usage / Errc::format for bad values or a bad JSON file.
+/// The package metadata the options resolve to (before
+/// conda::complete_metadata, which pack applies): exposed so a dry run,
+/// Python and tests see exactly what index.json will say. Throws
+/// Errc::usage / Errc::format for bad values or a bad JSON file.
 conda::CondaMetadata resolve_conda_metadata(const CondaDriverOptions& options);
 
-// The conda name of a configuration's package: TORCH_PACKAGE_NAME, with
-// "torch" published as "pytorch" (build_pytorch.sh's package name).
+/// The conda name of a configuration's package: TORCH_PACKAGE_NAME, with
+/// "torch" published as "pytorch" (build_pytorch.sh's package name).
 std::string conda_package_name(const config::BuildConfig& config);
 
-// CUDNN_VERSION for a CUDA configuration that names none, as the old
-// build read it from the toolkit: the cuDNN version (major.minor) in the
-// headers of the first toolkit among common.cuda_roots (default
-// /usr/local/cuda) whose CUDA version is the configuration's, and where
-// it was read. nullopt when no such toolkit has cuDNN.
+/// CUDNN_VERSION for a CUDA configuration that names none, as the old
+/// build read it from the toolkit: the cuDNN version (major.minor) in the
+/// headers of the first toolkit among common.cuda_roots (default
+/// /usr/local/cuda) whose CUDA version is the configuration's, and where
+/// it was read. nullopt when no such toolkit has cuDNN.
 struct ToolkitCudnn {
   std::string version;          // "9.19"
   std::filesystem::path where;  // the toolkit directory
 };
 std::optional<ToolkitCudnn> toolkit_cudnn(const CondaDriverOptions& options);
 
-// Relocate → pack → check_binary. Returns the summary (plan lines,
-// relocations, artifacts "conda-v2" (.conda) and "conda" (.tar.bz2), one
-// check report per package). A dry run only plans and writes nothing.
+/// Relocate → pack → check_binary. Returns the summary (plan lines,
+/// relocations, artifacts "conda-v2" (.conda) and "conda" (.tar.bz2), one
+/// check report per package). A dry run only plans and writes nothing.
 Summary run_conda(const CondaDriverOptions& options);
 
 }  // namespace libpkg::driver

@@ -69,20 +69,20 @@ struct ManywheelOptions {
   deps::SearchConfig search;
 };
 
-// The interpreter a wheel's file name is for ("cp311-cp311" → 3.11,
-// "cp313-cp313t" → 3.13t); nullopt when it names no single CPython
-// (abi3, py3, several tags) or the name does not parse.
+/// The interpreter a wheel's file name is for ("cp311-cp311" → 3.11,
+/// "cp313-cp313t" → 3.13t); nullopt when it names no single CPython
+/// (abi3, py3, several tags) or the name does not parse.
 std::optional<config::PythonVersion> wheel_python(
     const std::filesystem::path& wheel);
 
-// Runs the job. Throws libpkg::Error for bad input: a missing wheel or
-// source directory (Errc::not_found), a wheel for another python than the
-// configuration's (Errc::usage naming both), a CUDA version without a
-// bundle list or a table library that is not on disk (Errc::not_found,
-// pointing at --cuda-table), a build command that fails or writes no
-// wheel, an --enable condition the table does not have (Errc::usage), and
-// whatever the analysis and repair refuse. A dry run returns the plan and
-// writes nothing (a build command is not run).
+/// Runs the job. Throws libpkg::Error for bad input: a missing wheel or
+/// source directory (Errc::not_found), a wheel for another python than the
+/// configuration's (Errc::usage naming both), a CUDA version without a
+/// bundle list or a table library that is not on disk (Errc::not_found,
+/// pointing at --cuda-table), a build command that fails or writes no
+/// wheel, an --enable condition the table does not have (Errc::usage), and
+/// whatever the analysis and repair refuse. A dry run returns the plan and
+/// writes nothing (a build command is not run).
 Summary run_manywheel(const ManywheelOptions& options);
 
 /// Applies the old build scripts' environment switches (builder-scripts.md

@@ -33,7 +33,7 @@
 
 namespace libpkg::elf {
 
-// Which dynamic tag holds the search path after an rpath operation.
+/// Which dynamic tag holds the search path after an rpath operation.
 enum class RpathTag {
   runpath,  // DT_RUNPATH (patchelf's default: converts an existing DT_RPATH)
   rpath,    // DT_RPATH (patchelf --force-rpath; what auditwheel writes)
@@ -91,10 +91,10 @@ struct EditPlan {
   std::vector<std::string> notes;
 };
 
-// Plans the edit of `elf` (read from `base_dir` for --shrink-rpath lookups).
-// Throws libpkg::Error for impossible requests (no PT_INTERP to set, a
-// statically linked file without .dynamic, an unknown NEEDED to replace is
-// not an error: like patchelf it is ignored).
+/// Plans the edit of `elf` (read from `base_dir` for --shrink-rpath lookups).
+/// Throws libpkg::Error for impossible requests (no PT_INTERP to set, a
+/// statically linked file without .dynamic, an unknown NEEDED to replace is
+/// not an error: like patchelf it is ignored).
 EditPlan plan_edit(const ElfFile& elf, const EditOptions& options);
 
 struct EditReport {
@@ -104,7 +104,7 @@ struct EditReport {
   u64 old_size = 0, new_size = 0;
 };
 
-// Opens `input`, plans, and writes to `output` (== input for in place).
+/// Opens `input`, plans, and writes to `output` (== input for in place).
 EditReport edit_file(const std::filesystem::path& input,
                      const std::filesystem::path& output,
                      const EditOptions& options,

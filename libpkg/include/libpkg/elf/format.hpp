@@ -39,7 +39,7 @@ template <typename E>
 using I32 = Integer<i32, E::is_le>;
 template <typename E>
 using I64 = Integer<i64, E::is_le>;
-// Elf_Addr / Elf_Off / Elf_Xword: 4 bytes on ELFCLASS32, 8 on ELFCLASS64.
+/// Elf_Addr / Elf_Off / Elf_Xword: 4 bytes on ELFCLASS32, 8 on ELFCLASS64.
 template <typename E>
 using Word = std::conditional_t<E::is_64, U64<E>, U32<E>>;
 template <typename E>
@@ -367,7 +367,7 @@ requires(E::is_64) struct Sym<E> {
   U64<E> st_size;
 };
 
-// GNU symbol versioning records; identical for both classes.
+/// GNU symbol versioning records; identical for both classes.
 template <typename E>
 struct Verneed {
   U16<E> vn_version;
@@ -415,16 +415,16 @@ static_assert(sizeof(Sym<Elf64LE>) == 24 && sizeof(Sym<Elf32BE>) == 16);
 static_assert(sizeof(Verneed<Elf64LE>) == 16 && sizeof(Vernaux<Elf64LE>) == 16);
 static_assert(sizeof(Verdef<Elf32LE>) == 20 && sizeof(Verdaux<Elf32LE>) == 8);
 
-// Names for diagnostics and `inspect`.
+/// Names for diagnostics and `inspect`.
 const char* machine_name(u16 e_machine);
 const char* osabi_name(u8 osabi);
 const char* type_name(u16 e_type);
 const char* dynamic_tag_name(i64 tag);
 const char* segment_type_name(u32 p_type);
 
-// The page size the loader of this machine may use: the largest one, because
-// a segment aligned for 64 KiB pages also works on 4 KiB pages but not the
-// other way round (aarch64/ppc64 kernels configured for 64 KiB pages).
+/// The page size the loader of this machine may use: the largest one, because
+/// a segment aligned for 64 KiB pages also works on 4 KiB pages but not the
+/// other way round (aarch64/ppc64 kernels configured for 64 KiB pages).
 u64 max_page_size(u16 e_machine);
 
 }  // namespace libpkg::elf

@@ -82,12 +82,12 @@ struct VersionDef {
       names;  // names[0] = this version; rest = parents
 };
 
-// Recoverable oddities the reader works around, e.g. a DT_HASH that no
-// loadable segment maps (the symbol count then comes from DT_GNU_HASH, or
-// no symbols are read) or version tables that disagree with each other.
-// Called with the message (without the file name: ElfFile::name()); each
-// distinct message once per ElfFile. May be called from any thread that
-// uses the ElfFile.
+/// Recoverable oddities the reader works around, e.g. a DT_HASH that no
+/// loadable segment maps (the symbol count then comes from DT_GNU_HASH, or
+/// no symbols are read) or version tables that disagree with each other.
+/// Called with the message (without the file name: ElfFile::name()); each
+/// distinct message once per ElfFile. May be called from any thread that
+/// uses the ElfFile.
 using ElfWarningFn = std::function<void(std::string_view message)>;
 
 struct ElfReadOptions {
@@ -96,18 +96,18 @@ struct ElfReadOptions {
 
 class ElfFile {
  public:
-  // Maps and opens `path`. Throws libpkg::Error (Errc::format) naming the file
-  // and offset when it is not a well-formed ELF header.
+  /// Maps and opens `path`. Throws libpkg::Error (Errc::format) naming the file
+  /// and offset when it is not a well-formed ELF header.
   static ElfFile open(const std::filesystem::path& path,
                       ElfReadOptions options = {});
-  // Views bytes owned by the caller (an archive member, a test buffer).
+  /// Views bytes owned by the caller (an archive member, a test buffer).
   explicit ElfFile(ByteView bytes, ElfReadOptions options = {});
-  // True when the bytes start with the ELF magic.
+  /// True when the bytes start with the ELF magic.
   static bool has_elf_magic(std::span<const u8> bytes);
 
   const std::string& name() const { return bytes_.name(); }
   const ByteView& bytes() const { return bytes_; }
-  // The underlying map, when the ElfFile owns one (open()).
+  /// The underlying map, when the ElfFile owns one (open()).
   const MappedFile* mapped_file() const { return file_.get(); }
 
   bool is_64() const { return is_64_; }
@@ -119,13 +119,13 @@ class ElfFile {
   std::string machine_name() const;
 
   std::vector<ProgramHeader> program_headers() const;
-  // Empty when the file has no section header table.
+  /// Empty when the file has no section header table.
   std::vector<SectionHeader> sections() const;
   std::optional<SectionHeader> section(std::string_view name) const;
 
   std::optional<std::string_view> interpreter() const;
   bool has_dynamic() const;
-  // The dynamic entries up to (not including) the first DT_NULL.
+  /// The dynamic entries up to (not including) the first DT_NULL.
   std::vector<DynamicEntry> dynamic() const;
   std::vector<std::string_view> needed() const;
   std::optional<std::string_view> soname() const;
@@ -134,23 +134,23 @@ class ElfFile {
   u64 dt_flags() const;
   u64 dt_flags_1() const;
 
-  // Number of entries in .dynsym (including the null symbol 0).
+  /// Number of entries in .dynsym (including the null symbol 0).
   u64 dynamic_symbol_count() const;
-  // Visits every .dynsym entry (from index 1) with its version resolved,
-  // without materialising a vector: big libraries have 10^5 symbols.
+  /// Visits every .dynsym entry (from index 1) with its version resolved,
+  /// without materialising a vector: big libraries have 10^5 symbols.
   void for_each_dynamic_symbol(
       const std::function<void(const Symbol&)>& fn) const;
   std::vector<Symbol> dynamic_symbols() const;
   std::vector<VersionNeed> version_needs() const;
   std::vector<VersionDef> version_defs() const;
 
-  // Hex of the NT_GNU_BUILD_ID note, if any.
+  /// Hex of the NT_GNU_BUILD_ID note, if any.
   std::optional<std::string> build_id() const;
-  // GNU_PROPERTY_X86_ISA_1_NEEDED bitmask from the property note, if any.
+  /// GNU_PROPERTY_X86_ISA_1_NEEDED bitmask from the property note, if any.
   std::optional<u32> x86_isa_needed() const;
 
-  // File offset holding virtual address `vaddr` (through PT_LOAD), if mapped
-  // from the file.
+  /// File offset holding virtual address `vaddr` (through PT_LOAD), if mapped
+  /// from the file.
   std::optional<u64> vaddr_to_offset(u64 vaddr) const;
 
  private:
@@ -169,10 +169,10 @@ class ElfFile {
   u16 type_ = 0, machine_ = 0;
 };
 
-// "x86-64-v2" etc. for an ISA_1_NEEDED mask; "baseline" or "" when unknown.
+/// "x86-64-v2" etc. for an ISA_1_NEEDED mask; "baseline" or "" when unknown.
 std::string x86_isa_level_name(u32 mask);
 
-// Demangles an Itanium C++ ABI name; returns the input when it is not one.
+/// Demangles an Itanium C++ ABI name; returns the input when it is not one.
 std::string demangle(std::string_view name);
 
 }  // namespace libpkg::elf

@@ -20,6 +20,7 @@
 #include "libpkg/archive/zip_reader.hpp"
 #include "libpkg/base/callbacks.hpp"
 #include "libpkg/base/integers.hpp"
+#include "libpkg/base/thread_pool_fwd.hpp"
 #include "libpkg/wheel/name.hpp"
 
 namespace libpkg::wheel {
@@ -29,6 +30,7 @@ namespace libpkg::wheel {
 struct PackOptions {
   int level = 6;         // deflate level 0..9 (libdeflate 10..12 accepted)
   unsigned threads = 0;  // 0: one per core
+  ThreadPool* pool = nullptr;  // the job's pool; null: own `threads`
   // Timestamp for every member (e.g. SOURCE_DATE_EPOCH, read by the
   // frontend); unset: each file's mtime.
   std::optional<i64> timestamp;
@@ -69,7 +71,8 @@ PackResult pack(const std::filesystem::path& dir,
 struct UnpackOptions {
   bool verify = true;  // check every member against RECORD first
   unsigned threads = 0;
-  u64 max_expansion = 200;  // archive::ExtractOptions::max_expansion
+  ThreadPool* pool = nullptr;  // the job's pool; null: own `threads`
+  u64 max_expansion = 200;     // archive::ExtractOptions::max_expansion
 };
 
 // Extracts `wheel` into `dest`/<name>-<version> (names from the file name,
@@ -118,6 +121,7 @@ struct Finding {
 
 struct VerifyOptions {
   unsigned threads = 0;
+  ThreadPool* pool = nullptr;  // the job's pool; null: own `threads`
 };
 
 struct VerifyReport {
@@ -140,7 +144,7 @@ VerifyReport verify(const archive::ZipReader& zip,
 // how to proceed anyway) when verify() finds anything: unpack and every
 // rewrite of a wheel go through this.
 void require_verified(const archive::ZipReader& zip, unsigned threads,
-                      const std::string& hint);
+                      const std::string& hint, ThreadPool* pool = nullptr);
 
 // ---- rewrite --------------------------------------------------------------
 
@@ -163,6 +167,7 @@ struct WheelEdits {
 struct RewriteOptions {
   int level = 6;
   unsigned threads = 0;
+  ThreadPool* pool = nullptr;  // the job's pool; null: own `threads`
   // mtime of new and replaced members; unset: the newest member mtime of the
   // input (deterministic). Raw copies keep their own.
   std::optional<i64> timestamp;
@@ -211,6 +216,7 @@ struct RetagOptions {
   bool in_place = false;
   std::filesystem::path out_dir;  // empty: the input's directory
   unsigned threads = 0;
+  ThreadPool* pool = nullptr;     // the job's pool; null: own `threads`
   bool allow_unverified = false;  // RewriteOptions::allow_unverified
 };
 

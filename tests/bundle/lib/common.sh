@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # shellcheck shell=bash
-# Shared helpers for the tests/repair integration scripts (sourced, not run).
+# Shared helpers for the tests/bundle repair scripts (sourced, not run).
 #
 # Fixtures are compiled at test time by lib/repaircheck.py (gcc/g++ and the
 # interpreter's headers) and packed with `pkgtool wheel pack`. Expectations
@@ -17,21 +17,19 @@ unset PIP_INDEX_URL PIP_FIND_LINKS PYTHON_ZSTANDARD_IMPORT_POLICY AUDITWHEEL_PLA
 require_repair_tools() {
   require_tools gcc readelf ldd unzip "$@"
   "$LIBPKG_PYTHON" -c 'import sysconfig, os, sys; sys.exit(not os.path.exists(sysconfig.get_paths()["include"] + "/Python.h"))' ||
-    skip "Python.h missing for $LIBPKG_PYTHON (python3-dev)"
+    missing "Python.h missing for $LIBPKG_PYTHON (python3-dev)"
   # The commands under test must exist in this pkgtool.
-  "$PKGTOOL" repair --help >/dev/null 2>&1 || skip "this pkgtool has no 'repair' command yet"
-  "$PKGTOOL" show --help >/dev/null 2>&1 || skip "this pkgtool has no 'show' command yet"
+  "$PKGTOOL" repair --help >/dev/null 2>&1 || missing "this pkgtool has no 'repair' command"
+  "$PKGTOOL" show --help >/dev/null 2>&1 || missing "this pkgtool has no 'show' command"
 }
 
 # build_fixture KIND: builds the fixture wheel into $SCRATCH/fx (our own
-# libraries go to $SCRATCH/fx/libs) and sets $WHEEL. Skips when the builder
-# does (exit 77), fails the test on a build error.
+# libraries go to $SCRATCH/fx/libs) and sets $WHEEL. Fails the test on a
+# build error or a missing tool (the builder exits 1 for both).
 build_fixture() {
   local rc=0 out
   out=$("${RC[@]}" build "$1" "$SCRATCH/fx" 2>&1) || rc=$?
-  if ((rc == 77)); then
-    skip "${out#SKIP: }"
-  elif ((rc != 0)); then
+  if ((rc != 0)); then
     fail "building fixture $1: $out"
     finish
   fi

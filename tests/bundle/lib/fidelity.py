@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""Fixtures and independent expectations for tests/repair/fidelity.sh: the
+"""Fixtures and independent expectations for tests/bundle/fidelity.sh: the
 classes of issue 15 where `pkgtool show`/`repair` must answer as auditwheel
 does (libc from file names and tags, ARM float ABI, Python ABI symbols,
 libpython, foreign architectures, Android, unrepairable wheels, SBOM).

@@ -6,7 +6,7 @@
 # version index, readelf -V maps it to the pair), demangled by c++filt
 # --no-verbose (the __cxa_demangle spelling), sorted; --max truncates.
 source "$(dirname "$0")/../lib/harness.sh"
-source "$(dirname "$0")/fixtures.sh"
+source "$(dirname "$0")/../deps/fixtures.sh"
 require_tools g++ gcc readelf c++filt
 [[ -n "${POLICY_PROBE:-}" ]] || skip "POLICY_PROBE not set"
 make_scratch

@@ -32,16 +32,14 @@ import sysconfig
 import tempfile
 import zipfile
 from pathlib import Path
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "lib"))
+from testlib import missing, readelf_dynamic  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 SRC = HERE.parent / "src"
 KEEP_NAME_GLOBS = ["libnvrtc-builtins*", "libcudnn*", "libcublas*"]
 
 
-def skip(msg: str) -> None:
-    """Exit 77: the calling test reports the case as skipped."""
-    print(f"SKIP: {msg}")
-    sys.exit(77)
 
 
 def run(argv: list[str], env: dict | None = None, cwd: str | Path | None = None) -> str:
@@ -71,16 +69,9 @@ def elf_facts(path: Path) -> dict:
     key = str(Path(path).resolve())
     if key in _facts_cache:
         return _facts_cache[key]
-    facts = {"needed": [], "soname": None, "rpath": None, "runpath": None}
-    for line in run(["readelf", "-dW", path]).splitlines():
-        m = re.search(r"\((NEEDED|SONAME|RPATH|RUNPATH)\)\s+\S.*?\[(.*)\]\s*$", line)
-        if not m:
-            continue
-        tag, value = m.groups()
-        if tag == "NEEDED":
-            facts["needed"].append(value)
-        else:
-            facts[tag.lower()] = value
+    dyn = readelf_dynamic(path)
+    facts = {"needed": dyn["NEEDED"], "soname": dyn["SONAME"], "rpath": dyn["RPATH"],
+             "runpath": dyn["RUNPATH"]}
     header = run(["readelf", "-hW", path])
     facts["machine"] = re.search(r"Machine:\s+(.*)", header).group(1).strip()
     facts["class"] = re.search(r"Class:\s+(\S+)", header).group(1)
@@ -690,7 +681,7 @@ class Builder:
         self.ext = sysconfig.get_config_var("EXT_SUFFIX")
         self.pytag = f"cp{sys.version_info[0]}{sys.version_info[1]}"
         if not (Path(self.inc) / "Python.h").is_file():
-            skip(f"Python.h not in {self.inc}")
+            missing(f"Python.h not in {self.inc}")
         self.libs = out / "libs"
 
     def cc(self, *argv) -> None:
@@ -796,7 +787,7 @@ class Builder:
                     capture_output=True).returncode == 0:
                 break
         else:
-            skip("no compiler for a second architecture (aarch64-linux-gnu-gcc, gcc -m32)")
+            missing("no compiler for a second architecture (aarch64-linux-gnu-gcc, gcc -m32)")
         self.wheel = self.pack(t)
 
     def build_pure(self) -> None:
@@ -809,7 +800,7 @@ class Builder:
         src = Path("/usr/lib/python3/dist-packages/zstandard")
         info = next(Path("/usr/lib/python3/dist-packages").glob("zstandard-*.egg-info"), None)
         if not src.is_dir() or info is None:
-            skip("Debian's python3-zstandard is not installed")
+            missing("Debian's python3-zstandard is not installed")
         meta = (info / "PKG-INFO").read_text()
         version = re.search(r"^Version: (\S+)", meta, re.M).group(1)
         t = self.tree("zstandard", version)
