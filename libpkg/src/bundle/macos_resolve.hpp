@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "libpkg/base/thread_pool_fwd.hpp"
 #include "libpkg/deps/dyld.hpp"
 
 namespace libpkg::bundle {
