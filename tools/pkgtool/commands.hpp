@@ -9,6 +9,10 @@
 
 #include "libpkg/deps/dyld.hpp"
 
+namespace libpkg::bundle {
+struct RepairResult;
+}
+
 namespace pkgtool {
 
 // `pkgtool inspect FILE... [--json]`
@@ -35,6 +39,16 @@ int run_macho_ldd(const std::vector<std::string>& files,
 int run_show(const std::vector<std::string>& args);
 // `pkgtool repair WHEEL -w DIR ...`: bundle external libraries and retag.
 int run_repair(const std::vector<std::string>& args);
+// `pkgtool repair` on macOS wheels (repair_macos_cmd.cpp): taken when
+// is_macos_repair(args) (a wheel argument with a macosx_* tag).
+bool is_macos_repair(const std::vector<std::string>& args);
+int run_repair_macos(const std::vector<std::string>& args);
+// What both repairs print after writing: the plan's JSON with a `result`
+// object, or the notes and a summary line.
+void print_repair_outcome(const std::string& plan_json,
+                          const std::vector<std::string>& notes,
+                          std::size_t grafts, std::size_t edits,
+                          const libpkg::bundle::RepairResult& r, bool json);
 // `pkgtool census FILE... [--json]`: C++ ABI (cxx11 vs pre-cxx11) census.
 int run_census(const std::vector<std::string>& args);
 // check ARTIFACT [options]: check_binary (see checks/check_binary).

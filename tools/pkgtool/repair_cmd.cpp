@@ -147,6 +147,28 @@ bool parse(CLI::App& app, const std::vector<std::string>& args,
 
 }  // namespace
 
+void print_repair_outcome(const std::string& plan_json,
+                          const std::vector<std::string>& notes,
+                          std::size_t grafts, std::size_t edits,
+                          const bd::RepairResult& r, bool json) {
+  if (json) {
+    nlohmann::json doc = nlohmann::json::parse(plan_json);
+    doc["result"] = {{"path", r.path.string()},
+                     {"members", r.members},
+                     {"raw_copies", r.raw_copies},
+                     {"compressed", r.compressed},
+                     {"grafted_bytes", r.grafted_bytes}};
+    std::printf("%s\n", doc.dump(2).c_str());
+    return;
+  }
+  for (const auto& n : notes) std::printf("note: %s\n", n.c_str());
+  std::printf("grafted %zu librar%s (%.1f MB); edited %zu file%s\n", grafts,
+              grafts == 1 ? "y" : "ies",
+              static_cast<double>(r.grafted_bytes) / 1e6, edits,
+              edits == 1 ? "" : "s");
+  std::printf("wrote %s\n", r.path.c_str());
+}
+
 int run_show(const std::vector<std::string>& args) {
   CLI::App app{"which platform tag a wheel satisfies, and why", "show"};
   AnalysisFlags flags;
@@ -181,6 +203,7 @@ int run_show(const std::vector<std::string>& args) {
 }
 
 int run_repair(const std::vector<std::string>& args) {
+  if (is_macos_repair(args)) return run_repair_macos(args);
   CLI::App app{"bundle external libraries into a wheel and retag it", "repair"};
   AnalysisFlags flags;
   flags.add_to(app, /*repair=*/true);
@@ -272,22 +295,8 @@ int run_repair(const std::vector<std::string>& args) {
       continue;
     }
     bd::RepairResult r = bd::apply_repair(a, plan, out_dir, ao);
-    if (json) {
-      nlohmann::json doc = nlohmann::json::parse(plan.to_json());
-      doc["result"] = {{"path", r.path.string()},
-                       {"members", r.members},
-                       {"raw_copies", r.raw_copies},
-                       {"compressed", r.compressed},
-                       {"grafted_bytes", r.grafted_bytes}};
-      std::printf("%s\n", doc.dump(2).c_str());
-    } else {
-      for (const auto& n : plan.notes) std::printf("note: %s\n", n.c_str());
-      std::printf("grafted %zu librar%s (%.1f MB); edited %zu file%s\n",
-                  plan.grafts.size(), plan.grafts.size() == 1 ? "y" : "ies",
-                  static_cast<double>(r.grafted_bytes) / 1e6, plan.edits.size(),
-                  plan.edits.size() == 1 ? "" : "s");
-      std::printf("wrote %s\n", r.path.c_str());
-    }
+    print_repair_outcome(plan.to_json(), plan.notes, plan.grafts.size(),
+                         plan.edits.size(), r, json);
   }
   return 0;
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <set>
 
+#include "bundle/write_repaired.hpp"
 #include "libpkg/archive/source.hpp"
 #include "libpkg/base/atomic_file.hpp"
 #include "libpkg/base/error.hpp"
@@ -92,6 +93,29 @@ std::string retagged_wheel_file(const archive::ZipReader& zip,
 
 }  // namespace
 
+RepairResult write_repaired_wheel(const archive::ZipReader& zip,
+                                  const fs::path& out_dir,
+                                  const std::string& name,
+                                  const wheel::WheelEdits& edits,
+                                  const ApplyOptions& options,
+                                  u64 grafted_bytes) {
+  create_output_directory(out_dir);
+  wheel::RewriteOptions ro;
+  ro.level = options.level;
+  ro.threads = options.threads;
+  ro.timestamp = options.timestamp;
+  ro.progress = options.progress;
+  ro.allow_unverified = options.allow_unverified;
+  wheel::RewriteResult r = wheel::rewrite(zip, out_dir / name, edits, ro);
+  RepairResult result;
+  result.path = r.path;
+  result.members = r.members;
+  result.raw_copies = r.raw_copies;
+  result.compressed = r.compressed;
+  result.grafted_bytes = grafted_bytes;
+  return result;
+}
+
 RepairResult apply_repair(const WheelAnalysis& analysis, const RepairPlan& plan,
                           const fs::path& out_dir,
                           const ApplyOptions& options) {
@@ -124,7 +148,7 @@ RepairResult apply_repair(const WheelAnalysis& analysis, const RepairPlan& plan,
   }
 
   wheel::WheelEdits edits;
-  RepairResult result;
+  u64 grafted_bytes = 0;
   for (const auto& b : analysis.binaries) {
     const FileEdit* e = find_edit(b.member);
     if (e || plan.strip) edits.replace[b.member] = edited_source(b.file, e);
@@ -132,7 +156,7 @@ RepairResult apply_repair(const WheelAnalysis& analysis, const RepairPlan& plan,
   for (std::size_t i = 0; i < plan.grafts.size(); ++i) {
     const Graft& g = plan.grafts[i];
     archive::SourcePtr src = edited_source(graft_files[i], find_edit(g.member));
-    result.grafted_bytes += src->size();
+    grafted_bytes += src->size();
     edits.add.push_back({g.member, std::move(src), 0755});
   }
   if (options.sbom && !plan.grafts.empty()) {
@@ -150,20 +174,8 @@ RepairResult apply_repair(const WheelAnalysis& analysis, const RepairPlan& plan,
       retagged_wheel_file(*analysis.zip, wheel_member, plan.platform_tags),
       wheel_member);
 
-  create_output_directory(out_dir);
-  wheel::RewriteOptions ro;
-  ro.level = options.level;
-  ro.threads = options.threads;
-  ro.timestamp = options.timestamp;
-  ro.progress = options.progress;
-  ro.allow_unverified = options.allow_unverified;
-  wheel::RewriteResult r =
-      wheel::rewrite(*analysis.zip, out_dir / plan.output_name, edits, ro);
-  result.path = r.path;
-  result.members = r.members;
-  result.raw_copies = r.raw_copies;
-  result.compressed = r.compressed;
-  return result;
+  return write_repaired_wheel(*analysis.zip, out_dir, plan.output_name, edits,
+                              options, grafted_bytes);
 }
 
 }  // namespace libpkg::bundle

@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The one writing step of both repairs (private to bundle/): the member
+// edits applied through wheel::rewrite with the caller's ApplyOptions.
+#pragma once
+
+#include <filesystem>
+
+#include "libpkg/archive/zip_reader.hpp"
+#include "libpkg/bundle/repair.hpp"
+#include "libpkg/wheel/wheel.hpp"
+
+namespace libpkg::bundle {
+
+// Writes `out_dir`/`name` (creating `out_dir`); `grafted_bytes` (what the
+// caller added) is reported as is.
+RepairResult write_repaired_wheel(const archive::ZipReader& zip,
+                                  const std::filesystem::path& out_dir,
+                                  const std::string& name,
+                                  const wheel::WheelEdits& edits,
+                                  const ApplyOptions& options,
+                                  u64 grafted_bytes);
+
+}  // namespace libpkg::bundle
