@@ -63,8 +63,9 @@ int run(const std::vector<std::string>& args, const std::string& program) {
                  "expected C++ ABI: cxx11 or pre-cxx11 (env "
                  "DESIRED_DEVTOOLSET)");
   app.add_option("--platform", platform,
-                 "symbol-version target instead of the wheel's tag "
-                 "(manylinux2014, manylinux_2_28_x86_64)");
+                 "target instead of the wheel's tag: symbol versions "
+                 "(manylinux2014, manylinux_2_28_x86_64) or, for Mach-O, "
+                 "minos and architectures (macosx_11_0_arm64)");
   app.add_option("--policy-file", policy_file,
                  "platform policies in auditwheel's JSON format");
   app.add_option("--expect-lib", options.expect.libraries,

@@ -386,12 +386,14 @@ Package open_package(const fs::path& artifact, const CheckOptions& options) {
   check_package_type(artifact, pkg.kind, options.expect.package_type);
 
   pkg.files = list_files(pkg.root, pkg.content_path());
-  std::vector<std::string> elf_members;
+  std::vector<std::string> elf_members, macho_members;
   for (const auto& f : pkg.files) {
     fs::path p = pkg.root / f;
-    if (fs::is_regular_file(fs::symlink_status(p, ec)) &&
-        elf::sniff_elf_file(p))
+    if (!fs::is_regular_file(fs::symlink_status(p, ec))) continue;
+    if (elf::sniff_elf_file(p))
       elf_members.push_back(f);
+    else if (sniff_macho_file(p))
+      macho_members.push_back(f);
   }
   std::vector<std::optional<ElfEntry>> read(elf_members.size());
   ThreadPool pool(options.threads);
@@ -406,6 +408,7 @@ Package open_package(const fs::path& artifact, const CheckOptions& options) {
   for (auto& e : read)
     if (e) pkg.elfs.push_back(std::move(*e));
   resolve_needs(pkg, options);
+  read_machos(pkg, macho_members, options);
   return pkg;
 }
 

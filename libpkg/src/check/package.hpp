@@ -16,6 +16,7 @@
 
 #include "libpkg/abi/census.hpp"
 #include "libpkg/archive/zip_reader.hpp"
+#include "libpkg/base/integers.hpp"
 #include "libpkg/base/scratch_dir.hpp"
 #include "libpkg/check/check.hpp"
 #include "libpkg/wheel/name.hpp"
@@ -57,6 +58,42 @@ struct ResolvedNeed {
   std::optional<std::string> sibling_dir;
 };
 
+// One slice of a Mach-O file of the package, as the checks need it.
+struct MachoSlice {
+  std::string arch;     // "arm64", "x86_64", "i386", ...
+  bool parsed = false;  // 64-bit little-endian: load commands read
+  u32 filetype = 0;
+  std::optional<u32> minos;  // LC_BUILD_VERSION / LC_VERSION_MIN_MACOSX
+  std::optional<std::string> id;
+  std::vector<std::pair<std::string, std::string>> dylibs;  // name, kind
+  std::vector<std::string> rpaths;
+  bool is_signed = false;  // has a non-empty LC_CODE_SIGNATURE
+};
+
+struct MachoEntry {
+  std::string member;  // relative to Package::root, '/'-separated
+  std::filesystem::path file;
+  bool fat = false;
+  std::vector<MachoSlice> slices;
+  // Executables, dylibs and bundles: what dyld loads (objects and dSYMs
+  // are only listed).
+  bool loadable = false;
+};
+
+// One dependent dylib of one slice of a Mach-O file, resolved with dyld's
+// rules (the run-path stack of every load chain the file appears in, within
+// the package; a found resolution beats a missing one).
+struct MachoNeed {
+  std::string requester;  // member
+  std::string arch;
+  std::string install_name;
+  std::string kind;                           // "load", "weak", "reexport", ...
+  std::string status;                         // deps::dyld_status_name
+  std::optional<std::filesystem::path> path;  // found: where
+  std::optional<std::string> member;          // found inside the package
+  std::vector<std::string> tried;             // rejected candidates
+};
+
 struct Package {
   std::filesystem::path artifact;
   ArtifactKind kind = ArtifactKind::wheel;
@@ -78,6 +115,8 @@ struct Package {
   std::vector<std::string> files;  // regular files and symlinks, sorted
   std::vector<ElfEntry> elfs;      // sorted by member
   std::vector<ResolvedNeed> needs;
+  std::vector<MachoEntry> machos;  // sorted by member
+  std::vector<MachoNeed> macho_needs;
   std::shared_ptr<archive::ZipReader> zip;  // wheel and libtorch zips
   std::shared_ptr<ScratchDir> scratch;      // archives: the extraction
   // Census results by member: the cxx-abi and link checks both need the
@@ -96,6 +135,25 @@ struct Package {
   }
 };
 
+// Mach-O members: reads every file of `members` (validating every slice's
+// load commands and verifying code signatures; a malformed one is bad
+// input naming the member) and resolves their dylibs with dyld's rules.
+void read_machos(Package& pkg, const std::vector<std::string>& members,
+                 const CheckOptions& options);
+// Per slice of `entry` (in its order), what the code-signature verifier
+// finds wrong (empty: every page hash of every CodeDirectory matches, or
+// unsigned). Reads every signed page, so only the code-signature check
+// calls it.
+std::vector<std::vector<std::string>> verify_signatures(
+    const MachoEntry& entry);
+// True for a regular file starting with a Mach-O magic (a fat magic with a
+// Java class file's version numbers is not).
+bool sniff_macho_file(const std::filesystem::path& file);
+// The package is Mach-O only: the ELF-specific checks are not applicable.
+inline bool macho_only(const Package& pkg) {
+  return !pkg.machos.empty() && pkg.elfs.empty();
+}
+
 // Opens `artifact`, reads its ELF files and resolves their dependencies.
 Package open_package(const std::filesystem::path& artifact,
                      const CheckOptions& options);
@@ -113,6 +171,16 @@ void check_rpath(const Package& pkg, const CheckOptions& options,
                  CheckResult& result);
 void check_runtimes(const Package& pkg, const CheckOptions& options,
                     CheckResult& result);
+// The Mach-O halves of dependencies, rpath and runtimes (appending to the
+// result's problems and notes; `summary` gets their one-line account), and
+// the Mach-O-only checks.
+std::string check_macho_dependencies(const Package& pkg, CheckResult& result);
+std::string check_macho_rpath(const Package& pkg, CheckResult& result);
+std::string check_macho_runtimes(const Package& pkg, CheckResult& result);
+void check_deployment_target(const Package& pkg, const CheckOptions& options,
+                             CheckResult& result);
+void check_code_signature(const Package& pkg, const CheckOptions& options,
+                          CheckResult& result);
 void check_accelerator(const Package& pkg, const CheckOptions& options,
                        CheckResult& result);
 void check_import(const Package& pkg, const CheckOptions& options,

@@ -43,11 +43,19 @@ const char* status_name(Status status) {
 }
 
 const std::vector<std::string>& check_ids() {
-  static const std::vector<std::string> ids = {
-      "integrity",      "cxx-abi", "symbol-versions",
-      "dependencies",   "rpath",   "runtimes",
-      "accelerator",    "import",  "link",
-      "link-wrong-abi", "gpu"};
+  static const std::vector<std::string> ids = {"integrity",
+                                               "cxx-abi",
+                                               "symbol-versions",
+                                               "dependencies",
+                                               "rpath",
+                                               "runtimes",
+                                               "accelerator",
+                                               "deployment-target",
+                                               "code-signature",
+                                               "import",
+                                               "link",
+                                               "link-wrong-abi",
+                                               "gpu"};
   return ids;
 }
 
@@ -106,6 +114,42 @@ bool contains(const std::vector<std::string>& list, const std::string& id) {
   return std::find(list.begin(), list.end(), id) != list.end();
 }
 
+// Checks that test what only ELF files or a loadable package have: on a
+// Mach-O package they are "not applicable", with the reason, never passed.
+const char* not_applicable_to_macho(std::string_view id) {
+  if (id == "cxx-abi")
+    return "not applicable to Mach-O: macOS builds use libc++, which has no "
+           "_GLIBCXX_USE_CXX11_ABI dual ABI";
+  if (id == "symbol-versions")
+    return "not applicable to Mach-O: GLIBC/GLIBCXX symbol versions are "
+           "ELF's (deployment-target checks minos against the tag)";
+  if (id == "import" || id == "link" || id == "link-wrong-abi")
+    return "not applicable: Mach-O binaries load only on macOS, not on this "
+           "Linux machine";
+  if (id == "gpu")
+    return "not applicable: Mach-O binaries load only on macOS (which has no "
+           "CUDA)";
+  return nullptr;
+}
+
+using StaticFn = void (*)(const detail::Package&, const CheckOptions&,
+                          CheckResult&);
+using MachoPart = std::string (*)(const detail::Package&, CheckResult&);
+
+// A check with an ELF half and a Mach-O half: both run on what the package
+// has, one summary, failed when either found a problem.
+void run_halves(StaticFn elf, MachoPart macho, const detail::Package& pkg,
+                const CheckOptions& options, CheckResult& r) {
+  if (pkg.machos.empty()) return elf(pkg, options, r);
+  std::string elf_summary;
+  if (!pkg.elfs.empty()) {
+    elf(pkg, options, r);
+    elf_summary = r.summary + "; ";
+  }
+  r.summary = elf_summary + macho(pkg, r);
+  r.status = r.problems.empty() ? Status::pass : Status::fail;
+}
+
 }  // namespace
 
 Report run(const std::filesystem::path& artifact, const CheckOptions& options) {
@@ -117,8 +161,9 @@ Report run(const std::filesystem::path& artifact, const CheckOptions& options) {
   };
   log(fmt::format("opening {}", artifact.string()));
   const detail::Package pkg = detail::open_package(artifact, options);
-  log(fmt::format("{}: {} files, {} ELF files", artifact_kind_name(pkg.kind),
-                  pkg.files.size(), pkg.elfs.size()));
+  log(fmt::format("{}: {} files, {} ELF files, {} Mach-O files",
+                  artifact_kind_name(pkg.kind), pkg.files.size(),
+                  pkg.elfs.size(), pkg.machos.size()));
 
   Report report;
   report.artifact = artifact;
@@ -139,21 +184,32 @@ Report run(const std::filesystem::path& artifact, const CheckOptions& options) {
       return "runtime checks disabled (--no-runtime)";
     return nullptr;
   };
-  using Fn =
-      void (*)(const detail::Package&, const CheckOptions&, CheckResult&);
-  const std::pair<const char*, Fn> static_checks[] = {
+  struct Static {
+    const char* id;
+    StaticFn fn;
+    MachoPart macho = nullptr;  // the Mach-O half, if any
+  };
+  const Static static_checks[] = {
       {"integrity", detail::check_integrity},
       {"cxx-abi", detail::check_cxx_abi},
       {"symbol-versions", detail::check_symbol_versions},
-      {"dependencies", detail::check_dependencies},
-      {"rpath", detail::check_rpath},
-      {"runtimes", detail::check_runtimes},
+      {"dependencies", detail::check_dependencies,
+       detail::check_macho_dependencies},
+      {"rpath", detail::check_rpath, detail::check_macho_rpath},
+      {"runtimes", detail::check_runtimes, detail::check_macho_runtimes},
       {"accelerator", detail::check_accelerator},
+      {"deployment-target", detail::check_deployment_target},
+      {"code-signature", detail::check_code_signature},
       {"import", detail::check_import},
   };
-  for (const auto& [id, fn] : static_checks) {
+  const bool macho_only = detail::macho_only(pkg);
+  for (const auto& [id, fn, macho] : static_checks) {
     CheckResult& r = result(id);
     if (const char* why = wanted(id)) {
+      r.summary = why;
+      continue;
+    }
+    if (const char* why = not_applicable_to_macho(id); why && macho_only) {
       r.summary = why;
       continue;
     }
@@ -167,12 +223,20 @@ Report run(const std::filesystem::path& artifact, const CheckOptions& options) {
       continue;
     }
     log(fmt::format("check {}", id));
-    fn(pkg, options, r);
+    if (macho)
+      run_halves(fn, macho, pkg, options, r);
+    else
+      fn(pkg, options, r);
   }
   CheckResult& link = result("link");
   CheckResult& wrong = result("link-wrong-abi");
   const char* why_link = wanted("link");
   const char* why_wrong = wanted("link-wrong-abi");
+  if (macho_only) {
+    // Set unless --only/--skip/--no-runtime already said why.
+    if (!why_link) why_link = not_applicable_to_macho("link");
+    if (!why_wrong) why_wrong = not_applicable_to_macho("link-wrong-abi");
+  }
   if (!why_link || !why_wrong) {
     log("check link");
     CheckResult link_out{"link"}, wrong_out{"link-wrong-abi"};
@@ -185,6 +249,8 @@ Report run(const std::filesystem::path& artifact, const CheckOptions& options) {
   const auto& accel = options.expect.accelerator;
   if (const char* why = wanted("gpu")) {
     result("gpu").summary = why;
+  } else if (macho_only) {
+    result("gpu").summary = not_applicable_to_macho("gpu");
   } else if (accel && accel->kind != config::AcceleratorKind::cuda) {
     // A CUDA runtime in a CPU build is the accelerator check's finding;
     // running it would only repeat it.

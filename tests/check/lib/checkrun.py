@@ -21,9 +21,10 @@ import tempfile
 from pathlib import Path
 
 IDS = ["integrity", "cxx-abi", "symbol-versions", "dependencies", "rpath", "runtimes",
-       "accelerator", "import", "link", "link-wrong-abi", "gpu"]
+       "accelerator", "deployment-target", "code-signature", "import", "link", "link-wrong-abi", "gpu"]
 RUNTIME_IDS = {"import", "link", "link-wrong-abi", "gpu"}
-STATIC_IDS = set(IDS) - RUNTIME_IDS
+MACHO_IDS = {"deployment-target", "code-signature"}  # skipped on ELF-only packages
+STATIC_IDS = set(IDS) - RUNTIME_IDS - MACHO_IDS
 ENV_VARS = ["DESIRED_CUDA", "DESIRED_DEVTOOLSET", "PACKAGE_TYPE", "MATRIX_DESIRED_CUDA",
             "MATRIX_DESIRED_DEVTOOLSET", "MATRIX_PACKAGE_TYPE", "LD_LIBRARY_PATH", "LD_PRELOAD",
             "PYTHON"]

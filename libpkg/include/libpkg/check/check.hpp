@@ -6,8 +6,10 @@
 // prefix or extracted conda package, an unpacked libtorch).
 //
 // Each check reports pass, fail or skip with a one-line reason and, when it
-// fails, one problem per offending file. The checks (ids are stable, used
-// in --json and --skip):
+// fails, one problem per offending file. Mach-O packages (macOS wheels,
+// libtorch macOS zips) are resolved with dyld's rules; the checks that only
+// apply to ELF or need to load the code are skipped as "not applicable". The
+// checks (ids are stable, used in --json and --skip):
 //
 //   integrity        RECORD (wheels, site-packages), paths.json (conda),
 //                    the libtorch layout with build-version / build-hash
@@ -19,7 +21,8 @@
 //                    platform tag (or --platform)
 //   dependencies     every DT_NEEDED resolves inside the package or to a
 //                    library the platform policy allows; grafted names are
-//                    consistent
+//                    consistent; every Mach-O install name resolves inside
+//                    the package or to /usr/lib, /System
 //   rpath            RPATH/RUNPATH entries stay inside the package (no
 //                    leaked build directories, no empty entries)
 //   runtimes         at most one copy of each runtime (OpenMP, libstdc++,
@@ -27,6 +30,10 @@
 //   accelerator      CPU builds carry and need no CUDA/ROCm library; CUDA
 //                    builds carry (or need) the runtime of the expected
 //                    version and the expected libraries
+//   deployment-target  Mach-O: every file's architectures are the macosx_*
+//                    tag's, every slice's minos is at most the tag's version
+//   code-signature   Mach-O: every code signature verifies, no unsigned
+//                    arm64 slice
 //   import           the Python package imports in an isolated venv
 //   link             a C++ client compiles, links and runs against an
 //                    unpacked libtorch-style tree with the declared ABI
@@ -152,7 +159,7 @@ struct CheckOptions {
   unsigned timeout_seconds = 600;               // each runtime step
   unsigned threads = 0;                         // 0: one per core
   std::filesystem::path scratch_parent;         // empty = the temp directory
-  LogFn log;  // progress lines, optional
+  LogFn log;                                    // progress lines, optional
 };
 
 struct Report {
