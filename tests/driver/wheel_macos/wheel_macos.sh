@@ -91,6 +91,13 @@ expect_status 2 "file above 11.0" env MACOSX_DEPLOYMENT_TARGET=11.0 "${DRV[@]}" 
 check "names the deployment target" grep -q "deployment target 11.0" "$SCRATCH/last.err"
 check "nothing written" test ! -e out12
 
+case_begin "an OpenMP runtime the wheel does not ship is refused, not put in .dylibs"
+cp -r t/tree noomp-tree && rm noomp-tree/torch/lib/libomp.dylib && mkdir noomp
+make_wheel noomp-tree noomp
+expect_status 2 "refused" "${DRV[@]}" --wheel noomp/torch-2.5.0-cp311-cp311-macosx_11_0_arm64.whl -L t/brew -o outn
+check "names libomp and torch/lib" grep -q "^error: .*libomp.dylib would be bundled as torch/.dylibs/libomp.dylib.*torch/lib/libomp.dylib" "$SCRATCH/last.err"
+check "nothing written" test ! -e outn
+
 case_begin "OpenBLAS: check fails, exit 1"
 mkdir -p b/lib b/tree/torch b/dist
 echo 'int cblas_sgemm(void) { return 0; }' >b/blas.c
