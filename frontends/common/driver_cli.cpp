@@ -106,6 +106,8 @@ void resolve(CommonFlags& f, cfg::PackageType type,
     c = cfg::from_environment(getenv);
   } else {
     c.type = type;
+    // The macOS wheel has no other OS (BuildConfig defaults to linux).
+    if (type == cfg::PackageType::wheel_macos) c.os = "macos";
     if (type == cfg::PackageType::libtorch) {
       c.python.reset();
       c.variant = libpkg::cppdist::LibtorchVariant{};

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// libpkg.driver: the manywheel, libtorch and conda jobs (the drivers/
-// mains' library calls), each returning its Summary as data.
+// libpkg.driver: the manywheel, wheel_macos, libtorch and conda jobs (the
+// drivers/ mains' library calls), each returning its Summary as data.
 #include <fmt/format.h>
 
 #include "bindings.hpp"
@@ -12,6 +12,7 @@
 #include "libpkg/driver/conda.hpp"
 #include "libpkg/driver/libtorch.hpp"
 #include "libpkg/driver/manywheel.hpp"
+#include "libpkg/driver/wheel_macos.hpp"
 
 namespace libpkg_py {
 
@@ -225,6 +226,45 @@ void bind_driver(py::module_& m) {
       "the distributable manylinux wheel in `out_dir`, checked. lib_paths "
       "and ld_library_path are where outside libraries are found (the "
       "environment is never read).");
+
+  m.def(
+      "wheel_macos",
+      [](std::optional<fs::path> wheel, const cf::BuildConfig& config,
+         std::optional<std::string> build_command,
+         std::optional<fs::path> source_dir, std::optional<fs::path> dist_dir,
+         unsigned build_timeout, std::optional<std::string> deployment_target,
+         const py::object& dyld_library_path, const py::object& exclude,
+         LIBPKG_DRIVER_COMMON_PARAMS) {
+        require_type(config, cf::PackageType::wheel_macos);
+        dr::WheelMacosOptions o;
+        if (wheel) o.wheel = *wheel;
+        o.common.config = config;
+        if (build_command) o.build_command = *build_command;
+        if (source_dir) o.source_dir = *source_dir;
+        if (dist_dir) o.dist_dir = *dist_dir;
+        o.build_timeout_seconds = build_timeout;
+        o.deployment_target = std::move(deployment_target);
+        for (const auto& d :
+             string_list(dyld_library_path, "dyld_library_path"))
+          o.library_path.push_back(d);
+        for (const auto& d : string_list(lib_paths, "lib_paths"))
+          o.library_path.push_back(d);
+        o.exclude = string_list(exclude, "exclude");
+        return run_job(o.common, LIBPKG_DRIVER_COMMON_ARGS,
+                       [&o] { return dr::run_wheel_macos(o); });
+      },
+      "wheel"_a, "config"_a, py::kw_only(), "build_command"_a = py::none(),
+      "source_dir"_a = py::none(), "dist_dir"_a = py::none(),
+      "build_timeout"_a = 0, "deployment_target"_a = py::none(),
+      "dyld_library_path"_a = py::tuple(), "exclude"_a = py::tuple(),
+      LIBPKG_DRIVER_COMMON_KWARGS,
+      "A built macOS wheel (or, with wheel=None, what `build_command` "
+      "writes) → torch-<ver>-cp<XY>-none-macosx_<tag>.whl in `out_dir`: "
+      "outside dylibs bundled into <package>/.dylibs, one OpenMP runtime "
+      "(<package>/lib), tagged from minos with deployment_target (10.15 by "
+      "default; arm64 at least 11.0) as floor and ceiling, checked. "
+      "dyld_library_path then lib_paths are searched first by leaf name "
+      "(the environment is never read).");
 
   m.def(
       "libtorch",

@@ -198,7 +198,7 @@ bad_case slots.dylib 'd[s+24+28:s+24+32] = struct.pack(">I", 999)' "CodeDirector
 bad_case bloblen.dylib 'd[s+24+4:s+24+8] = struct.pack(">I", 0x10000)' "blob 0 (type 0x0) at 0x18 length 0x10000 past the SuperBlob length"
 echo "not mach-o" >text.txt
 expect 2 "$PKGTOOL" macho verify text.txt
-has err "error: text.txt: not a 64-bit Mach-O or fat file"
+has err "error: text.txt: not a Mach-O file (magic 0x"
 expect 2 "$PKGTOOL" macho sign missing.dylib
 has err "missing.dylib"
 finish

@@ -5,6 +5,7 @@ tarfile and readelf, never with libpkg itself."""
 
 import hashlib
 import json
+import os
 import subprocess
 import sys
 import tarfile
@@ -462,3 +463,39 @@ def test_conda_dry_run_and_bad_input(conda_prefix, tmp_path):
         libpkg.driver.conda(conda_prefix, conda_config(), out_dir=tmp_path / "o",
                             formats="conda")
     assert not (tmp_path / "o").exists() or not any((tmp_path / "o").iterdir())
+
+
+# ----------------------------------------------------------- wheel_macos
+
+@pytest.fixture(scope="module")
+def torchlike_macos(tmp_path_factory):
+    """The torch-like arm64 wheel of tests/bundle/macos_fixtures.sh, linked
+    here with clang-14 + ld64.lld: libtorchlike loads libomp by its Homebrew
+    install name (found through a library path) and the wheel ships
+    torch/lib/libomp.dylib."""
+    d = tmp_path_factory.mktemp("macos")
+    src = os.environ["LIBPKG_SOURCE_DIR"]
+    sh("bash", "-c", 'source "$1/tests/bundle/macos_fixtures.sh" && '
+       'build_torchlike "$2" arm64-apple-macos11 arm64-apple-macos11', "-", src, d / "t")
+    return d / "t"
+
+
+def test_wheel_macos_one_libomp_and_name(torchlike_macos, tmp_path):
+    wheel = torchlike_macos / "dist" / "torch-2.5.0-cp311-cp311-macosx_11_0_arm64.whl"
+    config = libpkg.config.parse("wheel 3.11 cpu macos arm64")
+    dry = libpkg.driver.wheel_macos(wheel, config, out_dir=tmp_path / "dry", dry_run=True,
+                                    lib_paths=[str(torchlike_macos / "brew")])
+    assert dry.dry_run and not dry.artifacts and not (tmp_path / "dry").exists()
+    s = libpkg.driver.wheel_macos(wheel, config, out_dir=tmp_path / "out",
+                                  lib_paths=[str(torchlike_macos / "brew")])
+    assert s.passed and s.driver == "wheel_macos", s.to_text(verbose=True)
+    (art,) = s.artifacts
+    assert art.path.name == "torch-2.5.0-cp311-none-macosx_11_0_arm64.whl"
+    with zipfile.ZipFile(art.path) as z:
+        assert [n for n in z.namelist() if "libomp" in n] == ["torch/lib/libomp.dylib"]
+        assert "Tag: cp311-none-macosx_11_0_arm64" in z.read("torch-2.5.0.dist-info/WHEEL").decode()
+    (report,) = s.checks
+    assert report.find("runtimes").status == "pass"
+    assert s.to_dict()["schema"] == "libpkg-driver/1"
+    with pytest.raises(libpkg.Error):
+        libpkg.driver.wheel_macos(wheel, libpkg.config.parse(f"manywheel {PY} cpu"), out_dir=tmp_path / "x")

@@ -2,8 +2,9 @@
 // `pkgtool macho sign FILE...` and `pkgtool macho verify FILE...`: code
 // signatures of thin and fat Mach-O files (libpkg/macho/codesign.hpp).
 //
-// Until the Mach-O reader lands, the fat header is read here (bounds-checked,
-// private to this file); the signature work itself is the library's.
+// Thin and fat files are read with the library's Mach-O reader
+// (macho/view.hpp: fat table bounds, overlaps, alignment); the signature
+// work itself is the library's too.
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <unistd.h>
@@ -22,6 +23,8 @@
 #include "libpkg/base/integers.hpp"
 #include "libpkg/base/mapped_file.hpp"
 #include "libpkg/macho/codesign.hpp"
+#include "libpkg/macho/format.hpp"
+#include "libpkg/macho/view.hpp"
 
 namespace pkgtool {
 namespace {
@@ -34,96 +37,18 @@ using libpkg::ub32;
 using libpkg::ub64;
 namespace cs = libpkg::macho;
 
-constexpr u32 kFatMagic = 0xcafebabe;
-constexpr u32 kFatMagic64 = 0xcafebabf;
-constexpr u32 kMhMagic64 = 0xfeedfacf;
+using libpkg::macho::MachOFile;
+using libpkg::macho::Slice;
 
-struct FatSlice {
-  u32 cputype = 0;
-  u64 offset = 0;
-  u64 size = 0;
-  u32 align = 0;
-};
-
-struct FileSlices {
-  bool fat = false;
-  bool fat64 = false;
-  std::vector<FatSlice> slices;
-};
-
-std::string arch_name(u32 cputype) {
-  switch (cputype) {
-    case 0x0100000c:
-      return "arm64";
-    case 0x01000007:
-      return "x86_64";
-    case 7:
-      return "i386";
-    case 12:
-      return "arm";
-    case 18:
-      return "ppc";
-    case 0x01000012:
-      return "ppc64";
-    default:
-      return fmt::format("cputype 0x{:x}", cputype);
-  }
-}
-
-FileSlices read_slices(const ByteView& file) {
-  FileSlices out;
-  u32 magic = file.size() >= 4 ? u32{file.at<ub32>(0, "magic")} : 0;
-  if (magic != kFatMagic && magic != kFatMagic64) {
-    u32 le = file.size() >= 8 ? u32{file.at<libpkg::ul32>(0, "magic")} : 0;
-    if (le != kMhMagic64)
-      throw libpkg::Error(libpkg::Errc::format, file.name(),
-                          "not a 64-bit Mach-O or fat file");
-    out.slices.push_back(
-        {u32{file.at<libpkg::ul32>(4, "cputype")}, 0, file.size(), 0});
-    return out;
-  }
-  out.fat = true;
-  out.fat64 = magic == kFatMagic64;
-  u32 n = file.at<ub32>(4, "nfat_arch");
-  u64 entry = out.fat64 ? 32 : 20;
-  if (n == 0 || n > (file.size() - 8) / entry)
-    libpkg::throw_format(file.name(), 4,
-                         fmt::format("nfat_arch {} out of range", n));
-  for (u32 i = 0; i < n; ++i) {
-    u64 at = 8 + i * entry;
-    FatSlice s;
-    s.cputype = file.at<ub32>(at, "fat_arch");
-    s.offset = out.fat64 ? u64{file.at<ub64>(at + 8, "fat_arch")}
-                         : u64{file.at<ub32>(at + 8, "fat_arch")};
-    s.size = out.fat64 ? u64{file.at<ub64>(at + 16, "fat_arch")}
-                       : u64{file.at<ub32>(at + 12, "fat_arch")};
-    s.align = out.fat64 ? u32{file.at<ub32>(at + 24, "fat_arch")}
-                        : u32{file.at<ub32>(at + 16, "fat_arch")};
-    if (!file.contains(s.offset, s.size) || s.offset < 8 + n * entry ||
-        s.align > 15)
-      libpkg::throw_format(
-          file.name(), at,
-          fmt::format("slice {} ({}) offset 0x{:x} size 0x{:x} align 2^{} "
-                      "out of range",
-                      i, arch_name(s.cputype), s.offset, s.size, s.align));
-    for (const auto& o : out.slices)
-      if (s.offset < o.offset + o.size && o.offset < s.offset + s.size)
-        libpkg::throw_format(
-            file.name(), at,
-            fmt::format("slice {} ({}) overlaps slice {}", i,
-                        arch_name(s.cputype), arch_name(o.cputype)));
-    out.slices.push_back(s);
-  }
-  return out;
-}
-
-bool is_64bit_slice(const ByteView& slice) {
-  return slice.size() >= 4 &&
-         u32{slice.at<libpkg::ul32>(0, "magic")} == kMhMagic64;
-}
-
-std::string slice_name(const std::string& file, const FatSlice& s) {
-  return fmt::format("{} ({})", file, arch_name(s.cputype));
+// The file's slices; a thin file that is not 64-bit is refused, as the
+// signer handles only 64-bit slices (a fat file's 32-bit ones are left
+// alone).
+MachOFile read_slices(const ByteView& file) {
+  MachOFile f = MachOFile::parse(file);
+  if (!f.is_fat() && !f.slices().front().parsed())
+    throw libpkg::Error(libpkg::Errc::format, file.name(),
+                        "not a 64-bit Mach-O or fat file");
+  return f;
 }
 
 struct Patch {
@@ -134,14 +59,11 @@ struct Patch {
 // When every 64-bit slice is signed, re-signing changes only the signature
 // bytes: the new signatures as patches of the file, or nullopt when a slice
 // needs a new signature (and so grows).
-std::optional<std::vector<Patch>> resign_patches(const std::string& path,
-                                                 const ByteView& view,
-                                                 const FileSlices& fs) {
+std::optional<std::vector<Patch>> resign_patches(const MachOFile& file) {
   std::vector<std::pair<ByteView, cs::SliceLayout>> todo;
-  for (const auto& s : fs.slices) {
-    ByteView slice(view.span().subspan(s.offset, s.size), slice_name(path, s),
-                   s.offset);
-    if (!is_64bit_slice(slice)) continue;
+  for (const Slice& s : file.slices()) {
+    if (!s.parsed()) continue;
+    const ByteView& slice = s.bytes();
     cs::SliceLayout layout = cs::find_slice_layout(slice);
     if (!layout.signed_()) return std::nullopt;
     todo.emplace_back(slice, layout);
@@ -184,22 +106,19 @@ void write_patched(const std::string& path, const libpkg::MappedFile& file,
 int sign_file(const std::string& path) {
   auto file = libpkg::MappedFile::open(path);
   ByteView view = file.view();
-  FileSlices fs = read_slices(view);
-  if (auto patches = resign_patches(path, view, fs)) {
+  MachOFile fs = read_slices(view);
+  if (auto patches = resign_patches(fs)) {
     write_patched(path, file, *patches);
-    for (const auto& s : fs.slices)
-      std::printf("%s: %s\n", slice_name(path, s).c_str(),
-                  is_64bit_slice(view.slice(s.offset, s.size, "slice"))
-                      ? "signed"
-                      : "32-bit slice left unsigned");
+    for (const Slice& s : fs.slices())
+      std::printf("%s: %s\n", s.where().c_str(),
+                  s.parsed() ? "signed" : "32-bit slice left unsigned");
     return 0;
   }
   std::string identifier = std::filesystem::path(path).filename().string();
   std::vector<std::vector<u8>> outs;
-  for (const auto& s : fs.slices) {
-    ByteView slice(view.span().subspan(s.offset, s.size), slice_name(path, s),
-                   s.offset);
-    if (!is_64bit_slice(slice)) {
+  for (const Slice& s : fs.slices()) {
+    const ByteView& slice = s.bytes();
+    if (!s.parsed()) {
       std::printf("%s: 32-bit slice left unsigned\n", slice.name().c_str());
       outs.emplace_back(slice.data(), slice.data() + slice.size());
       continue;
@@ -209,17 +128,24 @@ int sign_file(const std::string& path) {
     std::printf("%s: signed\n", slice.name().c_str());
   }
   std::vector<u8> result;
-  if (!fs.fat) {
+  if (!fs.is_fat()) {
     result = std::move(outs[0]);
   } else {
     // Slices that kept their size keep their offsets; otherwise every slice
     // is laid out again at its alignment, in the original order.
     bool same = true;
     for (size_t i = 0; i < outs.size(); ++i)
-      same = same && outs[i].size() == fs.slices[i].size;
+      same = same && outs[i].size() == fs.slices()[i].size();
     result.assign(view.data(), view.data() + view.size());
-    u64 cursor = fs.slices.front().offset;
-    std::vector<FatSlice> order = fs.slices;
+    // Offset, size and alignment of each slice, in fat-table order.
+    struct Placed {
+      u64 offset, size;
+      u32 align;
+    };
+    std::vector<Placed> order;
+    for (const Slice& s : fs.slices())
+      order.push_back({s.offset(), s.size(), s.fat_align()});
+    u64 cursor = order.front().offset;
     std::vector<size_t> idx(order.size());
     for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
     std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
@@ -227,7 +153,7 @@ int sign_file(const std::string& path) {
     });
     if (!same) result.resize(cursor);
     for (size_t i : idx) {
-      FatSlice& s = order[i];
+      Placed& s = order[i];
       if (!same) {
         s.offset = libpkg::align_up(cursor, u64{1} << s.align);
         s.size = outs[i].size();
@@ -237,8 +163,9 @@ int sign_file(const std::string& path) {
       } else {
         std::copy(outs[i].begin(), outs[i].end(), result.begin() + s.offset);
       }
-      u64 at = 8 + i * (fs.fat64 ? 32 : 20);
-      if (fs.fat64) {
+      const bool fat64 = fs.fat_magic() == libpkg::macho::kFatMagic64;
+      u64 at = 8 + i * (fat64 ? 32 : 20);
+      if (fat64) {
         *reinterpret_cast<ub64*>(result.data() + at + 8) = s.offset;
         *reinterpret_cast<ub64*>(result.data() + at + 16) = s.size;
       } else {
@@ -264,12 +191,11 @@ int sign_file(const std::string& path) {
 int verify_file(const std::string& path) {
   auto file = libpkg::MappedFile::open(path);
   ByteView view = file.view();
-  FileSlices fs = read_slices(view);
+  MachOFile fs = read_slices(view);
   int status = 0;
-  for (const auto& s : fs.slices) {
-    ByteView slice(view.span().subspan(s.offset, s.size), slice_name(path, s),
-                   s.offset);
-    if (!is_64bit_slice(slice)) {
+  for (const Slice& s : fs.slices()) {
+    const ByteView& slice = s.bytes();
+    if (!s.parsed()) {
       std::printf("%s: 32-bit slice not checked\n", slice.name().c_str());
       continue;
     }

@@ -91,6 +91,16 @@ Promises promised_checks(const config::BuildConfig& config,
   Promises p;
   p.python = options.python;
   if (!options.runtime) return p;
+#ifndef __APPLE__
+  // Mach-O binaries load only on macOS: the runtime checks skip here, so
+  // promising one would fail every macOS build run on Linux.
+  if (config.os == "macos") {
+    p.notes.push_back(
+        "runtime checks not promised: a macOS build's binaries load only on "
+        "macOS, not on this machine");
+    return p;
+  }
+#endif
   auto wanted = [&](std::string_view id) {
     return !contains(options.skip, id) &&
            (options.only.empty() || contains(options.only, id));
@@ -226,6 +236,16 @@ std::string Summary::to_json(int indent) const {
   j["passed"] = passed();
   j["seconds"] = seconds;
   return j.dump(indent);
+}
+
+void add_lines(std::vector<std::string>& out, const std::string& text) {
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    if (end > start) out.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
 }
 
 }  // namespace libpkg::driver

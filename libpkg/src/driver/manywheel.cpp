@@ -97,48 +97,8 @@ std::string package_dir(const bundle::WheelAnalysis& a) {
                                : fmt::format("{}", fmt::join(tops, ", "))));
 }
 
-void add_lines(std::vector<std::string>& out, const std::string& text) {
-  std::size_t start = 0;
-  while (start < text.size()) {
-    std::size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    if (end > start) out.push_back(text.substr(start, end - start));
-    start = end + 1;
-  }
-}
-
 void log(const ManywheelOptions& o, const std::string& line) {
   if (o.common.log) o.common.log(line);
-}
-
-// The input wheel (building it first for a build command); nullopt on a
-// dry run with a build command, which is not run.
-std::optional<fs::path> input_wheel(const ManywheelOptions& o, Summary& s,
-                                    const std::vector<std::string>& env) {
-  const bool has_wheel = !o.wheel.empty();
-  const bool has_build = !o.build_command.empty();
-  if (has_wheel == has_build)
-    throw Error(Errc::usage, "manywheel",
-                "give either a built wheel (--wheel) or a build command "
-                "(--build-command with --source), not both or neither");
-  if (has_wheel) {
-    std::error_code ec;
-    if (!fs::is_regular_file(o.wheel, ec))
-      throw Error(Errc::not_found, o.wheel.string(), "wheel not found");
-    s.plan.push_back("input: " + o.wheel.string());
-    return o.wheel;
-  }
-  if (o.source_dir.empty())
-    throw Error(Errc::usage, "manywheel",
-                "a build command needs its source directory (--source)");
-  s.plan.push_back(fmt::format(
-      "build: sh -c '{}' in {}, then repair the "
-      "wheel it writes under {}",
-      o.build_command, o.source_dir.string(), detail::dist_dir(o).string()));
-  if (o.common.dry_run) return std::nullopt;
-  fs::path wheel = detail::build_wheel(o, env);
-  s.plan.push_back("input: " + wheel.string() + " (built)");
-  return wheel;
 }
 
 }  // namespace
@@ -157,7 +117,8 @@ Summary run_manywheel(const ManywheelOptions& o) {
     check_arch(o.wheel, o.common.config);
   // Table problems are reported before a (long) build is started.
   detail::BundleRules rules = detail::bundle_rules(o);
-  std::optional<fs::path> wheel = input_wheel(o, s, rules.build_env);
+  std::optional<fs::path> wheel = detail::input_wheel(
+      o, "manywheel", o.common.dry_run, s.plan, rules.build_env);
   for (const auto& line : rules.plan) s.plan.push_back(line);
   if (!wheel) {
     s.seconds = clock.seconds();

@@ -82,4 +82,36 @@ fs::path build_wheel(const ManywheelOptions& o,
   return fresh.front();
 }
 
+// The input wheel (building it first for a build command); nullopt on a
+// dry run with a build command, which is not run.
+std::optional<fs::path> input_wheel(const ManywheelOptions& o,
+                                    const std::string& driver, bool dry_run,
+                                    std::vector<std::string>& plan,
+                                    const std::vector<std::string>& env) {
+  const bool has_wheel = !o.wheel.empty();
+  const bool has_build = !o.build_command.empty();
+  if (has_wheel == has_build)
+    throw Error(Errc::usage, driver,
+                "give either a built wheel (--wheel) or a build command "
+                "(--build-command with --source), not both or neither");
+  if (has_wheel) {
+    std::error_code ec;
+    if (!fs::is_regular_file(o.wheel, ec))
+      throw Error(Errc::not_found, o.wheel.string(), "wheel not found");
+    plan.push_back("input: " + o.wheel.string());
+    return o.wheel;
+  }
+  if (o.source_dir.empty())
+    throw Error(Errc::usage, driver,
+                "a build command needs its source directory (--source)");
+  plan.push_back(fmt::format(
+      "build: sh -c '{}' in {}, then repair the "
+      "wheel it writes under {}",
+      o.build_command, o.source_dir.string(), dist_dir(o).string()));
+  if (dry_run) return std::nullopt;
+  fs::path wheel = build_wheel(o, env);
+  plan.push_back("input: " + wheel.string() + " (built)");
+  return wheel;
+}
+
 }  // namespace libpkg::driver::detail

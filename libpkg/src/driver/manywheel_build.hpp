@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,5 +25,14 @@ std::filesystem::path dist_dir(const ManywheelOptions& options);
 // table's TORCH_CUDA_ARCH_LIST, TORCH_NVCC_FLAGS, …).
 std::filesystem::path build_wheel(const ManywheelOptions& options,
                                   const std::vector<std::string>& env_set);
+
+// The job's input wheel: options.wheel, or (not on a dry run, which
+// returns nullopt) the one the build command writes. Exactly one of the two
+// must be given (Errc::usage naming `driver`); a missing wheel is
+// Errc::not_found. Adds "input: ..." / "build: ..." lines to `plan`.
+// Shared by the manywheel and wheel_macos drivers.
+std::optional<std::filesystem::path> input_wheel(
+    const ManywheelOptions& options, const std::string& driver, bool dry_run,
+    std::vector<std::string>& plan, const std::vector<std::string>& env_set);
 
 }  // namespace libpkg::driver::detail

@@ -32,17 +32,17 @@ u64 page_count(u64 limit, u64 page) {
 }
 
 // Writes the hash of page `i` (of `page` bytes, 0 = one page) of
-// slice[0, limit) to `out`.
-void hash_page(std::span<const u8> slice, u64 limit, u64 page, u8 hash_type,
-               u64 i, u8* out) {
+// slice[0, limit) to `out`; only that page is read.
+void hash_page(SliceBytes& slice, u64 limit, u64 page, u8 hash_type, u64 i,
+               u8* out) {
   u64 size = page ? page : limit;
   u64 begin = i * size;
   u64 end = std::min(begin + size, limit);
-  auto h = code_hash(hash_type, slice.subspan(begin, end - begin));
+  auto h = code_hash(hash_type, slice.read(begin, end - begin));
   std::memcpy(out, h.data(), h.size());
 }
 
-void check_limit(std::span<const u8> slice, u64 limit) {
+void check_limit(const SliceBytes& slice, u64 limit) {
   if (limit > slice.size())
     throw Error(Errc::usage, "",
                 fmt::format("code limit 0x{:x} past the slice (0x{:x} bytes)",
@@ -51,7 +51,7 @@ void check_limit(std::span<const u8> slice, u64 limit) {
 
 // One re-signed CodeDirectory: the old blob with its hash area resized to
 // the new number of pages and the changed pages rehashed.
-std::vector<u8> resign_code_directory(std::span<const u8> slice,
+std::vector<u8> resign_code_directory(SliceBytes& slice,
                                       const ByteView& old_sig,
                                       const CodeDirectory& cd, u64 new_limit,
                                       std::span<const ByteRange> changed) {
@@ -118,7 +118,8 @@ u64 adhoc_signature_size(u64 code_limit, std::string_view identifier) {
 std::vector<u8> build_adhoc_signature(std::span<const u8> slice,
                                       const SliceLayout& layout,
                                       std::string_view identifier) {
-  check_limit(slice, layout.code_limit);
+  SpanSliceBytes bytes(slice);
+  check_limit(bytes, layout.code_limit);
   if (layout.code_limit > std::numeric_limits<u32>::max())
     throw Error(Errc::unsupported, "",
                 fmt::format("code limit 0x{:x} too large for an ad-hoc "
@@ -156,7 +157,7 @@ std::vector<u8> build_adhoc_signature(std::span<const u8> slice,
   std::memcpy(out.data() + kAdhocBlobHeaders + cs::kCdSizeExecSeg,
               identifier.data(), identifier.size());
   for (u64 i = 0; i < pages; ++i)
-    hash_page(slice, layout.code_limit, u64{1} << kAdhocPageLog2, kHashSha256,
+    hash_page(bytes, layout.code_limit, u64{1} << kAdhocPageLog2, kHashSha256,
               i, out.data() + headers + i * kAdhocHashSize);
   return out;
 }
@@ -172,6 +173,13 @@ u64 resign_size(const ByteView& old_sig, u64 code_limit) {
 }
 
 std::vector<u8> resign(std::span<const u8> slice, const SliceLayout& layout,
+                       const ByteView& old_sig,
+                       std::span<const ByteRange> changed) {
+  SpanSliceBytes bytes(slice);
+  return resign(bytes, layout, old_sig, changed);
+}
+
+std::vector<u8> resign(SliceBytes& slice, const SliceLayout& layout,
                        const ByteView& old_sig,
                        std::span<const ByteRange> changed) {
   check_limit(slice, layout.code_limit);

@@ -24,30 +24,72 @@ std::optional<ByteRange> write_differences(std::span<const u8> before,
 
 namespace {
 
-// The slice's bytes with the overlay's patches applied. The whole slice is
-// copied because the signer takes one contiguous span (it reads only the
-// changed pages).
+// The slice's bytes with the overlay's patches applied, a range at a time:
+// a range no patch touches is a view into the mapped file, a patched one is
+// assembled in a page-sized buffer. The re-signer reads only the pages the
+// edit changed, so re-signing a 200 MB dylib reads (and keeps in memory)
+// its header page and its signature, not the file.
+class EditedSlice final : public SliceBytes {
+ public:
+  EditedSlice(const Slice& slice, const Overlay& overlay)
+      : in_(slice.bytes().span()),
+        base_(slice.offset()),
+        patches_(overlay.patches()) {}
+
+  u64 size() const override { return in_.size(); }
+
+  std::span<const u8> read(u64 offset, u64 size) override {
+    std::span<const u8> original = in_.subspan(offset, size);
+    if (!patched(offset, size)) return original;
+    scratch_.assign(original.begin(), original.end());
+    apply_patches(offset, scratch_);
+    return scratch_;
+  }
+
+  // Writes the patches over `out`, which holds slice[offset, +out.size()).
+  void apply_patches(u64 offset, std::span<u8> out) const {
+    u64 begin = base_ + offset, end = begin + out.size();
+    for (const auto& p : patches_) {
+      u64 from = std::max(p.offset, begin);
+      u64 to = std::min<u64>(p.offset + p.bytes.size(), end);
+      if (from >= to) continue;
+      std::copy(p.bytes.begin() + static_cast<std::ptrdiff_t>(from - p.offset),
+                p.bytes.begin() + static_cast<std::ptrdiff_t>(to - p.offset),
+                out.begin() + static_cast<std::ptrdiff_t>(from - begin));
+    }
+  }
+
+ private:
+  bool patched(u64 offset, u64 size) const {
+    u64 begin = base_ + offset, end = begin + size;
+    return std::any_of(patches_.begin(), patches_.end(), [&](const Patch& p) {
+      return p.offset < end && begin < p.offset + p.bytes.size();
+    });
+  }
+
+  std::span<const u8> in_;
+  u64 base_;  // the slice's offset in the file (patches use file offsets)
+  const std::vector<Patch>& patches_;
+  std::vector<u8> scratch_;
+};
+
+// The whole slice with the overlay's patches applied, for the ad-hoc
+// signer, which hashes every page and appends to the slice anyway.
 std::vector<u8> edited_copy(const Slice& slice, const Overlay& overlay) {
   std::span<const u8> in = slice.bytes().span();
   std::vector<u8> out(in.begin(), in.end());
-  u64 base = slice.offset(), end = base + in.size();
-  for (const auto& p : overlay.patches()) {
-    u64 from = std::max(p.offset, base);
-    u64 to = std::min<u64>(p.offset + p.bytes.size(), end);
-    if (from >= to) continue;
-    std::copy(p.bytes.begin() + static_cast<std::ptrdiff_t>(from - p.offset),
-              p.bytes.begin() + static_cast<std::ptrdiff_t>(to - p.offset),
-              out.begin() + static_cast<std::ptrdiff_t>(from - base));
-  }
+  EditedSlice(slice, overlay).apply_patches(0, out);
   return out;
 }
 
 void resign_edited(const Slice& slice, SliceReport& r, Overlay& overlay) {
-  std::vector<u8> edited = edited_copy(slice, overlay);
-  ByteView view(edited, slice.where());
-  SliceLayout layout = find_slice_layout(view);
+  // The editor copies segment commands and LC_CODE_SIGNATURE verbatim (it
+  // rewrites only dylib and rpath commands), so the layout the signature
+  // depends on is the original slice's, read from its load commands.
+  ByteView original(slice.bytes().span(), slice.where());
+  SliceLayout layout = find_slice_layout(original);
   ByteView old_sig =
-      view.slice(layout.sig_offset, layout.sig_size, "code signature");
+      original.slice(layout.sig_offset, layout.sig_size, "code signature");
   // Rehashing would keep the CMS blob, which signs the old CodeDirectory:
   // the result would claim an identity it no longer carries. Only its
   // signer can renew it.
@@ -59,7 +101,9 @@ void resign_edited(const Slice& slice, SliceReport& r, Overlay& overlay) {
   for (const auto& c : r.changed_ranges)
     changed.push_back({c.offset - slice.offset(), c.size});
   // A header-only edit keeps the code limit, so the signature keeps its
-  // size and offset.
+  // size and offset. The pages the edit did not touch keep their hashes
+  // unchecked (see `resign`): they are not even read.
+  EditedSlice edited(slice, overlay);
   std::vector<u8> sig = resign(edited, layout, old_sig, changed);
   if (sig.size() != layout.sig_size)
     throw Error(Errc::unsupported, slice.where(),

@@ -49,6 +49,19 @@ TEST(Promises, ImportNotPromisedForAnotherMachinesWheel) {
       << ::testing::PrintToString(p.notes);
 }
 
+// A macOS wheel or libtorch zip cannot be imported or linked on Linux:
+// promising it made every wheel_macos run fail its import check.
+TEST(Promises, NothingPromisedForMacosOnLinux) {
+  for (const char* env : {"wheel 3.11 cpu macos arm64", "libtorch cpu macos"}) {
+    auto config = config::parse_build_environment(env);
+    check::CheckOptions options;
+    options.python = "/usr/bin/python3";
+    auto p = driver::promised_checks(config, options);
+    EXPECT_TRUE(p.require.empty()) << env;
+    EXPECT_TRUE(has_note(p, "load only on macOS")) << env;
+  }
+}
+
 TEST(Promises, ImportNotPromisedWithoutVenv) {
   ScratchDir dir = ScratchDir::in_temp("promises-");
   auto config = config::parse_build_environment("manywheel 3.11 cpu");

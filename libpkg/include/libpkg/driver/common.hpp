@@ -131,6 +131,9 @@ void add_artifact(Summary& summary, std::string role,
                   const std::filesystem::path& path, bool check = true,
                   std::optional<u64> written = std::nullopt);
 
+/// Appends the non-empty lines of `text` (a plan's to_text) to `out`.
+void add_lines(std::vector<std::string>& out, const std::string& text);
+
 /// A stopwatch for Summary::seconds.
 class Stopwatch {
  public:

@@ -147,6 +147,31 @@ std::vector<u8> build_adhoc_signature(std::span<const u8> slice,
                                       const SliceLayout& layout,
                                       std::string_view identifier);
 
+// The bytes of the slice being signed, read a range at a time, so a
+// re-signature that rehashes a few pages of a 200 MB slice reads only those
+// (the editor serves them from the mapped file plus its planned patches;
+// nothing copies the slice).
+class SliceBytes {
+ public:
+  virtual ~SliceBytes() = default;
+  virtual u64 size() const = 0;
+  // slice[offset, offset + size) (inside size()), valid until the next read.
+  virtual std::span<const u8> read(u64 offset, u64 size) = 0;
+};
+
+// SliceBytes over bytes already in memory.
+class SpanSliceBytes final : public SliceBytes {
+ public:
+  explicit SpanSliceBytes(std::span<const u8> bytes) : bytes_(bytes) {}
+  u64 size() const override { return bytes_.size(); }
+  std::span<const u8> read(u64 offset, u64 size) override {
+    return bytes_.subspan(offset, size);
+  }
+
+ private:
+  std::span<const u8> bytes_;
+};
+
 // The size of `old_sig` re-signed for a slice whose code limit is now
 // `code_limit` (equal to the old size when the limit is unchanged).
 u64 resign_size(const ByteView& old_sig, u64 code_limit);
@@ -157,6 +182,14 @@ u64 resign_size(const ByteView& old_sig, u64 code_limit);
 // rehashed. `layout.code_limit` is the new code limit; the result has
 // `resign_size(old_sig, layout.code_limit)` bytes. A CMS signature is kept
 // as is (it no longer matches: only its signer could renew it).
+// The other pages' hashes are copied from the old CodeDirectory without
+// being checked: checking them would read the whole slice, which is what
+// this avoids. So a page whose hash was already wrong stays wrong (`pkgtool
+// macho verify` reports it); the re-signature only vouches for the pages
+// that changed. Only those pages are read from `slice`.
+std::vector<u8> resign(SliceBytes& slice, const SliceLayout& layout,
+                       const ByteView& old_sig,
+                       std::span<const ByteRange> changed);
 std::vector<u8> resign(std::span<const u8> slice, const SliceLayout& layout,
                        const ByteView& old_sig,
                        std::span<const ByteRange> changed);

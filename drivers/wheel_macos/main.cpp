@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// wheel_macos: a built macOS wheel (or the command that builds one) → the
+// distributable wheel with its outside dylibs bundled into <package>/.dylibs,
+// one OpenMP runtime (torch/lib/libomp.dylib), tagged from the binaries'
+// minos, named torch-<ver>-cp<XY>-none-macosx_<tag>.whl and checked by
+// check_binary. Replaces wheel/build_wheel.sh's delocate-wheel and rename
+// (builder-scripts.md §4); all logic is libpkg::driver::run_wheel_macos
+// (docs/drivers.md, "wheel_macos").
+//
+//   wheel_macos (--wheel FILE | --build-command CMD --source DIR
+//               [--dist-dir DIR]) [--deployment-target X.Y]
+//               [--lib-path DIR]... [--exclude GLOB]... + the shared flags
+//
+// Exit status: 0 wheel written and checked, 1 a check failed, 2 bad input
+// (one line on stderr).
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "driver_cli.hpp"
+#include "libpkg/base/error.hpp"
+#include "libpkg/deps/resolve.hpp"
+#include "libpkg/driver/manywheel.hpp"
+#include "libpkg/driver/wheel_macos.hpp"
+
+namespace {
+
+namespace cfg = libpkg::config;
+
+const char* kUsage =
+    "usage: wheel_macos (--wheel FILE | --build-command CMD --source DIR "
+    "[--dist-dir DIR]) [--deployment-target X.Y] [-L DIR]... [-o DIR] "
+    "[--dry-run] [--json] (see --help)";
+
+int run(int argc, char** argv) {
+  CLI::App app{
+      "Bundle a built macOS wheel's outside dylibs (delocate-wheel), keep "
+      "one OpenMP runtime, retag it from the binaries' minos, name it as "
+      "the release scripts did and check it."};
+  driver_cli::CommonFlags flags;
+  driver_cli::add_common_flags(app, flags);
+  libpkg::driver::WheelMacosOptions o;
+  std::string wheel, source, dist_dir, target;
+  std::vector<std::string> lib_paths;
+  app.add_option("--wheel", wheel, "the built wheel to repair");
+  app.add_option("--build-command", o.build_command,
+                 "shell command that builds the wheel (run in --source)");
+  app.add_option("--source", source, "source directory of --build-command");
+  app.add_option("--build-timeout", o.build_timeout_seconds,
+                 "stop the build command after SECONDS (default: no limit)");
+  app.add_option("--dist-dir", dist_dir,
+                 "where the build command writes its wheel (default "
+                 "<source>/dist)");
+  app.add_option("--deployment-target", target,
+                 "macOS deployment target, floor and ceiling of the tag "
+                 "(default MACOSX_DEPLOYMENT_TARGET, else 10.15; arm64 is "
+                 "at least 11.0)");
+  app.add_option("--lib-path,-L", lib_paths,
+                 "directory searched first for dylibs by leaf name (after "
+                 "DYLD_LIBRARY_PATH)");
+  app.add_option("--exclude", o.exclude,
+                 "glob of a library another wheel provides (not bundled)");
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (!driver_cli::parse(app, args, "wheel_macos", kUsage)) return 0;
+
+  if (!wheel.empty()) o.wheel = wheel;
+  o.source_dir = source;
+  o.dist_dir = dist_dir;
+  std::optional<cfg::PythonVersion> wheel_py;
+  if (!wheel.empty()) wheel_py = libpkg::driver::wheel_python(wheel);
+  driver_cli::resolve(flags, cfg::PackageType::wheel_macos, wheel_py);
+  o.common = flags.options;
+  const char* env_target = std::getenv("MACOSX_DEPLOYMENT_TARGET");
+  if (!target.empty())
+    o.deployment_target = target;
+  else if (env_target && *env_target && !flags.no_env)
+    o.deployment_target = env_target;
+  if (const char* dyld = std::getenv("DYLD_LIBRARY_PATH"))
+    for (const auto& d : libpkg::deps::split_path_list(dyld))
+      o.library_path.push_back(d);
+  for (const auto& d : lib_paths) o.library_path.push_back(d);
+  return driver_cli::finish(libpkg::driver::run_wheel_macos(o), flags);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return driver_cli::guarded([&] { return run(argc, argv); });
+}
