@@ -21,6 +21,11 @@ int run_patchelf(const std::vector<std::string>& args);
 int run_zip(const std::vector<std::string>& args);
 // `pkgtool wheel unpack|pack|verify|tags ...`
 int run_wheel(const std::vector<std::string>& args);
+// An option's integer value 0..max (wheel_cmd.cpp); a usage error otherwise.
+unsigned parse_unsigned(const std::string& option, const std::string& text,
+                        unsigned max);
+// `pkgtool wheel fuse A.whl B.whl -w DIR ...` (wheel_fuse_cmd.cpp).
+int run_wheel_fuse(const std::vector<std::string>& args);
 // `pkgtool conda pack|extract|transmute|verify ...`
 int run_conda(const std::vector<std::string>& args);
 // `pkgtool libtorch pack|name ...`: C++ zip distributions.

@@ -80,9 +80,7 @@ std::vector<FatMember> plan_fat(const std::vector<const MachOFile*>& inputs) {
   return members;
 }
 
-void write_fat(const std::vector<const MachOFile*>& inputs,
-               const std::filesystem::path& output) {
-  std::vector<FatMember> members = plan_fat(inputs);
+std::vector<u8> fat_header_bytes(const std::vector<FatMember>& members) {
   std::vector<u8> head(sizeof(FatHeader) + members.size() * sizeof(FatArch));
   auto* h = reinterpret_cast<FatHeader*>(head.data());
   h->magic = kFatMagic;
@@ -96,10 +94,22 @@ void write_fat(const std::vector<const MachOFile*>& inputs,
     arch[i].size = static_cast<u32>(s.size());
     arch[i].align = members[i].align;
   }
+  return head;
+}
+
+u64 fat_size(const std::vector<FatMember>& members) {
+  u64 end = 0;
+  for (const auto& m : members) end = std::max(end, m.offset + m.slice->size());
+  return end;
+}
+
+void write_fat(const std::vector<const MachOFile*>& inputs,
+               const std::filesystem::path& output) {
+  std::vector<FatMember> members = plan_fat(inputs);
   const MappedFile* first = inputs.front()->mapped();
   AtomicFile out =
       AtomicFile::create(output, first ? first->mode() & 07777 : 0755);
-  out.pwrite(0, head);
+  out.pwrite(0, fat_header_bytes(members));
   for (const auto& m : members)
     out.pwrite(m.offset, m.slice->bytes().range(0, m.slice->size(), "slice"));
   out.commit();
