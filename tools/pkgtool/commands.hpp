@@ -15,6 +15,14 @@ namespace pkgtool {
 int run_inspect(const std::vector<std::string>& args);
 // `pkgtool symbols FILE... [--demangle] [--json]` (nm -D format)
 int run_symbols(const std::vector<std::string>& args);
+// `pkgtool symbols` on Mach-O files (macho_symbols_cmd.cpp): `nm -gU`.
+struct MachoSymbolsOptions {
+  bool json = false;
+  bool demangle = false;
+  std::string arch;  // only this slice (--arch)
+};
+int run_macho_symbols(const std::vector<std::string>& files,
+                      const MachoSymbolsOptions& options);
 // `pkgtool patchelf ...` and the `patchelf` entry point (patchelf's syntax).
 int run_patchelf(const std::vector<std::string>& args);
 // `pkgtool zip list|test|extract ...`: inspect and safely unpack any zip.
