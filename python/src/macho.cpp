@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // libpkg.macho: the Mach-O reader (slices, arch, minos, id, dylibs, rpaths,
-// signature), install_name_tool's edits, signature verification, lipo
+// signature), install_name_tool's edits, signing and verification, lipo
 // -create/-thin and the `nm -gU` symbol listing, over the calls `pkgtool
 // inspect / macho edit / macho verify / macho lipo / symbols` make. Results
 // are plain dicts and lists (copied out of the mapping, so they outlive the
@@ -12,6 +12,7 @@
 #include "libpkg/macho/codesign.hpp"
 #include "libpkg/macho/editor.hpp"
 #include "libpkg/macho/lipo.hpp"
+#include "libpkg/macho/sign_file.hpp"
 #include "libpkg/macho/symbols.hpp"
 #include "libpkg/macho/view.hpp"
 
@@ -213,6 +214,32 @@ void bind_macho(py::module_& m) {
       "path"_a,
       "Recomputes every page hash of every CodeDirectory of each 64-bit "
       "slice: [{arch, signature}] with signature None when unsigned.");
+
+  m.def(
+      "sign",
+      [](const std::filesystem::path& path) {
+        macho::SignFileResult r;
+        {
+          py::gil_scoped_release release;
+          r = macho::sign_file(path);
+        }
+        py::list slices;
+        for (const auto& s : r.slices) {
+          py::dict d;
+          d["name"] = s.name;
+          d["signed"] = s.is_64;
+          slices.append(d);
+        }
+        py::dict d;
+        d["rewritten"] = r.rewritten;
+        d["slices"] = slices;
+        return d;
+      },
+      "path"_a,
+      "Signs the file in place as `pkgtool macho sign`: signed slices are "
+      "re-signed keeping their fields, unsigned 64-bit ones get an ad-hoc "
+      "signature named after the file. Returns {rewritten, slices: [{name, "
+      "signed}]}.");
 
   m.def(
       "lipo_create",

@@ -2,8 +2,10 @@
 """libpkg.macho on dylibs linked at test time (clang-14 + ld64.lld, no SDK),
 cross-checked with llvm-objdump-14, llvm-nm-14 and llvm-lipo-14."""
 
+import os
 import re
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -77,6 +79,24 @@ def test_edit_then_verify(dylibs):
     assert v["arch"] == "arm64" and v["signature"]["verified"]
     # A no-op edit changes nothing.
     assert libpkg.macho.edit(lib, id="@rpath/liba.dylib")["changed"] is False
+
+
+def test_sign_unsigned_x86_64(dylibs):
+    d, libs = dylibs
+    lib = d / "sign.dylib"
+    shutil.copy(libs["x86_64"], lib)
+    [v] = libpkg.macho.verify(lib)
+    assert v["signature"] is None
+    r = libpkg.macho.sign(lib)
+    assert r["rewritten"] and r["slices"] == [{"name": f"{lib} (x86_64)", "signed": True}]
+    [v] = libpkg.macho.verify(lib)
+    sig = v["signature"]
+    assert sig["verified"] and sig["adhoc"] and sig["identifier"] == "sign.dylib"
+    assert "LC_CODE_SIGNATURE" in sh("llvm-otool-14", "-l", lib)
+    # An independent verifier recomputes every page hash.
+    tool = Path(os.environ["LIBPKG_SOURCE_DIR"]) / "tests/tools/macho_cs_verify.py"
+    sh(sys.executable, tool, lib)
+    assert libpkg.macho.sign(lib)["rewritten"] is False  # already signed so
 
 
 def test_symbols_match_llvm_nm(dylibs):

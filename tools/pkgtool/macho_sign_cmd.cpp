@@ -2,274 +2,38 @@
 // `pkgtool macho sign FILE...` and `pkgtool macho verify FILE...`: code
 // signatures of thin and fat Mach-O files (libpkg/macho/codesign.hpp).
 //
-// Until the Mach-O reader lands, the fat header is read here (bounds-checked,
-// private to this file); the signature work itself is the library's.
-#include <fcntl.h>
+// The work is the library's (macho/sign_file.hpp, macho/codesign.hpp); this
+// file parses the arguments and prints one line per slice.
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
-#include <filesystem>
-#include <optional>
-#include <vector>
 
 #include "cli_parse.hpp"
 #include "commands.hpp"
-#include "libpkg/base/atomic_file.hpp"
 #include "libpkg/base/error.hpp"
-#include "libpkg/base/integers.hpp"
 #include "libpkg/base/mapped_file.hpp"
 #include "libpkg/macho/codesign.hpp"
+#include "libpkg/macho/sign_file.hpp"
 
 namespace pkgtool {
 namespace {
 
-using libpkg::ByteView;
-using libpkg::u32;
-using libpkg::u64;
-using libpkg::u8;
-using libpkg::ub32;
-using libpkg::ub64;
 namespace cs = libpkg::macho;
 
-constexpr u32 kFatMagic = 0xcafebabe;
-constexpr u32 kFatMagic64 = 0xcafebabf;
-constexpr u32 kMhMagic64 = 0xfeedfacf;
-
-struct FatSlice {
-  u32 cputype = 0;
-  u64 offset = 0;
-  u64 size = 0;
-  u32 align = 0;
-};
-
-struct FileSlices {
-  bool fat = false;
-  bool fat64 = false;
-  std::vector<FatSlice> slices;
-};
-
-std::string arch_name(u32 cputype) {
-  switch (cputype) {
-    case 0x0100000c:
-      return "arm64";
-    case 0x01000007:
-      return "x86_64";
-    case 7:
-      return "i386";
-    case 12:
-      return "arm";
-    case 18:
-      return "ppc";
-    case 0x01000012:
-      return "ppc64";
-    default:
-      return fmt::format("cputype 0x{:x}", cputype);
-  }
-}
-
-FileSlices read_slices(const ByteView& file) {
-  FileSlices out;
-  u32 magic = file.size() >= 4 ? u32{file.at<ub32>(0, "magic")} : 0;
-  if (magic != kFatMagic && magic != kFatMagic64) {
-    u32 le = file.size() >= 8 ? u32{file.at<libpkg::ul32>(0, "magic")} : 0;
-    if (le != kMhMagic64)
-      throw libpkg::Error(libpkg::Errc::format, file.name(),
-                          "not a 64-bit Mach-O or fat file");
-    out.slices.push_back(
-        {u32{file.at<libpkg::ul32>(4, "cputype")}, 0, file.size(), 0});
-    return out;
-  }
-  out.fat = true;
-  out.fat64 = magic == kFatMagic64;
-  u32 n = file.at<ub32>(4, "nfat_arch");
-  u64 entry = out.fat64 ? 32 : 20;
-  if (n == 0 || n > (file.size() - 8) / entry)
-    libpkg::throw_format(file.name(), 4,
-                         fmt::format("nfat_arch {} out of range", n));
-  for (u32 i = 0; i < n; ++i) {
-    u64 at = 8 + i * entry;
-    FatSlice s;
-    s.cputype = file.at<ub32>(at, "fat_arch");
-    s.offset = out.fat64 ? u64{file.at<ub64>(at + 8, "fat_arch")}
-                         : u64{file.at<ub32>(at + 8, "fat_arch")};
-    s.size = out.fat64 ? u64{file.at<ub64>(at + 16, "fat_arch")}
-                       : u64{file.at<ub32>(at + 12, "fat_arch")};
-    s.align = out.fat64 ? u32{file.at<ub32>(at + 24, "fat_arch")}
-                        : u32{file.at<ub32>(at + 16, "fat_arch")};
-    if (!file.contains(s.offset, s.size) || s.offset < 8 + n * entry ||
-        s.align > 15)
-      libpkg::throw_format(
-          file.name(), at,
-          fmt::format("slice {} ({}) offset 0x{:x} size 0x{:x} align 2^{} "
-                      "out of range",
-                      i, arch_name(s.cputype), s.offset, s.size, s.align));
-    for (const auto& o : out.slices)
-      if (s.offset < o.offset + o.size && o.offset < s.offset + s.size)
-        libpkg::throw_format(
-            file.name(), at,
-            fmt::format("slice {} ({}) overlaps slice {}", i,
-                        arch_name(s.cputype), arch_name(o.cputype)));
-    out.slices.push_back(s);
-  }
-  return out;
-}
-
-bool is_64bit_slice(const ByteView& slice) {
-  return slice.size() >= 4 &&
-         u32{slice.at<libpkg::ul32>(0, "magic")} == kMhMagic64;
-}
-
-std::string slice_name(const std::string& file, const FatSlice& s) {
-  return fmt::format("{} ({})", file, arch_name(s.cputype));
-}
-
-struct Patch {
-  u64 offset = 0;
-  std::vector<u8> bytes;
-};
-
-// When every 64-bit slice is signed, re-signing changes only the signature
-// bytes: the new signatures as patches of the file, or nullopt when a slice
-// needs a new signature (and so grows).
-std::optional<std::vector<Patch>> resign_patches(const std::string& path,
-                                                 const ByteView& view,
-                                                 const FileSlices& fs) {
-  std::vector<std::pair<ByteView, cs::SliceLayout>> todo;
-  for (const auto& s : fs.slices) {
-    ByteView slice(view.span().subspan(s.offset, s.size), slice_name(path, s),
-                   s.offset);
-    if (!is_64bit_slice(slice)) continue;
-    cs::SliceLayout layout = cs::find_slice_layout(slice);
-    if (!layout.signed_()) return std::nullopt;
-    todo.emplace_back(slice, layout);
-  }
-  std::vector<Patch> patches;
-  for (const auto& [slice, layout] : todo) {
-    auto sig = cs::resign_all_pages(slice, layout);
-    // A signature that grows cannot be patched in place: the slice (and a
-    // fat file's layout) is rebuilt instead.
-    if (sig.size() != layout.sig_size) return std::nullopt;
-    patches.push_back({slice.base() + layout.sig_offset, std::move(sig)});
-  }
-  return patches;
-}
-
-// Writes `patches` over a copy of the file (copied inside the kernel, so a
-// large file is never held in memory); nothing when they change no byte.
-void write_patched(const std::string& path, const libpkg::MappedFile& file,
-                   const std::vector<Patch>& patches) {
-  bool same = std::all_of(patches.begin(), patches.end(), [&](const Patch& p) {
-    return p.offset <= file.size() &&
-           p.bytes.size() <= file.size() - p.offset &&
-           std::equal(p.bytes.begin(), p.bytes.end(), file.data() + p.offset);
-  });
-  if (same) return;  // already signed as we would: leave the file untouched
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) libpkg::throw_errno(path, "open");
-  try {
-    auto out = libpkg::AtomicFile::create(path, file.mode());
-    out.copy_from(fd, 0, file.size(), 0);
-    for (const auto& p : patches) out.pwrite(p.offset, p.bytes);
-    out.commit();
-  } catch (...) {
-    ::close(fd);
-    throw;
-  }
-  ::close(fd);
-}
-
 int sign_file(const std::string& path) {
-  auto file = libpkg::MappedFile::open(path);
-  ByteView view = file.view();
-  FileSlices fs = read_slices(view);
-  if (auto patches = resign_patches(path, view, fs)) {
-    write_patched(path, file, *patches);
-    for (const auto& s : fs.slices)
-      std::printf("%s: %s\n", slice_name(path, s).c_str(),
-                  is_64bit_slice(view.slice(s.offset, s.size, "slice"))
-                      ? "signed"
-                      : "32-bit slice left unsigned");
-    return 0;
-  }
-  std::string identifier = std::filesystem::path(path).filename().string();
-  std::vector<std::vector<u8>> outs;
-  for (const auto& s : fs.slices) {
-    ByteView slice(view.span().subspan(s.offset, s.size), slice_name(path, s),
-                   s.offset);
-    if (!is_64bit_slice(slice)) {
-      std::printf("%s: 32-bit slice left unsigned\n", slice.name().c_str());
-      outs.emplace_back(slice.data(), slice.data() + slice.size());
-      continue;
-    }
-    outs.emplace_back(slice.data(), slice.data() + slice.size());
-    cs::sign_slice(outs.back(), slice.name(), identifier);
-    std::printf("%s: signed\n", slice.name().c_str());
-  }
-  std::vector<u8> result;
-  if (!fs.fat) {
-    result = std::move(outs[0]);
-  } else {
-    // Slices that kept their size keep their offsets; otherwise every slice
-    // is laid out again at its alignment, in the original order.
-    bool same = true;
-    for (size_t i = 0; i < outs.size(); ++i)
-      same = same && outs[i].size() == fs.slices[i].size;
-    result.assign(view.data(), view.data() + view.size());
-    u64 cursor = fs.slices.front().offset;
-    std::vector<FatSlice> order = fs.slices;
-    std::vector<size_t> idx(order.size());
-    for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
-    std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
-      return order[a].offset < order[b].offset;
-    });
-    if (!same) result.resize(cursor);
-    for (size_t i : idx) {
-      FatSlice& s = order[i];
-      if (!same) {
-        s.offset = libpkg::align_up(cursor, u64{1} << s.align);
-        s.size = outs[i].size();
-        result.resize(s.offset, 0);
-        result.insert(result.end(), outs[i].begin(), outs[i].end());
-        cursor = result.size();
-      } else {
-        std::copy(outs[i].begin(), outs[i].end(), result.begin() + s.offset);
-      }
-      u64 at = 8 + i * (fs.fat64 ? 32 : 20);
-      if (fs.fat64) {
-        *reinterpret_cast<ub64*>(result.data() + at + 8) = s.offset;
-        *reinterpret_cast<ub64*>(result.data() + at + 16) = s.size;
-      } else {
-        if (s.offset + s.size > 0xffffffffu)
-          throw libpkg::Error(libpkg::Errc::unsupported, path,
-                              "slices grow past 4 GiB in a 32-bit fat header");
-        *reinterpret_cast<ub32*>(result.data() + at + 8) =
-            static_cast<u32>(s.offset);
-        *reinterpret_cast<ub32*>(result.data() + at + 12) =
-            static_cast<u32>(s.size);
-      }
-    }
-  }
-  if (result.size() == view.size() &&
-      std::equal(result.begin(), result.end(), view.data()))
-    return 0;  // already signed as we would: leave the file untouched
-  auto out = libpkg::AtomicFile::create(path, file.mode());
-  out.write(result);
-  out.commit();
+  for (const auto& s : cs::sign_file(path).slices)
+    std::printf("%s: %s\n", s.name.c_str(),
+                s.is_64 ? "signed" : "32-bit slice left unsigned");
   return 0;
 }
 
 int verify_file(const std::string& path) {
   auto file = libpkg::MappedFile::open(path);
-  ByteView view = file.view();
-  FileSlices fs = read_slices(view);
   int status = 0;
-  for (const auto& s : fs.slices) {
-    ByteView slice(view.span().subspan(s.offset, s.size), slice_name(path, s),
-                   s.offset);
-    if (!is_64bit_slice(slice)) {
+  for (const auto& [slice, is_64] : cs::signature_slices(file.view(), path)) {
+    if (!is_64) {
       std::printf("%s: 32-bit slice not checked\n", slice.name().c_str());
       continue;
     }
