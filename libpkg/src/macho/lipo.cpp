@@ -4,12 +4,15 @@
 #include "libpkg/macho/lipo.hpp"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <bit>
 
 #include "libpkg/base/atomic_file.hpp"
 #include "libpkg/base/error.hpp"
+#include "libpkg/base/fd.hpp"
+#include "libpkg/base/result.hpp"
 #include "libpkg/macho/format.hpp"
 
 namespace libpkg::macho {
@@ -110,8 +113,31 @@ void write_fat(const std::vector<const MachOFile*>& inputs,
   AtomicFile out =
       AtomicFile::create(output, first ? first->mode() & 07777 : 0755);
   out.pwrite(0, fat_header_bytes(members));
-  for (const auto& m : members)
-    out.pwrite(m.offset, m.slice->bytes().range(0, m.slice->size(), "slice"));
+  // Slices of mapped inputs are copied inside the kernel (copy_file_range:
+  // no page faults on the mapping, no user-space buffer), from the file the
+  // reader mapped when it still has the mapped size; others are written
+  // from their bytes.
+  for (const MachOFile* f : inputs) {
+    Fd fd;
+    if (const MappedFile* map = f->mapped()) {
+      Result<Fd> opened = try_open_regular(f->name());
+      struct stat st {};
+      if (opened && ::fstat(opened.value().get(), &st) == 0 &&
+          static_cast<u64>(st.st_size) == map->size())
+        fd = std::move(opened.value());
+    }
+    for (const auto& m : members) {
+      const bool ours =
+          std::any_of(f->slices().begin(), f->slices().end(),
+                      [&](const Slice& s) { return &s == m.slice; });
+      if (!ours) continue;  // a slice of another input
+      if (fd)
+        out.copy_from(fd.get(), m.slice->offset(), m.slice->size(), m.offset);
+      else
+        out.pwrite(m.offset,
+                   m.slice->bytes().range(0, m.slice->size(), "slice"));
+    }
+  }
   out.commit();
 }
 
