@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// libFuzzer target for the Mach-O reader and the load-command editor: any
+// libFuzzer target for the Mach-O reader, its symbol reader (LC_SYMTAB,
+// exports trie) and the load-command editor: any
 // byte string must either parse (and plan a fixed install_name_tool edit)
 // or fail with libpkg::Error naming the input. A crash, a sanitizer report,
 // another exception type, a string_view outside the input or a hang is a
@@ -12,6 +13,7 @@
 #include "libpkg/base/bytes.hpp"
 #include "libpkg/base/error.hpp"
 #include "libpkg/macho/editor.hpp"
+#include "libpkg/macho/symbols.hpp"
 #include "libpkg/macho/view.hpp"
 
 namespace {
@@ -43,6 +45,14 @@ void visit(const libpkg::macho::Slice& s, const Bounds& b) {
   s.code_signature();
   s.fixup_format();
   s.free_padding();
+  // The symbol table and the exports trie (nm -gU): every index and edge is
+  // bounds-checked, a trie cycle is an error. Separate try: a bad table must
+  // not hide the editor below from the fuzzer.
+  try {
+    libpkg::macho::defined_external_symbols(s);
+  } catch (const libpkg::Error& e) {
+    if (!e.file().starts_with("fuzz-input")) std::abort();
+  }
 }
 
 }  // namespace

@@ -20,12 +20,12 @@ import sys as _sys
 from . import _libpkg
 from ._libpkg import (AccessError, Error, FormatError, IoError, MissingFileError, NotFoundError,
                       UnsupportedError, UsageError, __version__, check, conda, config, cuda, deps,
-                      driver, elf, inspect, repair, wheel)
+                      driver, elf, inspect, macho, repair, wheel)
 from ._libpkg.repair import show
 
 # The areas are submodules of the extension; registering them makes
 # `import libpkg.elf` and `from libpkg.wheel import open` work too.
-for _name in ("elf", "wheel", "conda", "repair", "check", "config", "cuda", "driver", "deps"):
+for _name in ("elf", "wheel", "conda", "repair", "check", "config", "cuda", "driver", "deps", "macho"):
     _module = getattr(_libpkg, _name)
     _sys.modules[f"{__name__}.{_name}"] = _module
     _module.__name__ = f"{__name__}.{_name}"
@@ -41,5 +41,5 @@ Error.__module__ = __name__
 del _name, _module, _attr
 
 __all__ = ["AccessError", "Error", "FormatError", "IoError", "MissingFileError", "NotFoundError",
-           "UnsupportedError", "UsageError", "__version__", "check", "conda", "config", "cuda", "driver", "elf", "inspect", "repair", "show",
+           "UnsupportedError", "UsageError", "__version__", "check", "conda", "config", "cuda", "driver", "elf", "inspect", "macho", "repair", "show",
            "wheel"]

@@ -7,6 +7,7 @@ from . import cuda as cuda
 from . import deps as deps
 from . import driver as driver
 from . import elf as elf
+from . import macho as macho
 from . import repair as repair
 from . import wheel as wheel
 from os import PathLike

@@ -42,6 +42,7 @@ void bind_cuda(py::module_& m);
 void bind_driver(py::module_& m);
 void bind_deps(py::module_& m);
 void bind_inspect(py::module_& m);
+void bind_macho(py::module_& m);
 
 // The loader-search arguments every analysing call takes (libpkg.deps.ldd,
 // libpkg.repair.show): lib_paths, ldpaths (':'-separated), ld_library_path

@@ -55,4 +55,7 @@ PYBIND11_MODULE(_libpkg, m) {
   py::module_ deps = sub("deps", "The dynamic loader's view of a file (ldd)");
   lp::bind_deps(deps);
   lp::bind_inspect(m);
+  py::module_ macho =
+      sub("macho", "Mach-O: read, edit, verify, lipo, symbols (macOS files)");
+  lp::bind_macho(macho);
 }

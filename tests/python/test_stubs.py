@@ -11,7 +11,7 @@ import pytest
 
 import libpkg
 
-AREAS = ["elf", "wheel", "conda", "repair", "check", "config", "cuda", "driver", "deps"]
+AREAS = ["elf", "wheel", "conda", "repair", "check", "config", "cuda", "driver", "deps", "macho"]
 PKG = Path(libpkg.__file__).parent
 
 

@@ -13,6 +13,7 @@
 #include "libpkg/abi/census.hpp"
 #include "libpkg/base/error.hpp"
 #include "libpkg/elf/view.hpp"
+#include "macho_inspect.hpp"
 
 namespace pkgtool {
 
@@ -44,6 +45,23 @@ int run_census(const std::vector<std::string>& args) {
   int status = 0;
   nlohmann::json out = nlohmann::json::array();
   for (const auto& f : files) {
+    if (looks_like_macho(f)) {
+      // libc++ (every macOS toolchain) has no dual string/list ABI and no
+      // cxx11 tag: a count would say "none" and read as a verdict.
+      const char* why =
+          "Mach-O files use libc++ (std::__1), which has no cxx11 ABI tag";
+      const bool ok = expect.empty();
+      if (!ok) status = 1;
+      if (json)
+        out.push_back({{"file", f},
+                       {"verdict", "not_applicable"},
+                       {"reason", why},
+                       {"ok", ok}});
+      else
+        std::printf("%s: does not apply (%s)%s\n", f.c_str(), why,
+                    ok ? "" : "  FAIL");
+      continue;
+    }
     libpkg::abi::Census c =
         libpkg::abi::cxx_abi_census(libpkg::elf::ElfFile::open(f), options);
     const std::string verdict = libpkg::abi::cxx_abi_name(c.verdict);

@@ -19,12 +19,25 @@ namespace pkgtool {
 int run_inspect(const std::vector<std::string>& args);
 // `pkgtool symbols FILE... [--demangle] [--json]` (nm -D format)
 int run_symbols(const std::vector<std::string>& args);
+// `pkgtool symbols` on Mach-O files (macho_symbols_cmd.cpp): `nm -gU`.
+struct MachoSymbolsOptions {
+  bool json = false;
+  bool demangle = false;
+  std::string arch;  // only this slice (--arch)
+};
+int run_macho_symbols(const std::vector<std::string>& files,
+                      const MachoSymbolsOptions& options);
 // `pkgtool patchelf ...` and the `patchelf` entry point (patchelf's syntax).
 int run_patchelf(const std::vector<std::string>& args);
 // `pkgtool zip list|test|extract ...`: inspect and safely unpack any zip.
 int run_zip(const std::vector<std::string>& args);
 // `pkgtool wheel unpack|pack|verify|tags ...`
 int run_wheel(const std::vector<std::string>& args);
+// An option's integer value 0..max (wheel_cmd.cpp); a usage error otherwise.
+unsigned parse_unsigned(const std::string& option, const std::string& text,
+                        unsigned max);
+// `pkgtool wheel fuse A.whl B.whl -w DIR ...` (wheel_fuse_cmd.cpp).
+int run_wheel_fuse(const std::vector<std::string>& args);
 // `pkgtool conda pack|extract|transmute|verify ...`
 int run_conda(const std::vector<std::string>& args);
 // `pkgtool libtorch pack|name ...`: C++ zip distributions.

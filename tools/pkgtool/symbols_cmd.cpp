@@ -13,6 +13,7 @@
 #include "libpkg/base/error.hpp"
 #include "libpkg/elf/format.hpp"
 #include "libpkg/elf/view.hpp"
+#include "macho_inspect.hpp"
 
 namespace pkgtool {
 
@@ -115,9 +116,16 @@ const char* visibility_name(u8 v) {
 int run_symbols(const std::vector<std::string>& args) {
   bool json = false, demangle_names = false, defined_only = false,
        undefined_only = false;
+  std::string arch;
   std::vector<std::string> files;
-  for (const auto& a : args) {
-    if (a == "--json") {
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--arch") {
+      if (++i == args.size())
+        throw libpkg::Error(libpkg::Errc::usage, "",
+                            "symbols: --arch expects an architecture");
+      arch = args[i];
+    } else if (a == "--json") {
       json = true;
     } else if (a == "--demangle" || a == "-C") {
       demangle_names = true;
@@ -129,7 +137,9 @@ int run_symbols(const std::vector<std::string>& args) {
       fmt::print(
           "usage: pkgtool symbols FILE... [--demangle] "
           "[--defined-only|--undefined-only] "
-          "[--json]\n");
+          "[--json]\n"
+          "Mach-O: the defined external symbols (nm -gU) of each slice "
+          "[--arch ARCH]\n");
       return 0;
     } else if (a.starts_with("-")) {
       throw libpkg::Error(libpkg::Errc::usage, "",
@@ -140,6 +150,16 @@ int run_symbols(const std::vector<std::string>& args) {
   }
   if (files.empty())
     throw libpkg::Error(libpkg::Errc::usage, "", "symbols: no input files");
+  if (looks_like_macho(files.front())) {
+    if (undefined_only)
+      throw libpkg::Error(libpkg::Errc::usage, files.front(),
+                          "symbols: Mach-O files list defined external "
+                          "symbols only (nm -gU)");
+    return run_macho_symbols(files, {json, demangle_names, arch});
+  }
+  if (!arch.empty())
+    throw libpkg::Error(libpkg::Errc::usage, files.front(),
+                        "symbols: --arch applies to Mach-O files");
   nlohmann::json all = nlohmann::json::array();
   for (const auto& f : files) {
     // Oddities the reader works around are reported, not fatal.

@@ -50,6 +50,8 @@ const char* kWheelUsage =
     "                          (-d DEST | -o OUT.whl | --in-place) [-z LEVEL] "
     "[-j N]\n"
     "                          [--allow-unverified]\n"
+    "       pkgtool wheel fuse A.whl B.whl -w DIR [--prefer a|b] [-z LEVEL] "
+    "[-j N]\n"
     "tag options: 'a.b' replaces, '+a.b' adds, '-a.b' removes tags\n"
     "tags and update refuse a wheel that fails `verify` unless "
     "--allow-unverified\n";
@@ -73,16 +75,6 @@ class Args {
   const std::vector<std::string>& args_;
   std::size_t i_ = 0;
 };
-
-unsigned parse_unsigned(const std::string& option, const std::string& text,
-                        unsigned max) {
-  unsigned v = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || end != text.data() + text.size() || v > max)
-    usage(fmt::format("{} expects an integer 0..{}, got '{}'", option, max,
-                      text));
-  return v;
-}
 
 bool is_option(const std::string& a) { return a.size() > 1 && a[0] == '-'; }
 
@@ -386,6 +378,16 @@ int run_update(const std::vector<std::string>& argv) {
 
 }  // namespace
 
+unsigned parse_unsigned(const std::string& option, const std::string& text,
+                        unsigned max) {
+  unsigned v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || v > max)
+    usage(fmt::format("{} expects an integer 0..{}, got '{}'", option, max,
+                      text));
+  return v;
+}
+
 int run_wheel(const std::vector<std::string>& args) {
   if (args.empty()) usage("missing subcommand");
   std::vector<std::string> rest(args.begin() + 1, args.end());
@@ -396,6 +398,7 @@ int run_wheel(const std::vector<std::string>& args) {
   if (sub == "tags") return run_tags(rest);
   if (sub == "info") return run_info(rest);
   if (sub == "update") return run_update(rest);
+  if (sub == "fuse") return run_wheel_fuse(rest);
   if (sub == "-h" || sub == "--help") {
     fmt::print("{}", kWheelUsage);
     return 0;

@@ -4,12 +4,15 @@
 #include "libpkg/macho/lipo.hpp"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <bit>
 
 #include "libpkg/base/atomic_file.hpp"
 #include "libpkg/base/error.hpp"
+#include "libpkg/base/fd.hpp"
+#include "libpkg/base/result.hpp"
 #include "libpkg/macho/format.hpp"
 
 namespace libpkg::macho {
@@ -80,9 +83,7 @@ std::vector<FatMember> plan_fat(const std::vector<const MachOFile*>& inputs) {
   return members;
 }
 
-void write_fat(const std::vector<const MachOFile*>& inputs,
-               const std::filesystem::path& output) {
-  std::vector<FatMember> members = plan_fat(inputs);
+std::vector<u8> fat_header_bytes(const std::vector<FatMember>& members) {
   std::vector<u8> head(sizeof(FatHeader) + members.size() * sizeof(FatArch));
   auto* h = reinterpret_cast<FatHeader*>(head.data());
   h->magic = kFatMagic;
@@ -96,12 +97,47 @@ void write_fat(const std::vector<const MachOFile*>& inputs,
     arch[i].size = static_cast<u32>(s.size());
     arch[i].align = members[i].align;
   }
+  return head;
+}
+
+u64 fat_size(const std::vector<FatMember>& members) {
+  u64 end = 0;
+  for (const auto& m : members) end = std::max(end, m.offset + m.slice->size());
+  return end;
+}
+
+void write_fat(const std::vector<const MachOFile*>& inputs,
+               const std::filesystem::path& output) {
+  std::vector<FatMember> members = plan_fat(inputs);
   const MappedFile* first = inputs.front()->mapped();
   AtomicFile out =
       AtomicFile::create(output, first ? first->mode() & 07777 : 0755);
-  out.pwrite(0, head);
-  for (const auto& m : members)
-    out.pwrite(m.offset, m.slice->bytes().range(0, m.slice->size(), "slice"));
+  out.pwrite(0, fat_header_bytes(members));
+  // Slices of mapped inputs are copied inside the kernel (copy_file_range:
+  // no page faults on the mapping, no user-space buffer), from the file the
+  // reader mapped when it still has the mapped size; others are written
+  // from their bytes.
+  for (const MachOFile* f : inputs) {
+    Fd fd;
+    if (const MappedFile* map = f->mapped()) {
+      Result<Fd> opened = try_open_regular(f->name());
+      struct stat st {};
+      if (opened && ::fstat(opened.value().get(), &st) == 0 &&
+          static_cast<u64>(st.st_size) == map->size())
+        fd = std::move(opened.value());
+    }
+    for (const auto& m : members) {
+      const bool ours =
+          std::any_of(f->slices().begin(), f->slices().end(),
+                      [&](const Slice& s) { return &s == m.slice; });
+      if (!ours) continue;  // a slice of another input
+      if (fd)
+        out.copy_from(fd.get(), m.slice->offset(), m.slice->size(), m.offset);
+      else
+        out.pwrite(m.offset,
+                   m.slice->bytes().range(0, m.slice->size(), "slice"));
+    }
+  }
   out.commit();
 }
 

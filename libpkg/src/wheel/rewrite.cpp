@@ -22,8 +22,9 @@ namespace {
 
 struct PlannedMember {
   std::string name;
-  const archive::ZipEntry* raw = nullptr;  // copied verbatim when set
-  archive::SourcePtr content;              // otherwise compressed from this
+  const archive::ZipEntry* raw = nullptr;       // copied verbatim when set
+  const archive::ZipReader* raw_zip = nullptr;  // raw's archive
+  archive::SourcePtr content;  // otherwise compressed from this
   unsigned mode = 0644;
   i64 mtime = 0;
   bool directory = false;
@@ -116,8 +117,16 @@ RewriteResult rewrite(const archive::ZipReader& input, const fs::path& out,
     if (auto rep = edits.replace.find(e.name); rep != edits.replace.end()) {
       m.content = rep->second;
       m.mtime = new_mtime;
+    } else if (auto other = edits.raw_from.find(e.name);
+               other != edits.raw_from.end()) {
+      m.raw = other->second.entry;
+      m.raw_zip = other->second.zip;
+      m.sha = other->second.sha256;
+      m.mode = entry_mode(*m.raw);
+      m.mtime = m.raw->mtime();
     } else {
       m.raw = &e;
+      m.raw_zip = &input;
       if (auto row = rows.find(e.name); row != rows.end())
         m.sha = parse_sha256_hash(row->second->hash);
     }
@@ -130,6 +139,9 @@ RewriteResult rewrite(const archive::ZipReader& input, const fs::path& out,
     if (auto d = top_dist_info(m.name); !d.empty()) out_dist_infos.insert(d);
   for (const auto& a : edits.add)
     if (auto d = top_dist_info(a.name); !d.empty()) out_dist_infos.insert(d);
+  for (const auto& [name, _] : edits.raw_from)
+    if (auto d = top_dist_info(name); !d.empty() && !input.find(name))
+      out_dist_infos.insert(d);
   if (out_dist_infos.size() != 1)
     throw Error(Errc::usage, out.string(),
                 "the rewritten wheel would have " +
@@ -139,20 +151,34 @@ RewriteResult rewrite(const archive::ZipReader& input, const fs::path& out,
   const std::string record_path = dist_info + "/RECORD";
 
   // Added members: sorted, after the content and after the metadata.
-  std::vector<WheelEdits::NewMember> added = edits.add;
+  std::vector<PlannedMember> added;
+  for (const auto& a : edits.add) {
+    PlannedMember m;
+    m.name = a.name;
+    m.content = a.content;
+    m.mode = a.mode & 0777;
+    m.mtime = new_mtime;
+    added.push_back(std::move(m));
+  }
+  for (const auto& [name, r] : edits.raw_from) {
+    if (input.find(name)) continue;  // replaced in place above
+    PlannedMember m;
+    m.name = name;
+    m.raw = r.entry;
+    m.raw_zip = r.zip;
+    m.sha = r.sha256;
+    m.mode = entry_mode(*r.entry);
+    m.mtime = r.entry->mtime();
+    m.directory = r.entry->is_directory();
+    added.push_back(std::move(m));
+  }
   std::sort(added.begin(), added.end(),
             [](const auto& a, const auto& b) { return a.name < b.name; });
   std::vector<PlannedMember> ordered;
   auto append_added = [&](bool metadata) {
-    for (const auto& a : added) {
-      if ((top_dist_info(a.name) == dist_info) != metadata) continue;
-      PlannedMember m;
-      m.name = a.name;
-      m.content = a.content;
-      m.mode = a.mode & 0777;
-      m.mtime = new_mtime;
-      ordered.push_back(std::move(m));
-    }
+    for (const auto& m : added)
+      if ((top_dist_info(m.name) == dist_info) == metadata)
+        ordered.push_back(m);
   };
   auto metadata_begin = std::stable_partition(
       plan.begin(), plan.end(),
@@ -190,11 +216,11 @@ RewriteResult rewrite(const archive::ZipReader& input, const fs::path& out,
     attrs.mtime = m.mtime;
     if (m.raw) {
       try {
-        writer.add_raw(m.name, input, *m.raw, attrs, m.sha);
+        writer.add_raw(m.name, *m.raw_zip, *m.raw, attrs, m.sha);
       } catch (const Error& e) {
         // The writer's name rules name the member; the culprit is the input.
         if (e.file() != m.name) throw;
-        throw Error(Errc::format, input.name(),
+        throw Error(Errc::format, m.raw_zip->name(),
                     m.name + ": " + e.message() +
                         " (copying it would write a wheel that readers "
                         "refuse)");

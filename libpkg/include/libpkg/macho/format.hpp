@@ -137,6 +137,35 @@ struct BuildVersionCommand {
   ul32 cmd, cmdsize, platform, minos, sdk, ntools;
 };
 
+struct SymtabCommand {
+  ul32 cmd, cmdsize, symoff, nsyms, stroff, strsize;
+};
+struct DyldInfoCommand {
+  ul32 cmd, cmdsize, rebase_off, rebase_size, bind_off, bind_size,
+      weak_bind_off, weak_bind_size, lazy_bind_off, lazy_bind_size, export_off,
+      export_size;
+};
+struct Nlist64 {
+  ul32 n_strx;
+  u8 n_type, n_sect;
+  ul16 n_desc;
+  ul64 n_value;
+};
+// n_type bits.
+inline constexpr u8 kNStab = 0xe0;
+inline constexpr u8 kNExt = 0x01;
+inline constexpr u8 kNTypeMask = 0x0e;
+inline constexpr u8 kNUndf = 0x0, kNAbs = 0x2, kNSect = 0xe, kNIndr = 0xa;
+inline constexpr u16 kNWeakDef = 0x0080;
+// Exports trie flags.
+inline constexpr u64 kExportKindMask = 0x03;
+inline constexpr u64 kExportKindAbsolute = 0x02;
+inline constexpr u64 kExportWeakDefinition = 0x04;
+inline constexpr u64 kExportReexport = 0x08;
+inline constexpr u64 kExportStubAndResolver = 0x10;
+
+static_assert(sizeof(SymtabCommand) == 24 && sizeof(DyldInfoCommand) == 48 &&
+              sizeof(Nlist64) == 16);
 static_assert(sizeof(FatHeader) == 8 && sizeof(FatArch) == 20 &&
               sizeof(FatArch64) == 32);
 static_assert(sizeof(MachHeader) == 28 && sizeof(MachHeader64) == 32);

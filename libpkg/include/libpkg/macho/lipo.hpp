@@ -28,6 +28,13 @@ struct FatMember {
 // slice. Two slices with one architecture are a usage error naming both.
 std::vector<FatMember> plan_fat(const std::vector<const MachOFile*>& inputs);
 
+// The fat header and fat_arch table (FAT_MAGIC, big-endian) of `members`:
+// the file is these bytes, then each slice at its offset, zeros between.
+std::vector<u8> fat_header_bytes(const std::vector<FatMember>& members);
+
+// The size of the fat file of `members` (the end of its last slice).
+u64 fat_size(const std::vector<FatMember>& members);
+
 // Writes the fat file of `inputs` to `output` (temp file + rename), with the
 // mode of the first input.
 void write_fat(const std::vector<const MachOFile*>& inputs,

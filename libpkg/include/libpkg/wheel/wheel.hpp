@@ -162,6 +162,18 @@ struct WheelEdits {
   std::vector<NewMember> add;
   std::set<std::string> remove;
   std::map<std::string, std::string> rename;  // old name → new name
+  // Members copied with their compressed bytes from another archive (wheel
+  // fuse takes them from the second wheel): a name the input has is
+  // replaced in its position, any other name is added like `add`.
+  struct RawMember {
+    const archive::ZipReader* zip = nullptr;  // must outlive rewrite()
+    const archive::ZipEntry* entry = nullptr;
+    // The SHA-256 of its content when known (a verified RECORD row);
+    // unset leaves the member out of the output RECORD, as rewrite does for
+    // unlisted raw copies.
+    std::optional<std::array<u8, 32>> sha256;
+  };
+  std::map<std::string, RawMember> raw_from;
 };
 
 struct RewriteOptions {
