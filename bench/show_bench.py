@@ -37,6 +37,8 @@ def main() -> int:
     ap.add_argument("--pkgtool", default=rb.DEFAULT_PKGTOOL)
     ap.add_argument("--check-binary", default=str(HERE.parent / "build/checks/check_binary/check_binary"))
     ap.add_argument("--auditwheel", default=None, help="auditwheel executable (optional)")
+    ap.add_argument("--baseline-pkgtool", default=None, help="an older pkgtool to time alongside")
+    ap.add_argument("--baseline-check-binary", default=None, help="an older check_binary to time alongside")
     ap.add_argument("--wheel", default=None, help="a repaired wheel (default: build and repair the fixture)")
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--tmpdir", default=None)
@@ -67,6 +69,10 @@ def main() -> int:
             "pkgtool show --json": [args.pkgtool, "show", "--json", str(wheel)],
             "check_binary --no-runtime": [args.check_binary, "--no-runtime", str(wheel)],
         }
+        if args.baseline_pkgtool:
+            rows["baseline pkgtool show --json"] = [args.baseline_pkgtool, "show", "--json", str(wheel)]
+        if args.baseline_check_binary:
+            rows["baseline check_binary --no-runtime"] = [args.baseline_check_binary, "--no-runtime", str(wheel)]
         if args.auditwheel:
             rows["auditwheel show"] = [args.auditwheel, "show", str(wheel)]
         before = uptime()
@@ -75,11 +81,11 @@ def main() -> int:
         for i in range(args.runs):
             for name, argv in rows.items():
                 s = launcher.run(argv)
-                if name.startswith("check_binary") and os.WIFEXITED(s.status) and os.WEXITSTATUS(s.status) == 1:
+                if "check_binary" in name and os.WIFEXITED(s.status) and os.WEXITSTATUS(s.status) == 1:
                     pass  # checks ran and some failed: the timing still counts
                 elif not s.ok:
                     raise SystemExit(f"error: {name}: {s.describe_failure()}")
-                if name.startswith("pkgtool show"):
+                if "pkgtool show" in name:
                     text = re.sub(r"/[^\"]*?libpkg-repair-[^/\"]*/wheel", "<tree>", s.stdout)
                     if first_json is None:
                         first_json = text

@@ -145,6 +145,21 @@ class Analyzer {
     }
     for (std::size_t i = 0; i < a_.binaries.size(); ++i)
       by_file_[a_.binaries[i].file.lexically_normal().string()] = i;
+    inflate_dynamic_sections();
+  }
+
+  // Reaching a library's dynamic section means inflating everything before
+  // it (most of a CUDA library): done for all members at once on the pool,
+  // so the sequential passes below find it filled. Errors are left for
+  // those passes, which report them in member order.
+  void inflate_dynamic_sections() const {
+    ThreadPool pool(options_.threads);
+    pool.parallel_for(views_.size(), [&](std::size_t i) {
+      try {
+        (void)open_binary(i).needed();
+      } catch (const Error&) {
+      }
+    });
   }
 
   // The members are read in place (archive/member_view.hpp); on disk there
