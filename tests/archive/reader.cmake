@@ -8,6 +8,9 @@ libpkg_add_gtest(reader_test reader_test.cpp reader_regression_test.cpp)
 target_link_libraries(reader_test PRIVATE ZLIB::ZLIB)
 libpkg_add_gtest(extract_test extract_test.cpp)
 target_link_libraries(extract_test PRIVATE ZLIB::ZLIB)
+# open_member: lazy filling in any order, restarts, errors naming the member
+libpkg_add_gtest(member_view_test member_view_test.cpp)
+target_link_libraries(member_view_test PRIVATE ZLIB::ZLIB)
 
 foreach(t crosscheck hostile)
   libpkg_add_script_test(zipcli_${t} zipcli_${t}.sh

@@ -63,14 +63,6 @@ void expect_read_error(const Bytes& bytes, const std::string& member,
   expect_error([&] { zip.read_all(*e); }, Errc::format, parts);
 }
 
-Member file(std::string name, Bytes data, std::uint16_t method = 8) {
-  Member m;
-  m.name = std::move(name);
-  m.data = std::move(data);
-  m.method = method;
-  return m;
-}
-
 // ---------------------------------------------------------------- valid
 
 TEST(ZipReader, StoredAndDeflatedReadBack) {

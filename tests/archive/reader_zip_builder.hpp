@@ -64,6 +64,15 @@ struct Member {
   bool zip64_extra_short = false;  // extra carries only the first value
 };
 
+// A well-formed member (the common case of the tests).
+inline Member file(std::string name, Bytes data, std::uint16_t method = 8) {
+  Member m;
+  m.name = std::move(name);
+  m.data = std::move(data);
+  m.method = method;
+  return m;
+}
+
 struct Options {
   std::string comment;
   bool zip64_end = false;  // ZIP64 end record + locator, classic markers

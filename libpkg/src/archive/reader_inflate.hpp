@@ -7,6 +7,8 @@
 // can neither make us produce more than it declared nor pass corrupt data.
 #pragma once
 
+#include <zlib.h>
+
 #include <functional>
 #include <span>
 #include <string>
@@ -19,11 +21,57 @@ namespace libpkg::archive::reader {
 // Largest piece handed to the sink.
 inline constexpr std::size_t kPieceSize = 256 * 1024;
 
+// Inflates one deflated member front to back, in as many calls as the
+// caller likes (a lazy member view inflates only as far as it is read).
+// Every refusal names `archive` and the member (Errc::format): corrupt or
+// truncated data, a stream ending before the declared size; once the
+// declared size is reached, next() also checks that the stream ends there
+// with nothing after it and that the CRC-32 matches.
+class MemberInflater {
+ public:
+  // `raw` (the member's compressed data) must outlive the inflater. With
+  // `release_input`, `raw` lies in a read-only file mapping and the pages
+  // zlib has consumed are dropped from it (MADV_DONTNEED: they are read
+  // again from the file if touched again), so streaming a GB member does
+  // not leave a GB of the archive resident.
+  MemberInflater(const std::string& archive, const ZipEntry& entry,
+                 std::span<const u8> raw, bool release_input = false);
+  ~MemberInflater();
+  MemberInflater(const MemberInflater&) = delete;
+  MemberInflater& operator=(const MemberInflater&) = delete;
+
+  // Writes the next bytes of the member to `out` (at least one, at most
+  // out.size()); 0 once the whole member is produced and checked.
+  std::size_t next(std::span<u8> out);
+  u64 produced() const { return produced_; }
+
+ private:
+  void feed();
+  std::pair<u64, bool> step(u8* out, uInt n);
+  void finish();
+
+  std::string archive_;
+  const ZipEntry& entry_;
+  std::span<const u8> raw_;
+  bool release_input_;
+  z_stream z_{};
+  u64 in_pos_ = 0;    // input handed to zlib so far
+  u64 released_ = 0;  // input dropped from the mapping so far
+  u64 produced_ = 0;
+  u32 crc_ = 0;
+  bool stream_ended_ = false, finished_ = false;
+};
+
 // `raw` is the member's compressed data; errors name `archive` and the
 // member and throw Errc::format.
 void stream_member(const std::string& archive, const ZipEntry& entry,
                    std::span<const u8> raw,
-                   const std::function<void(std::span<const u8>)>& sink);
+                   const std::function<void(std::span<const u8>)>& sink,
+                   bool release_input = false);
+
+// Drops the whole pages of [data, data + n) from a read-only file mapping
+// (see MemberInflater); a no-op for n == 0.
+void release_mapped(const u8* data, u64 n);
 
 // Inflates just the first `n` bytes of a deflated member (fewer if it is
 // shorter).

@@ -99,7 +99,11 @@ void ZipReader::read(
                 fmt::format("{}: compression {} is not supported",
                             reader::printable_name(entry.name),
                             reader::method_name(entry.method)));
-  reader::stream_member(name_, entry, raw(entry), sink);
+  // A reader of a file streams from its mapping: the pages read are dropped
+  // again, so reading (extracting, hashing) a GB wheel does not leave the
+  // GB resident (check_binary's RSS was the mapped wheel).
+  reader::stream_member(name_, entry, raw(entry), sink,
+                        /*release_input=*/fd_ != nullptr);
 }
 
 std::vector<u8> ZipReader::read_prefix(const ZipEntry& entry,

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 
 namespace libpkg {
@@ -15,10 +16,12 @@ std::span<const u8> ByteView::range(u64 offset, u64 size,
                              "data (0x{:x} bytes)",
                              what, size, data_.size()));
   }
+  ensure(offset, size);
   return data_.subspan(offset, size);
 }
 
 ByteView ByteView::slice(u64 offset, u64 size, std::string_view what) const {
+  // The slice is filled now: its bytes are read through it.
   return ByteView(range(offset, size, what), name_, base_ + offset);
 }
 
@@ -30,7 +33,20 @@ std::string_view ByteView::cstring(u64 offset, std::string_view what) const {
                     data_.size()));
   }
   const u8* begin = data_.data() + offset;
-  const void* nul = std::memchr(begin, 0, data_.size() - offset);
+  const void* nul = nullptr;
+  if (filler_ == nullptr) {
+    nul = std::memchr(begin, 0, data_.size() - offset);
+  } else {
+    // Filled in growing steps: the NUL is usually near, the view's end far.
+    u64 from = offset, step = 4096;
+    while (nul == nullptr && from < data_.size()) {
+      const u64 to = std::min<u64>(data_.size(), from + step);
+      ensure(from, to - from);
+      nul = std::memchr(data_.data() + from, 0, to - from);
+      from = to;
+      step *= 2;
+    }
+  }
   if (nul == nullptr) {
     throw_format(name_, base_ + offset,
                  fmt::format("{} is not NUL-terminated", what));

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "libpkg/bundle/analyze.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -9,6 +11,7 @@
 
 #include "bundle/patterns.hpp"
 #include "libpkg/archive/extract.hpp"
+#include "libpkg/archive/member_view.hpp"
 #include "libpkg/base/error.hpp"
 #include "libpkg/base/result.hpp"
 #include "libpkg/base/thread_pool.hpp"
@@ -89,6 +92,7 @@ class Analyzer {
     find_binaries();
     check_architecture();
     deps::SearchConfig search = options_.search;
+    search.open_elf = [this](const fs::path& p) { return open_any(p); };
     // musl's loader rules for musl wheels (bionic's are glibc-like).
     if (a_.libc == deps::Libc::musl) search.libc = deps::Libc::musl;
     resolver_.emplace(search);
@@ -131,32 +135,75 @@ class Analyzer {
     if (elves.empty())
       throw Error(Errc::usage, a_.wheel.string(),
                   "no ELF files: a pure-Python wheel needs no repair");
-    // Written by the hardened extractor (O_NOFOLLOW walks, O_EXCL files,
-    // staged then renamed), like every other extraction of a wheel.
-    std::set<const archive::ZipEntry*> wanted(elves.begin(), elves.end());
-    archive::ExtractOptions extract_options;
-    extract_options.threads = options_.threads;
-    extract_options.pool = options_.pool;
-    extract_options.max_expansion = 0;  // the zip reader's limits apply
-    extract_options.select = [&](const archive::ZipEntry& e) {
-      return wanted.count(&e) != 0;
-    };
-    archive::extract(zip, tree_, extract_options);
     a_.binaries.resize(elves.size());
+    views_.resize(elves.size());
     for (std::size_t i = 0; i < elves.size(); ++i) {
       a_.binaries[i].member = elves[i]->name;
       a_.binaries[i].file = tree_ / elves[i]->name;
+      views_[i] = archive::open_member(a_.zip, *elves[i]);
+      lay_out_placeholder(a_.binaries[i].file);
     }
     for (std::size_t i = 0; i < a_.binaries.size(); ++i)
       by_file_[a_.binaries[i].file.lexically_normal().string()] = i;
+    inflate_dynamic_sections();
+  }
+
+  // Reaching a library's dynamic section means inflating everything before
+  // it (most of a CUDA library): done for all members at once on the pool,
+  // so the sequential passes below find it filled. Errors are left for
+  // those passes, which report them in member order.
+  void inflate_dynamic_sections() const {
+    PoolRef pool(options_.pool, options_.threads);
+    pool.parallel_for(views_.size(), [&](std::size_t i) {
+      try {
+        (void)open_binary(i).needed();
+      } catch (const Error&) {
+      }
+    });
+  }
+
+  // The members are read in place (archive/member_view.hpp); on disk there
+  // is only what the loader's search looks at: the directories and an empty
+  // file where each ELF member would be unpacked, so $ORIGIN, is_regular and
+  // realpath see the unpacked wheel's layout. Names were checked
+  // (check_member_names) and the scratch tree is ours: nothing in it is a
+  // symlink.
+  void lay_out_placeholder(const fs::path& file) const {
+    fs::create_directories(file.parent_path());
+    const int fd =
+        ::open(file.c_str(),
+               O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0) throw_errno(file.string(), "cannot create");
+    ::close(fd);
+  }
+
+  // The ELF file of binary `i`, named by `path` (its placeholder's path, or
+  // a path leading there).
+  elf::ElfFile open_binary(std::size_t i, const fs::path& path) const {
+    return elf::ElfFile(views_[i]->view(path.string()), views_[i]);
+  }
+  elf::ElfFile open_binary(std::size_t i) const {
+    return open_binary(i, a_.binaries[i].file);
+  }
+
+  // The resolver's opener: members of the wheel come from the archive, any
+  // other file from the file system.
+  elf::ElfFile open_any(const fs::path& path) const {
+    std::error_code ec;
+    fs::path canon = fs::weakly_canonical(path, ec);
+    if (ec) canon = path;
+    auto it = by_file_.find(canon.lexically_normal().string());
+    if (it != by_file_.end()) return open_binary(it->second, path);
+    return elf::ElfFile::open(path);
   }
 
   void check_architecture() {
     std::string first_member;
     std::string libc_member;  // the first binary that states its libc
     std::optional<deps::Libc> stated;
-    for (auto& b : a_.binaries) {
-      elf::ElfFile elf = elf::ElfFile::open(b.file);
+    for (std::size_t i = 0; i < a_.binaries.size(); ++i) {
+      PackageBinary& b = a_.binaries[i];
+      elf::ElfFile elf = open_binary(i);
       std::string arch = deps::policy_arch(elf);
       if (arch.empty())
         throw Error(
@@ -380,7 +427,7 @@ class Analyzer {
       absorb_tree(b.tree, b.member, &b.facts.external);
     }
     if (options_.include.empty()) return;
-    elf::ElfFile like = elf::ElfFile::open(a_.binaries.front().file);
+    elf::ElfFile like = open_binary(0);
     for (const auto& inc : options_.include) {
       fs::path path = inc.find('/') != std::string::npos
                           ? fs::path(inc)
@@ -438,7 +485,7 @@ class Analyzer {
     pool.parallel_for(a_.binaries.size(), [&](std::size_t i) {
       PackageBinary& b = a_.binaries[i];
       auto external = std::move(b.facts.external);
-      b.facts = deps::binary_facts(elf::ElfFile::open(b.file), b.member);
+      b.facts = deps::binary_facts(open_binary(i), b.member);
       b.facts.external = std::move(external);
     });
     pool.parallel_for(a_.externals.size(), [&](std::size_t i) {
@@ -475,6 +522,7 @@ class Analyzer {
   WheelAnalysis a_;
   fs::path tree_;
   std::map<std::string, std::size_t> by_file_;
+  std::vector<std::shared_ptr<const archive::MemberView>> views_;  // binaries
   std::map<std::string, std::size_t> external_index_;
   std::set<std::string> excluded_;
 };

@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "bundle/write_repaired.hpp"
+#include "libpkg/archive/extract.hpp"
 #include "libpkg/archive/source.hpp"
 #include "libpkg/base/atomic_file.hpp"
 #include "libpkg/base/error.hpp"
@@ -58,6 +60,28 @@ elf::EditOptions edit_options(const FileEdit& e) {
     o.rpath_tag = e.rpath_tag;
   }
   return o;
+}
+
+// The analysis read the binaries in place and left only placeholders (see
+// analyze.hpp): the ones the repair rewrites (edited, or all with --strip)
+// are unpacked here by the hardened extractor, into their own directory
+// of the scratch tree. Returns the path of each by member.
+std::map<std::string, fs::path> unpack_rewritten(
+    const WheelAnalysis& analysis, const std::set<std::string>& members,
+    unsigned threads, ThreadPool* pool) {
+  std::map<std::string, fs::path> out;
+  if (members.empty()) return out;
+  const fs::path dir = analysis.scratch->path() / "rewritten";
+  archive::ExtractOptions xo;
+  xo.threads = threads;
+  xo.pool = pool;
+  xo.max_expansion = 0;  // the zip reader's limits apply
+  xo.select = [&](const archive::ZipEntry& e) {
+    return members.count(e.name) != 0;
+  };
+  archive::extract(*analysis.zip, dir, xo);
+  for (const auto& m : members) out[m] = dir / m;
+  return out;
 }
 
 // The file as edited (an overlay streamed from the original), or as is.
@@ -127,6 +151,12 @@ RepairResult apply_repair(const WheelAnalysis& analysis, const RepairPlan& plan,
     return it == edit_of.end() ? nullptr : it->second;
   };
 
+  std::set<std::string> rewritten;
+  for (const auto& b : analysis.binaries)
+    if (plan.strip || find_edit(b.member)) rewritten.insert(b.member);
+  const std::map<std::string, fs::path> unpacked =
+      unpack_rewritten(analysis, rewritten, options.threads, options.pool);
+
   // Grafts are streamed from their system location unless --strip needs a
   // private copy to run strip on.
   std::vector<fs::path> graft_files;
@@ -144,7 +174,8 @@ RepairResult apply_repair(const WheelAnalysis& analysis, const RepairPlan& plan,
       graft_files[i] = copy;
     });
     pool.parallel_for(analysis.binaries.size(), [&](std::size_t i) {
-      run_strip("strip", plan.strip_flag, analysis.binaries[i].file);
+      run_strip("strip", plan.strip_flag,
+                unpacked.at(analysis.binaries[i].member));
     });
   }
 
@@ -152,7 +183,8 @@ RepairResult apply_repair(const WheelAnalysis& analysis, const RepairPlan& plan,
   u64 grafted_bytes = 0;
   for (const auto& b : analysis.binaries) {
     const FileEdit* e = find_edit(b.member);
-    if (e || plan.strip) edits.replace[b.member] = edited_source(b.file, e);
+    if (e || plan.strip)
+      edits.replace[b.member] = edited_source(unpacked.at(b.member), e);
   }
   for (std::size_t i = 0; i < plan.grafts.size(); ++i) {
     const Graft& g = plan.grafts[i];

@@ -56,7 +56,8 @@ std::optional<unsigned> cpu_arch(const elf::ElfFile& elf) {
   if (!sh || sh->type != kSectionArmAttributes ||
       !elf.bytes().contains(sh->offset, sh->size) || sh->size < 1)
     return std::nullopt;
-  std::span<const u8> b = elf.bytes().span().subspan(sh->offset, sh->size);
+  std::span<const u8> b =
+      elf.bytes().range(sh->offset, sh->size, ".ARM.attributes");
   const bool le = elf.is_little_endian();
   if (b[0] != 'A') return std::nullopt;
   std::size_t at = 1;
@@ -107,8 +108,8 @@ ArmAbi arm_abi(const elf::ElfFile& elf) {
   // e_flags follows e_entry, e_phoff, e_shoff: offset 36 in ELFCLASS32.
   const std::size_t offset = elf.is_64() ? 48 : 36;
   if (!elf.bytes().contains(offset, 4)) return abi;
-  const u32 flags =
-      load_u32(elf.bytes().span(), offset, elf.is_little_endian());
+  const u32 flags = load_u32(elf.bytes().range(0, offset + 4, "ELF header"),
+                             offset, elf.is_little_endian());
   abi.eabi_version = flags >> 24;
   abi.hard_float = flags & kEfArmAbiFloatHard;
   abi.soft_float = flags & kEfArmAbiFloatSoft;

@@ -52,8 +52,12 @@ std::optional<Libc> libc_of(const elf::ElfFile& elf) {
       return Libc::glibc;
     if (interp->starts_with("/system/bin/linker")) return Libc::bionic;
   }
-  // The NDK's crtbegin objects put this note in every Android binary.
-  if (elf.section(".note.android.ident")) return Libc::bionic;
+  // The NDK's crtbegin objects put this note (section .note.android.ident,
+  // owner "Android", type 1) in every Android binary. Looked up among the
+  // notes, which the PT_NOTE segments in the first pages locate, not by
+  // section name: section headers sit at the end of the file, and reading
+  // them would inflate a whole library kept deflated in an archive.
+  if (elf.has_note("Android", 1)) return Libc::bionic;
   for (std::string_view n : elf.needed()) {
     // glibc's libc is libc.so.6; musl's is libc.so (Alpine links its
     // packages against libc.musl-<arch>.so.1, a symlink to it), and so is

@@ -223,11 +223,14 @@ LddTree Resolver::tree(
   result.path = file;
   // Open by the given name first so that a missing or non-ELF file is
   // reported as such; then by its realpath, which gives $ORIGIN.
-  auto root = std::make_unique<elf::ElfFile>(elf::ElfFile::open(file));
+  auto open = [&](const fs::path& path) {
+    return std::make_unique<elf::ElfFile>(
+        config_.open_elf ? config_.open_elf(path) : elf::ElfFile::open(path));
+  };
+  auto root = open(file);
   std::error_code ec;
   fs::path real = fs::canonical(file, ec);
-  if (!ec && real != file)
-    root = std::make_unique<elf::ElfFile>(elf::ElfFile::open(real));
+  if (!ec && real != file) root = open(real);
   if (auto interp = root->interpreter())
     result.interpreter = std::string(*interp);
   for (auto n : root->needed()) result.needed.emplace_back(n);
@@ -262,7 +265,7 @@ LddTree Resolver::tree(
         if (!is_regular(candidate)) return false;
         std::unique_ptr<elf::ElfFile> lib;
         try {
-          lib = std::make_unique<elf::ElfFile>(elf::ElfFile::open(candidate));
+          lib = open(candidate);
         } catch (const Error& e) {
           node.skipped.push_back({candidate, "not loadable: " + e.message()});
           return false;

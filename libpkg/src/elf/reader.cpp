@@ -33,6 +33,7 @@ std::span<const u8> Reader<E>::file_range(u64 offset, u64 size,
                              what, offset_field, offset, size_field, size,
                              bytes_.size()));
   }
+  bytes_.ensure(offset, size);
   return bytes_.span().subspan(offset, size);
 }
 
@@ -447,10 +448,34 @@ u64 Reader<E>::gnu_hash_symbol_count(u64 off) const {
   }
 }
 
+// A view filled on demand (a deflated archive member) has its section
+// headers at the very end: reading them would inflate the whole file. When
+// the file has a PT_DYNAMIC, its tables are found the loader's way there:
+// the symbol table through DT_SYMTAB (counted by DT_HASH or DT_GNU_HASH;
+// the section header remains the fallback when neither is present), and
+// the version tables only through DT_VERSYM/DT_VERNEED/DT_VERDEF (the
+// loader ignores a version section the dynamic section does not name).
+// Elsewhere the section headers come first, as before.
+template <typename E>
+bool Reader<E>::loader_view() const {
+  if (!bytes_.is_lazy()) return false;
+  for (const Phdr<E>& ph : phdrs())
+    if (ph.p_type == PT_DYNAMIC) return true;
+  return false;
+}
+
+template <typename E>
+bool Reader<E>::dynsym_from_dynamic() const {
+  return loader_view() && dynamic_value(DT_SYMTAB) &&
+         (dynamic_value(DT_HASH) || dynamic_value(DT_GNU_HASH));
+}
+
 template <typename E>
 std::optional<FileRange> Reader<E>::dynsym_range() const {
-  if (const Shdr<E>* sh = find_section_by_type(SHT_DYNSYM))
-    return FileRange{sh->sh_offset, sh->sh_size};
+  if (!dynsym_from_dynamic()) {
+    if (const Shdr<E>* sh = find_section_by_type(SHT_DYNSYM))
+      return FileRange{sh->sh_offset, sh->sh_size};
+  }
   // Without section headers the count comes from a hash table: DT_HASH
   // holds it, DT_GNU_HASH implies it. One that no segment maps is passed
   // over (with a warning) for the other.
@@ -491,8 +516,9 @@ std::optional<u64> Reader<E>::mapped_table(i64 tag,
 
 template <typename E>
 std::string Reader<E>::dynsym_label() const {
-  if (const Shdr<E>* sh = find_section_by_type(SHT_DYNSYM))
-    return shdr_label(*sh);
+  if (!dynsym_from_dynamic())
+    if (const Shdr<E>* sh = find_section_by_type(SHT_DYNSYM))
+      return shdr_label(*sh);
   return fmt::format("dynamic symbol table (DT_SYMTAB 0x{:x})",
                      dynamic_value(DT_SYMTAB).value_or(0));
 }
@@ -501,6 +527,7 @@ template <typename E>
 std::string Reader<E>::versym_label() const {
   if (auto a = dynamic_value(DT_VERSYM))
     return fmt::format("symbol version table (DT_VERSYM 0x{:x})", *a);
+  if (loader_view()) return "symbol version table";
   if (const Shdr<E>* sh = find_section_by_type(SHT_GNU_versym))
     return shdr_label(*sh);
   return "symbol version table";
@@ -509,6 +536,7 @@ std::string Reader<E>::versym_label() const {
 template <typename E>
 std::optional<u64> Reader<E>::versym_offset() const {
   if (auto off = mapped_table(DT_VERSYM, kVersionTableLost)) return off;
+  if (loader_view()) return std::nullopt;
   if (const Shdr<E>* sh = find_section_by_type(SHT_GNU_versym))
     return sh->sh_offset;
   return std::nullopt;
@@ -517,6 +545,7 @@ std::optional<u64> Reader<E>::versym_offset() const {
 template <typename E>
 std::optional<u64> Reader<E>::verneed_offset() const {
   if (auto off = mapped_table(DT_VERNEED, kVersionTableLost)) return off;
+  if (loader_view()) return std::nullopt;
   if (const Shdr<E>* sh = find_section_by_type(SHT_GNU_verneed))
     return sh->sh_offset;
   return std::nullopt;
@@ -525,6 +554,7 @@ std::optional<u64> Reader<E>::verneed_offset() const {
 template <typename E>
 std::optional<u64> Reader<E>::verdef_offset() const {
   if (auto off = mapped_table(DT_VERDEF, kVersionTableLost)) return off;
+  if (loader_view()) return std::nullopt;
   if (const Shdr<E>* sh = find_section_by_type(SHT_GNU_verdef))
     return sh->sh_offset;
   return std::nullopt;
@@ -593,6 +623,7 @@ std::vector<Out> Reader<E>::walk_version_chain(u64 start, u64 count,
 template <typename E>
 u64 Reader<E>::version_count(i64 tag, u32 section_type) const {
   if (auto n = dynamic_value(tag)) return *n;
+  if (loader_view()) return ~u64{0};
   if (const Shdr<E>* sh = find_section_by_type(section_type))
     return sh->sh_info;
   return ~u64{0};

@@ -147,6 +147,10 @@ class Reader {
 
  private:
   static std::string record_size_field(u64 size);
+  // Lazily filled view with a PT_DYNAMIC: tables are found through the
+  // dynamic section, not the section headers (see reader.cpp).
+  bool loader_view() const;
+  bool dynsym_from_dynamic() const;
   // Where the dynamic table / the dynamic string table come from, for
   // messages: "program header 4 (PT_DYNAMIC)", "DT_STRTAB 0x3c8 (file offset
   // 0x3c8)" with its fields.

@@ -4,6 +4,7 @@
 #include <cxxabi.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -48,6 +49,13 @@ ElfFile::ElfFile(std::shared_ptr<MappedFile> file, ByteView bytes,
   parse_ident();
 }
 
+ElfFile::ElfFile(ByteView bytes, std::shared_ptr<const void> owner,
+                 ElfReadOptions options)
+    : owner_(std::move(owner)), bytes_(std::move(bytes)) {
+  set_warning(std::move(options.warning));
+  parse_ident();
+}
+
 // Accessors find their tables again on every call, so the same oddity is
 // met many times: each message goes to the caller once.
 void ElfFile::set_warning(ElfWarningFn fn) {
@@ -68,6 +76,7 @@ void ElfFile::set_warning(ElfWarningFn fn) {
 }
 
 void ElfFile::parse_ident() {
+  bytes_.ensure(0, std::min<u64>(bytes_.size(), EI_NIDENT));
   if (!has_elf_magic(bytes_.span())) {
     throw_format(name(), 0,
                  bytes_.size() < 4 ? "file too small to be an ELF file"
@@ -389,6 +398,14 @@ std::vector<VersionDef> ElfFile::version_defs() const {
       out.push_back(std::move(def));
     }
     return out;
+  });
+}
+
+bool ElfFile::has_note(std::string_view name, u32 type) const {
+  return visit([&](const auto& r) {
+    for (const auto& n : r.notes())
+      if (n.name == name && n.type == type) return true;
+    return false;
   });
 }
 

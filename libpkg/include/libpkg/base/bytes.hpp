@@ -18,15 +18,39 @@
 
 namespace libpkg {
 
+// Fills a view's bytes on demand: a deflated archive member is inflated only
+// as far as its readers reach (archive/member_view.hpp), so reading the
+// dynamic section of a GB library inflates its first pages, not the library.
+// The view spans the whole (declared) size from the start, so bounds checks
+// are exactly those of a fully read file and pointers stay valid; ensure()
+// makes [begin, end) readable first, or throws naming the file.
+class ByteFiller {
+ public:
+  virtual ~ByteFiller() = default;
+  // [begin, end) lies inside the view's bytes.
+  virtual void ensure(const u8* begin, const u8* end) const = 0;
+};
+
 class ByteView {
  public:
   ByteView() = default;
-  ByteView(std::span<const u8> data, std::string name, u64 base = 0)
-      : data_(data), name_(std::move(name)), base_(base) {}
+  ByteView(std::span<const u8> data, std::string name, u64 base = 0,
+           const ByteFiller* filler = nullptr)
+      : data_(data), name_(std::move(name)), base_(base), filler_(filler) {}
 
+  // data() and span() give the bytes as they are: a view with a filler must
+  // be read through range()/at()/cstring() or after ensure().
   const u8* data() const { return data_.data(); }
   u64 size() const { return data_.size(); }
   std::span<const u8> span() const { return data_; }
+  // True when bytes are produced on demand (see ByteFiller).
+  bool is_lazy() const { return filler_ != nullptr; }
+  // Makes [offset, offset + size) readable (no-op without a filler); the
+  // range must be inside the view.
+  void ensure(u64 offset, u64 size) const {
+    if (filler_ != nullptr && size != 0)
+      filler_->ensure(data_.data() + offset, data_.data() + offset + size);
+  }
   const std::string& name() const { return name_; }
   /// Offset of this view inside its parent file, for error messages.
   u64 base() const { return base_; }
@@ -55,6 +79,7 @@ class ByteView {
   std::span<const u8> data_;
   std::string name_;
   u64 base_ = 0;
+  const ByteFiller* filler_ = nullptr;  // owned by whoever owns the bytes
 };
 
 /// a + b, or throws a format error (at `offset`, the field's file offset, when

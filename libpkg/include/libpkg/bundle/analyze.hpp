@@ -5,12 +5,14 @@
 // is and after bundling — with, for every more compatible tag, what blocks
 // it (deps::evaluate).
 //
-// ELF members are sniffed by their first bytes (only a few bytes of each
-// member are inflated) and unpacked, in parallel, into a private scratch
-// directory that mirrors the wheel's layout, so $ORIGIN-relative search
-// paths resolve the way they will once the wheel is installed. The scratch
-// directory lives as long as the analysis (the repair streams the edited
-// members from it) and is removed with it.
+// ELF members are sniffed by their first bytes and read in place from the
+// archive, inflated only as far as the analysis reads them (headers,
+// dynamic section, strings, version tables, dynamic symbols: the first
+// pages of a library; archive/member_view.hpp). A private scratch directory
+// mirrors the wheel's layout with an empty placeholder per ELF member, so
+// $ORIGIN-relative search paths resolve the way they will once the wheel is
+// installed. The scratch directory lives as long as the analysis; the
+// repair unpacks there the members it edits (apply_repair).
 #pragma once
 
 #include <filesystem>
@@ -58,9 +60,11 @@ struct AnalyzeOptions {
 
 // One ELF member of the wheel.
 struct PackageBinary {
-  std::string member;          // name in the wheel
-  std::filesystem::path file;  // unpacked copy in the scratch directory
-  bool extension = false;      // defines PyInit_<module> (a Python module)
+  std::string member;  // name in the wheel
+  // Where it would be unpacked in the scratch directory: an empty
+  // placeholder (its content is read from the archive).
+  std::filesystem::path file;
+  bool extension = false;  // defines PyInit_<module> (a Python module)
   bool imports_dlopen = false;
   std::vector<std::string> needed;
   std::optional<std::string> rpath, runpath;

@@ -90,6 +90,12 @@ struct SearchConfig {
   // object ("lib64"/"lib" by class; the machine name such as "x86_64").
   std::string lib;
   std::string platform;
+  // Opens each ELF file the search reaches (the root and every candidate);
+  // empty = elf::ElfFile::open. The wheel analysis lays out empty
+  // placeholders where its members would be unpacked (so $ORIGIN, paths and
+  // realpaths are those of the unpacked wheel) and serves their contents
+  // from the archive, inflated only as far as they are read.
+  std::function<elf::ElfFile(const std::filesystem::path&)> open_elf;
 };
 
 /// Where a library was found.

@@ -102,6 +102,10 @@ class ElfFile {
                       ElfReadOptions options = {});
   /// Views bytes owned by the caller (an archive member, a test buffer).
   explicit ElfFile(ByteView bytes, ElfReadOptions options = {});
+  /// Views bytes kept alive by `owner` (an archive member inflated on demand,
+  /// archive/member_view.hpp): the ElfFile and its copies hold it.
+  ElfFile(ByteView bytes, std::shared_ptr<const void> owner,
+          ElfReadOptions options = {});
   /// True when the bytes start with the ELF magic.
   static bool has_elf_magic(std::span<const u8> bytes);
 
@@ -144,6 +148,9 @@ class ElfFile {
   std::vector<VersionNeed> version_needs() const;
   std::vector<VersionDef> version_defs() const;
 
+  /// A note with this owner name and type (notes of the PT_NOTE segments, or
+  /// of the SHT_NOTE sections when there are none).
+  bool has_note(std::string_view name, u32 type) const;
   /// Hex of the NT_GNU_BUILD_ID note, if any.
   std::optional<std::string> build_id() const;
   /// GNU_PROPERTY_X86_ISA_1_NEEDED bitmask from the property note, if any.
@@ -162,6 +169,7 @@ class ElfFile {
   decltype(auto) visit(F&& f) const;
 
   std::shared_ptr<MappedFile> file_;
+  std::shared_ptr<const void> owner_;  // what bytes_ lives in, if not file_
   ByteView bytes_;
   std::shared_ptr<const ElfWarningFn> warn_;  // deduplicating; null: none
   bool is_64_ = false, is_le_ = false;

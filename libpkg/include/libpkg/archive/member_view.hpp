@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// A zip member read in place, as far as it is read.
+//
+// Analysing the ELF files of a wheel needs their headers, program headers,
+// dynamic section, dynamic strings, version tables and (when symbols are
+// asked) the dynamic symbols: the first pages of each library. A stored
+// member is viewed in the archive's mapping, where only the pages read are
+// faulted in. A deflated member gets an address range of its declared size
+// (reserved, not allocated) that is inflated front to back only as far as
+// the furthest byte a reader asks for (ByteFiller), so `pkgtool show` of a
+// wheel with a GB of libraries inflates a few MB. Reading a member to its
+// declared end checks its CRC-32 and the end of the stream, as a full read
+// does; a member read only in part has only that part checked (corrupt or
+// truncated data before that point is still an error naming the member).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "libpkg/archive/zip_reader.hpp"
+#include "libpkg/base/bytes.hpp"
+
+namespace libpkg::archive {
+
+class MemberView {
+ public:
+  virtual ~MemberView() = default;
+  // The member's bytes as one view of its declared size; `name` is what
+  // parse errors call the file (e.g. where the member would be unpacked).
+  // Filling errors name the archive and the member. Valid while this
+  // MemberView lives.
+  virtual ByteView view(std::string name) const = 0;
+  // How many bytes have been inflated so far (stored members: 0).
+  virtual u64 inflated() const = 0;
+};
+
+// `zip` must be a reader of a file or of bytes; the view keeps it alive.
+// Refuses (Errc::unsupported, naming the member) methods other than stored
+// and deflated.
+std::shared_ptr<const MemberView> open_member(
+    std::shared_ptr<const ZipReader> zip, const ZipEntry& entry);
+
+}  // namespace libpkg::archive
