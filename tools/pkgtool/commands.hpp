@@ -45,6 +45,11 @@ int run_config(const std::vector<std::string>& args);
 // `pkgtool cuda list|switch X.Y|env [X.Y]`: installed toolkits, switching.
 int run_cuda(const std::vector<std::string>& args);
 
+// `pkgtool stats ingest|query ...`: the nightly stats store (stats.db).
+int run_stats(const std::vector<std::string>& args);
+// `pkgtool diff OLD NEW [--json]`: two wheels, conda packages or zips.
+int run_diff(const std::vector<std::string>& args);
+
 // `pkgtool macho SUBCOMMAND ...`: Mach-O tools. Each subcommand lives in its
 // own file (macho_cmd.cpp: `edit`; macho_sign_cmd.cpp: `sign`, `verify`) and
 // registers itself at static initialisation with a file-scope
