@@ -56,6 +56,9 @@ const char* kUsage =
     "  stats ingest|query ...     the nightly stats store (stats.db): "
     "ingest job\n"
     "                             documents and driver summaries, ad-hoc SQL\n"
+    "  diff OLD NEW [--json]      members, sizes, ELF NEEDED/versions "
+    "changed between\n"
+    "                             two wheels, conda packages or zips\n"
     "  --version                  print the version\n";
 
 int dispatch(std::vector<std::string> args, const std::string& self) {
@@ -88,6 +91,7 @@ int dispatch(std::vector<std::string> args, const std::string& self) {
   if (cmd == "cuda") return pkgtool::run_cuda(args);
   if (cmd == "macho") return pkgtool::run_macho(args);
   if (cmd == "stats") return pkgtool::run_stats(args);
+  if (cmd == "diff") return pkgtool::run_diff(args);
   std::fprintf(stderr, "error: unknown command '%s'\n%s", cmd.c_str(), kUsage);
   return 2;
 }
