@@ -43,6 +43,8 @@ packages=(
   # Mach-O fixtures (no SDK: clang-14 -fuse-ld=lld: ld64.lld) and their
   # independent oracles (llvm-otool/objdump/lipo, macholib)
   clang-14 lld-14 llvm-14 lld-19 llvm-19 python3-macholib
+  # the nightly report in a real browser (tests/nightly/report_browser.py)
+  chromium chromium-driver python3-selenium
   # benchmarks
   hyperfine
   # fuzz/run.sh: libFuzzer and the sanitizer runtimes come with clang

@@ -90,7 +90,14 @@ def history(nights, configs=CONFIGS, last=datetime.date(2026, 11, 24)):
             if n == nights - 1 and c == 0:
                 size = size * 112 // 100  # today's regression
             state, step, check = "SUCCEEDED", None, None
-            if (n + c) % 7 == 3:
+            # The first configuration always has an artifact (its size
+            # chart has a point every night); the others fail now and then.
+            if c == 0:
+                if n % 9 == 4:
+                    state, step, check = "FAILED", "check", "cxx11-abi"
+            elif n == nights - 1 and c == 1:
+                state, step = "FAILED", "build"  # today's new failure
+            elif (n + c) % 7 == 3:
                 state, step = "FAILED", "build"
             elif (n * 3 + c) % 11 == 5:
                 state, step, check = "FAILED", "check", "cxx11-abi"
