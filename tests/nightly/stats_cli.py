@@ -65,6 +65,11 @@ with tempfile.TemporaryDirectory() as tmp:
     check(con.execute("SELECT count(*) FROM documents").fetchone()[0] == len(docs),
           "re-ingest duplicated documents")
 
+    # A directory stands for the documents under it.
+    db3 = os.path.join(tmp, "dir.db")
+    r = run("stats", "ingest", "--db", db3, os.path.join(tmp, "root"))
+    check(f"{len(paths)} inserted" in r.stdout, r.stdout)
+
     # A malformed file: the whole batch is refused, naming the file.
     fresh = [stats_fixtures.job_document(
         stats_fixtures.datetime.date(2027, 1, 1), c, "SUCCEEDED", 5)

@@ -35,14 +35,30 @@ int run_ingest(const std::vector<std::string>& args) {
   app.add_option("--date", date,
                  "date of documents that carry none (driver summaries); "
                  "default: the file's modification day (UTC)");
-  app.add_option("files", files, "libpkg-job/1 or libpkg-driver/1 JSON files")
+  app.add_option("files", files,
+                 "libpkg-job/1 or libpkg-driver/1 JSON files, or directories "
+                 "(every *.json under them)")
       ->required();
   if (!parse_cli(app, args, "pkgtool stats ingest", kUsage)) return 0;
   if (!date.empty() && !libpkg::nightly::iso_date(date))
     throw libpkg::Error(libpkg::Errc::usage, "pkgtool stats ingest",
                         "--date " + date + " is not YYYY-MM-DD");
   StatsStore store(db, StatsStore::Mode::read_write);
-  std::vector<std::filesystem::path> paths(files.begin(), files.end());
+  // A directory stands for the documents under it (a nightly's jobs/, a
+  // folder of CI summaries): 10^5 paths don't fit on a command line.
+  std::vector<std::filesystem::path> paths;
+  for (const auto& f : files) {
+    if (!std::filesystem::is_directory(f)) {
+      paths.emplace_back(f);
+      continue;
+    }
+    std::vector<std::filesystem::path> found;
+    for (const auto& e : std::filesystem::recursive_directory_iterator(f))
+      if (e.is_regular_file() && e.path().extension() == ".json")
+        found.push_back(e.path());
+    std::sort(found.begin(), found.end());
+    paths.insert(paths.end(), found.begin(), found.end());
+  }
   auto r = libpkg::nightly::ingest_files(store, paths, date);
   std::printf("%s: %llu inserted, %llu replaced, %llu unchanged\n", db.c_str(),
               static_cast<unsigned long long>(r.inserted),
