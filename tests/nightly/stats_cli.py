@@ -109,6 +109,19 @@ with tempfile.TemporaryDirectory() as tmp:
     check(got == [("2026-11-24", "manywheel", "3.13", "cu126",
                    "manywheel 3.13 cu126", "SUCCEEDED", 77.5)], str(got))
 
+    # Without --date, a summary is dated by its file's modification day (UTC).
+    summary["passed"] = False
+    sp2 = os.path.join(tmp, "summary2.json")
+    json.dump(summary, open(sp2, "w"))
+    os.utime(sp2, (1700000000, 1700000000))  # 2023-11-14T22:13:20Z
+    run("stats", "ingest", "--db", db, sp2)
+    got = con.execute("SELECT date, status FROM documents WHERE schema = "
+                      "'libpkg-driver/1' ORDER BY date").fetchall()
+    check(got == [("2023-11-14", "FAILED"), ("2026-11-24", "SUCCEEDED")],
+          str(got))
+    r = run("stats", "ingest", "--db", db, "--date", "yesterday", sp2, expect=2)
+    check("not YYYY-MM-DD" in r.stderr, r.stderr)
+
     # query: JSON and table agree with sqlite3; writes are refused.
     sql = ("SELECT status, count(*) AS n FROM documents GROUP BY status "
            "ORDER BY status")
