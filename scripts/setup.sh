@@ -18,6 +18,8 @@ packages=(
   libfmt-dev nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev
   pybind11-dev libdeflate-dev zlib1g-dev libzstd-dev libarchive-dev libbz2-dev
   libssl-dev libicu-dev
+  # the nightly stats store (stats.db)
+  libsqlite3-dev
   # Python (Debian's interpreter, named explicitly as /usr/bin/python3)
   python3-dev python3-venv python3-pytest python3-wheel python3-pip
   python3-setuptools python3-pyelftools
@@ -41,6 +43,8 @@ packages=(
   # Mach-O fixtures (no SDK: clang-14 -fuse-ld=lld: ld64.lld) and their
   # independent oracles (llvm-otool/objdump/lipo, macholib)
   clang-14 lld-14 llvm-14 lld-19 llvm-19 python3-macholib
+  # the nightly report in a real browser (tests/nightly/report_browser.py)
+  chromium chromium-driver python3-selenium
   # benchmarks
   hyperfine
   # fuzz/run.sh: libFuzzer and the sanitizer runtimes come with clang

@@ -72,6 +72,11 @@ int run_config(const std::vector<std::string>& args);
 // `pkgtool cuda list|switch X.Y|env [X.Y]`: installed toolkits, switching.
 int run_cuda(const std::vector<std::string>& args);
 
+// `pkgtool stats ingest|query ...`: the nightly stats store (stats.db).
+int run_stats(const std::vector<std::string>& args);
+// `pkgtool diff OLD NEW [--json]`: two wheels, conda packages or zips.
+int run_diff(const std::vector<std::string>& args);
+
 // `pkgtool macho SUBCOMMAND ...`: Mach-O tools. Each subcommand lives in its
 // own file (macho_cmd.cpp: `edit`; macho_sign_cmd.cpp: `sign`, `verify`) and
 // registers itself at static initialisation with a file-scope
@@ -82,6 +87,15 @@ struct MachoSubcommand {
   MachoSubcommand(const char* name, const char* usage, SubcommandFn fn);
 };
 int run_macho(const std::vector<std::string>& args);
+
+// `pkgtool nightly SUBCOMMAND ...`: the nightly around the builds. Each
+// subcommand registers itself like the macho ones, in its own file
+// (report_cmd.cpp: `report`):
+//   const NightlySubcommand kReport("report", "--html OUT ...", run_report);
+struct NightlySubcommand {
+  NightlySubcommand(const char* name, const char* usage, SubcommandFn fn);
+};
+int run_nightly(const std::vector<std::string>& args);
 // The `install_name_tool` entry point (install_name_tool's syntax).
 int run_install_name_tool(const std::vector<std::string>& args);
 

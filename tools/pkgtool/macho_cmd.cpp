@@ -10,20 +10,16 @@
 #include "commands.hpp"
 #include "libpkg/base/error.hpp"
 #include "libpkg/macho/editor.hpp"
+#include "subcommand_table.hpp"
 
 namespace pkgtool {
 
 namespace {
 
-struct Registered {
-  std::string usage;
-  SubcommandFn fn;
-};
-
 // Function-local so registrations from other files' static initialisers
 // never see an unconstructed map.
-std::map<std::string, Registered>& table() {
-  static std::map<std::string, Registered> t;
+SubcommandTable& table() {
+  static SubcommandTable t;
   return t;
 }
 
@@ -196,21 +192,11 @@ const MachoSubcommand kEdit("edit",
 
 MachoSubcommand::MachoSubcommand(const char* name, const char* usage,
                                  SubcommandFn fn) {
-  table()[name] = Registered{usage, fn};
+  table()[name] = SubcommandEntry{usage, fn};
 }
 
 int run_macho(const std::vector<std::string>& args) {
-  if (args.empty() || args[0] == "-h" || args[0] == "--help") {
-    std::string text = "usage: pkgtool macho <subcommand> ...\n";
-    for (const auto& [name, r] : table())
-      text += fmt::format("  {} {}\n", name, r.usage);
-    fmt::print(args.empty() ? stderr : stdout, "{}", text);
-    return args.empty() ? 2 : 0;
-  }
-  auto it = table().find(args[0]);
-  if (it == table().end())
-    usage_error(fmt::format("macho: unknown subcommand '{}'", args[0]));
-  return it->second.fn({args.begin() + 1, args.end()});
+  return run_subcommand(table(), "macho", args);
 }
 
 int run_install_name_tool(const std::vector<std::string>& args) {

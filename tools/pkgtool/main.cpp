@@ -53,6 +53,15 @@ const char* kUsage =
     "link\n"
     "  macho sign|verify FILE...  Mach-O code signatures (ad-hoc sign, "
     "re-sign, verify)\n"
+    "  stats ingest|query ...     the nightly stats store (stats.db): "
+    "ingest job\n"
+    "                             documents and driver summaries, ad-hoc SQL\n"
+    "  nightly report --html OUT  the nightly's status grid, sizes, "
+    "durations and\n"
+    "                             regressions as one static page\n"
+    "  diff OLD NEW [--json]      members, sizes, ELF NEEDED/versions "
+    "changed between\n"
+    "                             two wheels, conda packages or zips\n"
     "  --version                  print the version\n";
 
 int dispatch(std::vector<std::string> args, const std::string& self) {
@@ -84,6 +93,9 @@ int dispatch(std::vector<std::string> args, const std::string& self) {
   if (cmd == "config") return pkgtool::run_config(args);
   if (cmd == "cuda") return pkgtool::run_cuda(args);
   if (cmd == "macho") return pkgtool::run_macho(args);
+  if (cmd == "stats") return pkgtool::run_stats(args);
+  if (cmd == "diff") return pkgtool::run_diff(args);
+  if (cmd == "nightly") return pkgtool::run_nightly(args);
   std::fprintf(stderr, "error: unknown command '%s'\n%s", cmd.c_str(), kUsage);
   return 2;
 }

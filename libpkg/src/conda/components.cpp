@@ -130,6 +130,12 @@ void for_each_component(
 
 }  // namespace detail
 
+void for_each_component(
+    const fs::path& package,
+    const std::function<void(archive::TarReader&, const std::string&)>& fn) {
+  detail::for_each_component(package, fn);
+}
+
 void extract(const fs::path& package, const fs::path& dest) {
   // Both components go into one staging directory that appears at `dest`
   // only when everything was extracted: a refusal or a signal half way

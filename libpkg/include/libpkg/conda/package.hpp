@@ -13,10 +13,12 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "libpkg/archive/tar.hpp"
 #include "libpkg/base/callbacks.hpp"
 #include "libpkg/base/integers.hpp"
 #include "libpkg/base/thread_pool_fwd.hpp"
@@ -96,5 +98,14 @@ struct Finding {
 /// a .conda. Malformed archives throw (Errc::format); everything else is a
 /// finding. Empty result = package is consistent.
 std::vector<Finding> verify(const std::filesystem::path& package);
+
+// Calls `fn` with a reader over each tar component of either format (the
+// .conda's pkg-*.tar.zst and info-*.tar.zst members, or the .tar.bz2
+// itself; `component` is the member name, "" for .tar.bz2), for readers
+// of the members that don't extract (`pkgtool diff`).
+void for_each_component(
+    const std::filesystem::path& package,
+    const std::function<void(archive::TarReader& reader,
+                             const std::string& component)>& fn);
 
 }  // namespace libpkg::conda

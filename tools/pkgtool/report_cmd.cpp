@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// `pkgtool nightly report`: the static dashboard from stats.db.
+//   nightly report [--db stats.db] [--html OUT.html] [--json OUT.json|-]
+//                  [--days N] [--date YYYY-MM-DD] [--size-threshold PCT]
+//                  [--nightly-root DIR]
+#include <CLI/CLI.hpp>
+#include <cstdio>
+
+#include "cli_parse.hpp"
+#include "commands.hpp"
+#include "libpkg/base/atomic_file.hpp"
+#include "libpkg/base/error.hpp"
+#include "libpkg/nightly/report_data.hpp"
+#include "libpkg/nightly/report_html.hpp"
+
+namespace pkgtool {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+void write_output(const fs::path& target, const std::string& text) {
+  if (target.has_parent_path())
+    libpkg::create_output_directory(target.parent_path());
+  libpkg::AtomicFile out = libpkg::AtomicFile::create(target);
+  out.write(text);
+  out.commit();
+}
+
+int run_report(const std::vector<std::string>& args) {
+  CLI::App app{"the nightly report from stats.db", "nightly report"};
+  std::string db = "stats.db", html, json, root;
+  double threshold = 5;
+  libpkg::nightly::ReportOptions options;
+  app.add_option("--db", db, "stats database (default stats.db)");
+  app.add_option("--html", html, "write the page here");
+  app.add_option("--json", json,
+                 "write the same data as JSON here ('-': stdout)");
+  app.add_option("--days", options.days,
+                 "nights shown, ending at the latest (default 30; 0: all)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--date", options.today,
+                 "the night reported as today (default: the latest in the "
+                 "database)");
+  app.add_option("--size-threshold", threshold,
+                 "size growth over the previous night flagged, percent "
+                 "(default 5)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--nightly-root", root,
+                 "directory holding the nightly folders, for log links "
+                 "(default: the database's directory)");
+  const char* usage =
+      "usage: pkgtool nightly report [--db PATH] --html OUT.html "
+      "[--json OUT.json|-] [--days N] [--date YYYY-MM-DD] "
+      "[--size-threshold PCT] [--nightly-root DIR]";
+  if (!parse_cli(app, args, "pkgtool nightly report", usage)) return 0;
+  if (html.empty() && json.empty())
+    throw libpkg::Error(libpkg::Errc::usage, "pkgtool nightly report",
+                        std::string("--html or --json is needed\n") + usage);
+  options.size_threshold = threshold / 100;
+  options.nightly_root = fs::absolute(
+      root.empty() ? fs::absolute(db).parent_path() : fs::path(root));
+  libpkg::nightly::StatsStore store(
+      db, libpkg::nightly::StatsStore::Mode::read_only);
+  auto data = libpkg::nightly::build_report(store, options);
+  if (!json.empty()) {
+    std::string text = libpkg::nightly::report_json(data) + "\n";
+    if (json == "-")
+      std::fputs(text.c_str(), stdout);
+    else
+      write_output(json, text);
+  }
+  if (!html.empty()) {
+    fs::path out = fs::absolute(html);
+    write_output(out, libpkg::nightly::report_html(data, out.parent_path()));
+  }
+  return 0;
+}
+
+const NightlySubcommand kReport(
+    "report",
+    "[--db PATH] --html OUT.html [--json OUT|-] [--days N] [--date D] "
+    "[--size-threshold PCT] [--nightly-root DIR]\n"
+    "      status grid, sizes, durations and regressions as one static page",
+    run_report);
+
+}  // namespace
+
+}  // namespace pkgtool
