@@ -53,6 +53,9 @@ const char* kUsage =
     "link\n"
     "  macho sign|verify FILE...  Mach-O code signatures (ad-hoc sign, "
     "re-sign, verify)\n"
+    "  nightly run|status|describe|logs|cancel|list|publish ...\n"
+    "                             run the matrix or a job file as a nightly,\n"
+    "                             follow it, publish what passed\n"
     "  --version                  print the version\n";
 
 int dispatch(std::vector<std::string> args, const std::string& self) {
@@ -84,6 +87,7 @@ int dispatch(std::vector<std::string> args, const std::string& self) {
   if (cmd == "config") return pkgtool::run_config(args);
   if (cmd == "cuda") return pkgtool::run_cuda(args);
   if (cmd == "macho") return pkgtool::run_macho(args);
+  if (cmd == "nightly") return pkgtool::run_nightly(args);
   std::fprintf(stderr, "error: unknown command '%s'\n%s", cmd.c_str(), kUsage);
   return 2;
 }

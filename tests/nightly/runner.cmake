@@ -1,0 +1,3 @@
+# SPDX-License-Identifier: BSD-3-Clause
+libpkg_add_script_test(nightly_runner runner_test.py TIMEOUT 300)
+libpkg_add_gtest(nightly_jobs_test jobs_test.cpp)
