@@ -12,6 +12,7 @@
 #include "libpkg/base/error.hpp"
 #include "libpkg/config/matrix.hpp"
 #include "libpkg/nightly/control.hpp"
+#include "libpkg/nightly/publish.hpp"
 #include "libpkg/nightly/runner.hpp"
 #include "nightly_subcommand.hpp"
 
@@ -29,6 +30,32 @@ const char* kUsage =
     "                           [--resume | --retry-failed] [--keep-days N]\n";
 
 std::atomic<bool> g_interrupted{false};
+
+// --channel DIR (default <root>/channel) and --keep N, shared by `run` and
+// `publish`.
+struct ChannelOptions {
+  std::string channel;
+  unsigned keep = 0;
+  void add_to(CLI::App& app) {
+    app.add_option("--channel", channel,
+                   "the channel directory (default: ROOT/channel)");
+    app.add_option(
+        "--keep", keep,
+        "keep the last N nightlies' versions of each package and configuration "
+        "(default: all)");
+  }
+  void publish(const NightlyWhere& where, const nl::Layout& layout) const {
+    std::filesystem::path dir =
+        channel.empty() ? std::filesystem::path(where.root) / "channel"
+                        : std::filesystem::path(channel);
+    auto r = nl::publish_nightly(layout, dir, {keep});
+    fmt::print("published {} file(s) of {} to {} ({} pruned)\n", r.added.size(),
+               layout.date,
+               (std::filesystem::absolute(dir) / "current").string(),
+               r.pruned.size());
+    for (const auto& f : r.pruned) fmt::print("pruned {}\n", f);
+  }
+};
 
 extern "C" void on_interrupt(int) { g_interrupted.store(true); }
 
@@ -82,7 +109,11 @@ int run_run(const std::vector<std::string>& args) {
   std::string job_file, matrix_file, command;
   std::vector<std::string> types, accels, pythons;
   unsigned parallel = 0, grace = 5;
-  bool resume = false, retry = false, quiet = false;
+  bool resume = false, retry = false, quiet = false, no_publish = false;
+  ChannelOptions channel;
+  channel.add_to(app);
+  app.add_flag("--no-publish", no_publish,
+               "do not publish the successful artifacts");
   std::optional<unsigned> keep_days;
   app.add_option("--jobs", job_file, "job file (JSON, docs/nightly.md)");
   app.add_option(
@@ -161,6 +192,7 @@ int run_run(const std::vector<std::string>& args) {
       layout.date, summary.count(nl::JobState::succeeded),
       summary.count(nl::JobState::failed),
       summary.count(nl::JobState::cancelled), summary.ran, layout.dir.string());
+  if (!summary.interrupted && !no_publish) channel.publish(where, layout);
   if (keep_days)
     for (const auto& gone :
          nl::prune_nightlies(where.root, *keep_days, nl::today_utc()))
@@ -169,10 +201,29 @@ int run_run(const std::vector<std::string>& args) {
   return summary.count(nl::JobState::succeeded) == summary.jobs.size() ? 0 : 1;
 }
 
+int run_publish(const std::vector<std::string>& args) {
+  CLI::App app{"publish a nightly's successful artifacts", "nightly publish"};
+  NightlyWhere where;
+  where.add_to(app);
+  ChannelOptions channel;
+  channel.add_to(app);
+  if (!parse_cli(app, args, "pkgtool nightly publish", "")) return 0;
+  nl::Layout layout = where.layout(true);
+  if (!std::filesystem::is_directory(layout.dir))
+    throw libpkg::Error(libpkg::Errc::not_found, layout.dir.string(),
+                        "no such nightly");
+  channel.publish(where, layout);
+  return 0;
+}
+
+const NightlySubcommand kPublish(
+    "publish", "[--root DIR] [--date D] [--channel DIR] [--keep N]",
+    run_publish);
 const NightlySubcommand kRun(
     "run",
     "(--jobs FILE | --command T [filters]) [--root DIR] [-j N] "
-    "[--resume|--retry-failed] [--keep-days N]",
+    "[--resume|--retry-failed] [--keep-days N] [--channel DIR] [--keep N] "
+    "[--no-publish]",
     run_run);
 
 }  // namespace
