@@ -33,6 +33,10 @@ def nightly(date, extra=(), check=None):
         sh_job("wheel-broken", f"{PY} {HERE}/make_wheel.py {{artifact_dir}} brokenpkg {v}; exit 1"),
         sh_job("libtorch-cpu", "cd {artifact_dir} && echo lib > lib.txt && "
                f"{PY} -m zipfile -c libtorch-shared-with-deps-{v}.zip lib.txt && rm lib.txt"),
+        sh_job("conda-cpu", "mkdir -p prefix-{job}/lib && echo conda > prefix-{job}/lib/t.txt && "
+               f"$PKGTOOL conda pack prefix-{{job}} --name torchlike --version "
+               f"{v.split('+')[0]} --build py311_0 --subdir linux-64 --license BSD "
+               "--format both -o {artifact_dir} && rm -r prefix-{job}"),
         *extra])
     return pkgtool("nightly", "run", "--jobs", jobs, "--root", ROOT, "--date", date,
                    "--channel", CHANNEL, "--keep", "2", check=check)
@@ -68,7 +72,7 @@ INDEX = "file://" + urllib.parse.quote(f"{CHANNEL}/current/simple/")
 def publish_two_nightlies_and_install_the_newest():
     nightly(DATES[0], check=1)  # wheel-broken fails on purpose
     p = nightly(DATES[1], check=1)
-    assert "published 2 file(s)" in p.stdout, p.stdout
+    assert "published 4 file(s)" in p.stdout, p.stdout
     assert os.path.islink(f"{CHANNEL}/current")
     assert os.listdir(f"{CHANNEL}/releases") == [os.readlink(f"{CHANNEL}/current").split("/")[1]]
     page = f"{CHANNEL}/current/simple/torchlike/index.html"
@@ -112,10 +116,41 @@ def publish_two_nightlies_and_install_the_newest():
 
 
 @case
+def conda_repodata_matches_what_cph_reads():
+    rd_path = f"{CHANNEL}/current/conda/linux-64/repodata.json"
+    rd = load(rd_path)
+    assert rd["info"]["subdir"] == "linux-64" and rd["repodata_version"] == 1
+    assert len(rd["packages"]) == 2 and len(rd["packages.conda"]) == 2, rd
+    assert load(f"{CHANNEL}/current/conda/noarch/repodata.json")["packages"] == {}
+    for section in ("packages", "packages.conda"):
+        for fn, rec in rd[section].items():
+            assert fn.endswith(".tar.bz2" if section == "packages" else ".conda")
+            pkg = f"{CHANNEL}/current/conda/linux-64/{fn}"  # beside its repodata
+            with open(pkg, "rb") as f:
+                data = f.read()
+            assert rec["sha256"] == hashlib.sha256(data).hexdigest()
+            assert rec["md5"] == hashlib.md5(data).hexdigest()
+            assert rec["size"] == len(data)
+            out = f"{D}/cph-{fn}"
+            subprocess.run(["cph", "extract", pkg, "--dest", out, "--info"], check=True,
+                           capture_output=True)
+            index = load(f"{out}/info/index.json")
+            for key, value in index.items():
+                assert rec[key] == value, (fn, key, rec[key], value)
+            assert set(rec) == set(index) | {"sha256", "md5", "size"}, set(rec) ^ set(index)
+    cd = load(f"{CHANNEL}/current/conda/channeldata.json")
+    assert cd["channeldata_version"] == 1 and "linux-64" in cd["subdirs"]
+    assert cd["packages"]["torchlike"]["subdirs"] == ["linux-64"]
+    assert cd["packages"]["torchlike"]["version"] == version(DATES[1]).split("+")[0]
+
+
+@case
 def keep_prunes_the_oldest_nightly():
     p = nightly(DATES[2], check=1)
     assert f"pruned torchlike-{version(DATES[0])}-py3-none-any.whl" in p.stdout, p.stdout
     assert len(links(f"{CHANNEL}/current/simple/torchlike/index.html")) == 2
+    rd = load(f"{CHANNEL}/current/conda/linux-64/repodata.json")
+    assert len(rd["packages.conda"]) == 2 and not any("20260301" in n for n in rd["packages.conda"])
     assert not os.path.exists(f"{CHANNEL}/files/torchlike-{version(DATES[0])}-py3-none-any.whl")
     p = pip("download", "--no-deps", "-d", f"{D}/dl2", "--index-url", INDEX,
             f"torchlike=={version(DATES[0])}")

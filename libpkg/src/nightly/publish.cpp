@@ -14,6 +14,7 @@
 #include <system_error>
 
 #include "clock.hpp"
+#include "conda_channel.hpp"
 #include "libpkg/archive/zip_reader.hpp"
 #include "libpkg/base/atomic_file.hpp"
 #include "libpkg/base/error.hpp"
@@ -32,13 +33,20 @@ namespace {
 struct Entry {
   std::string file, sha256, kind, project, key, requires_python, nightly;
   u64 size = 0;
+  std::string md5, index_json, subdir;  // conda packages
 };
 
 json to_json(const Entry& e) {
-  return {{"file", e.file},       {"sha256", e.sha256},
-          {"size", e.size},       {"kind", e.kind},
-          {"project", e.project}, {"key", e.key},
-          {"nightly", e.nightly}, {"requires_python", e.requires_python}};
+  json j = {{"file", e.file},       {"sha256", e.sha256},
+            {"size", e.size},       {"kind", e.kind},
+            {"project", e.project}, {"key", e.key},
+            {"nightly", e.nightly}, {"requires_python", e.requires_python}};
+  if (e.kind == "conda") {
+    j["md5"] = e.md5;
+    j["subdir"] = e.subdir;
+    j["index_json"] = e.index_json;
+  }
+  return j;
 }
 
 Entry from_json(const json& j) {
@@ -51,6 +59,11 @@ Entry from_json(const json& j) {
   e.key = j.at("key");
   e.nightly = j.at("nightly");
   e.requires_python = j.at("requires_python");
+  if (e.kind == "conda") {
+    e.md5 = j.at("md5");
+    e.subdir = j.at("subdir");
+    e.index_json = j.at("index_json");
+  }
   return e;
 }
 
@@ -222,6 +235,24 @@ void write_libtorch_listing(const fs::path& release,
   write_text_atomically(release / "libtorch" / "index.html", html);
 }
 
+// The conda channel under <release>/conda: repodata per subdir, and each
+// package beside its repodata (where conda clients fetch it), hard-linked to
+// files/.
+void write_conda_part(const fs::path& release, const fs::path& channel,
+                      const std::vector<Entry>& entries) {
+  std::vector<CondaRecord> records;
+  for (const auto& e : entries) {
+    if (e.kind != "conda") continue;
+    records.push_back({e.file, e.index_json, e.sha256, e.md5, e.size});
+    fs::path dest = release / "conda" / e.subdir / e.file;
+    fs::create_directories(dest.parent_path());
+    std::error_code ec;
+    fs::create_hard_link(channel / "files" / e.file, dest, ec);
+    if (ec) fs::copy_file(channel / "files" / e.file, dest);
+  }
+  write_conda_channel(release / "conda", records);
+}
+
 }  // namespace
 
 std::string normalize_project(const std::string& name) {
@@ -286,6 +317,14 @@ PublishResult publish_nightly(const Layout& layout, const fs::path& channel_in,
       } else if (src.extension() == ".zip" && file.rfind("libtorch", 0) == 0) {
         e.kind = "libtorch";
         e.project = "libtorch";
+      } else if (file.ends_with(".conda") || file.ends_with(".tar.bz2")) {
+        CondaRecord c = read_conda_record(src);
+        json index = json::parse(c.index_json);
+        e.kind = "conda";
+        e.project = index.value("name", "");
+        e.subdir = index["subdir"];
+        e.md5 = c.md5;
+        e.index_json = c.index_json;
       } else {
         continue;
       }
@@ -336,6 +375,7 @@ PublishResult publish_nightly(const Layout& layout, const fs::path& channel_in,
   fs::create_directories(staging);
   write_simple_index(staging, kept);
   write_libtorch_listing(staging, kept);
+  write_conda_part(staging, channel, kept);
   fs::rename(staging, release);
   json man = {{"schema", "libpkg-channel/1"},
               {"release", "releases/" + stamp},

@@ -5,6 +5,7 @@
 //   <channel>/files/<file>                 every published file, copied once
 //   <channel>/releases/<stamp>/simple/     PEP 503 HTML + PEP 691 JSON
 //   <channel>/releases/<stamp>/libtorch/index.html
+//   <channel>/releases/<stamp>/conda/<subdir>/{repodata.json,packages}
 //   <channel>/current -> releases/<stamp>  swapped with one rename
 //   <channel>/manifest.json                what is published, per nightly
 // A new index is built in full under a fresh stamp, then `current` is
@@ -34,7 +35,8 @@ struct PublishResult {
   std::filesystem::path release;    // the release `current` points to
 };
 
-// Publishes the SUCCEEDED jobs' wheels (.whl) and libtorch zips (.zip) of
+// Publishes the SUCCEEDED jobs' wheels (.whl), conda packages (.conda,
+// .tar.bz2) and libtorch zips (libtorch*.zip) of
 // `layout` into `channel`. Errc::usage when a runner still holds the
 // nightly; Errc::format naming a wheel whose name or METADATA is bad.
 PublishResult publish_nightly(const Layout& layout, const std::filesystem::path& channel,
