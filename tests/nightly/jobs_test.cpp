@@ -78,6 +78,14 @@ TEST(NightlyJobs, FailingStep) {
   EXPECT_EQ(nl::failing_step("", {}), "run");
   EXPECT_EQ(nl::failing_step("not json", steps), "pack");
   EXPECT_EQ(nl::failing_step(R"({"passed": true})", steps), "pack");
+  // other shapes never throw
+  EXPECT_EQ(nl::failing_step(R"({"passed": "no", "checks": 3})", steps),
+            "pack");
+  EXPECT_EQ(nl::failing_step(R"({"passed": false, "checks": [{"checks": 1},
+      {"checks": [{"status": "fail", "id": 7}]}]})",
+                             steps),
+            "check:?");
+  EXPECT_EQ(nl::failing_step("[1, 2]", steps), "pack");
   EXPECT_EQ(nl::failing_step(R"({"passed": false, "checks": [{"checks": [
       {"id": "abi", "status": "pass"}, {"id": "rpath", "status": "fail"}]}]})",
                              steps),

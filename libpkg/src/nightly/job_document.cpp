@@ -86,18 +86,24 @@ json artifacts(const fs::path& dir, const fs::path& nightly_dir, json& notes) {
 
 std::string failing_step(const std::string& summary_text,
                          const std::vector<StepTime>& steps) {
-  if (!summary_text.empty()) {
-    json s = json::parse(summary_text, nullptr, false);
-    if (s.is_object() && s.value("passed", true) == false &&
-        s.contains("checks") && s["checks"].is_array()) {
-      for (const auto& report : s["checks"]) {
-        if (!report.is_object() || !report.contains("checks")) continue;
-        for (const auto& c : report["checks"])
-          if (c.is_object() && c.value("status", "") == "fail")
-            return "check:" + c.value("id", "?");
-      }
-      return "check";
+  json s =
+      summary_text.empty() ? json() : json::parse(summary_text, nullptr, false);
+  // A summary of another shape (a job's own JSON at {summary}) is ignored,
+  // never an error of the runner.
+  if (s.is_object() && s.contains("passed") && s["passed"].is_boolean() &&
+      !s["passed"].get<bool>() && s.contains("checks") &&
+      s["checks"].is_array()) {
+    for (const auto& report : s["checks"]) {
+      if (!report.is_object() || !report.contains("checks") ||
+          !report["checks"].is_array())
+        continue;
+      for (const auto& c : report["checks"])
+        if (c.is_object() && c.contains("status") && c["status"] == "fail")
+          return "check:" + (c.contains("id") && c["id"].is_string()
+                                 ? c["id"].get<std::string>()
+                                 : std::string("?"));
     }
+    return "check";
   }
   if (!steps.empty()) return steps.back().name;
   return "run";
