@@ -31,6 +31,24 @@ inline bool parse_cli(CLI::App& app, const std::vector<std::string>& args,
   return true;
 }
 
+// "--cuda cu124,cu126 --cuda cpu" → {cu124, cu126, cpu}: list options that
+// take commas as well as repetition.
+inline std::vector<std::string> split_commas(
+    const std::vector<std::string>& in) {
+  std::vector<std::string> out;
+  for (const auto& item : in) {
+    std::string::size_type start = 0;
+    for (;;) {
+      auto comma = item.find(',', start);
+      std::string part = item.substr(start, comma - start);
+      if (!part.empty()) out.push_back(part);
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  }
+  return out;
+}
+
 // An option whose slot is set only when the option is given (so "not
 // given" stays distinguishable from any value).
 template <class T>

@@ -87,14 +87,9 @@ struct MachoSubcommand {
   MachoSubcommand(const char* name, const char* usage, SubcommandFn fn);
 };
 int run_macho(const std::vector<std::string>& args);
-
-// `pkgtool nightly SUBCOMMAND ...`: the nightly around the builds. Each
-// subcommand registers itself like the macho ones, in its own file
-// (report_cmd.cpp: `report`):
-//   const NightlySubcommand kReport("report", "--html OUT ...", run_report);
-struct NightlySubcommand {
-  NightlySubcommand(const char* name, const char* usage, SubcommandFn fn);
-};
+// `pkgtool nightly run|status|describe|logs|cancel|list|publish ...`: the
+// nightly around the builds (subcommands register themselves, see
+// nightly_subcommand.hpp).
 int run_nightly(const std::vector<std::string>& args);
 // The `install_name_tool` entry point (install_name_tool's syntax).
 int run_install_name_tool(const std::vector<std::string>& args);

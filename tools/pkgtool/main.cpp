@@ -62,6 +62,9 @@ const char* kUsage =
     "  diff OLD NEW [--json]      members, sizes, ELF NEEDED/versions "
     "changed between\n"
     "                             two wheels, conda packages or zips\n"
+    "  nightly run|status|describe|logs|cancel|list|publish ...\n"
+    "                             run the matrix or a job file as a nightly,\n"
+    "                             follow it, publish what passed\n"
     "  --version                  print the version\n";
 
 int dispatch(std::vector<std::string> args, const std::string& self) {

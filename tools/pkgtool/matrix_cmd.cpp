@@ -18,17 +18,6 @@ const char* kUsage =
     "                      [--cuda ACCEL]... [--python PY]... [--compact] "
     "[--count]\n";
 
-// "--cuda cu124,cu126 --cuda cpu" → {cu124, cu126, cpu}.
-std::vector<std::string> split_commas(const std::vector<std::string>& in) {
-  std::vector<std::string> out;
-  for (const auto& item : in) {
-    std::stringstream ss(item);
-    for (std::string part; std::getline(ss, part, ',');)
-      if (!part.empty()) out.push_back(part);
-  }
-  return out;
-}
-
 }  // namespace
 
 int run_matrix(const std::vector<std::string>& args) {

@@ -12,6 +12,7 @@
 #include "libpkg/base/error.hpp"
 #include "libpkg/nightly/report_data.hpp"
 #include "libpkg/nightly/report_html.hpp"
+#include "nightly_subcommand.hpp"
 
 namespace pkgtool {
 

@@ -5,7 +5,7 @@ and the time of `pkgtool nightly report` over N generated libpkg-job/1
 documents (tests/nightly/stats_fixtures.py: 100 configurations x N/100
 nights, each with an artifact, its largest members and a log path).
 
-    bench/nightly_bench.py --build build [--documents 100000] [--runs 3]
+    bench/nightly_stats_bench.py --build build [--documents 100000] [--runs 3]
 
 Targets: ingest >= 10,000 documents/s; report < 2 s. Prints the machine's
 load (uptime) before and after, since the machine may be shared."""

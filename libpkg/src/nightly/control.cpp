@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "libpkg/nightly/control.hpp"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <fstream>
+#include <system_error>
+
+#include "clock.hpp"
+#include "libpkg/base/error.hpp"
+#include "libpkg/nightly/runner.hpp"
+
+namespace libpkg::nightly {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+JobRecord known_job(const Layout& layout, const std::string& job) {
+  for (const auto& r : read_states(layout))
+    if (r.job == job) return r;
+  throw Error(Errc::not_found, layout.dir.string(),
+              "no job named '" + job + "'");
+}
+
+// Days since 1970-01-01 of a YYYY_MM_DD name.
+long day_number(const std::string& date) {
+  std::tm tm{};
+  tm.tm_year = std::stoi(date.substr(0, 4)) - 1900;
+  tm.tm_mon = std::stoi(date.substr(5, 2)) - 1;
+  tm.tm_mday = std::stoi(date.substr(8, 2));
+  return static_cast<long>(timegm(&tm) / 86400);
+}
+
+}  // namespace
+
+std::string cancel_job(const Layout& layout, const std::string& job) {
+  JobRecord r = known_job(layout, job);
+  if (is_finished(r.state))
+    throw Error(Errc::usage, job,
+                std::string("already finished (") + state_name(r.state) + ")");
+  if (RunnerLock::holder(layout) != 0) {
+    write_text_atomically(layout.cancel_request(job), "cancel\n");
+    return job + ": cancel requested from the runner (pid " +
+           std::to_string(RunnerLock::holder(layout)) + ")";
+  }
+  // No runner: whatever is left of the job is stopped and recorded here.
+  if (r.state == JobState::running && r.pid > 0 &&
+      ::getpgid(static_cast<pid_t>(r.pid)) == r.pid)
+    ::killpg(static_cast<pid_t>(r.pid), SIGKILL);
+  r.state = JobState::cancelled;
+  r.end = iso_utc(std::chrono::system_clock::now());
+  if (r.failed_step.empty())
+    r.failed_step = r.start.empty() ? "pending" : "run";
+  write_state(layout, r);
+  return job + ": recorded CANCELLED (no runner holds this nightly)";
+}
+
+fs::path find_log(const Layout& layout, const std::string& job) {
+  known_job(layout, job);
+  for (const auto& p : {layout.running_log(job), layout.succeeded_log(job),
+                        layout.failed_log(job)}) {
+    std::error_code ec;
+    if (fs::exists(p, ec)) return p;
+  }
+  throw Error(Errc::not_found, job, "has no log yet (it has not started)");
+}
+
+std::string tail_lines(const fs::path& file, std::size_t lines) {
+  std::string text = read_text_file(file);
+  if (lines == 0) return text;
+  std::size_t pos = text.size();
+  if (pos > 0 && text[pos - 1] == '\n') --pos;
+  std::size_t seen = 0;
+  while (pos > 0) {
+    if (text[pos - 1] == '\n' && ++seen == lines) break;
+    --pos;
+  }
+  return text.substr(pos);
+}
+
+std::vector<NightlyInfo> list_nightlies(const fs::path& root) {
+  std::vector<NightlyInfo> out;
+  std::error_code ec;
+  if (!fs::is_directory(root, ec))
+    throw Error(Errc::not_found, root.string(), "no such nightly root");
+  for (const auto& e : fs::directory_iterator(root)) {
+    std::string name = e.path().filename().string();
+    if (!e.is_directory() || !is_nightly_name(name)) continue;
+    Layout layout(root, name);
+    NightlyInfo info;
+    info.date = name;
+    info.runner_pid = RunnerLock::holder(layout);
+    for (const auto& r : read_states(layout)) {
+      ++info.jobs;
+      switch (r.state) {
+        case JobState::succeeded:
+          ++info.succeeded;
+          break;
+        case JobState::failed:
+          ++info.failed;
+          break;
+        case JobState::cancelled:
+          ++info.cancelled;
+          break;
+        default:
+          ++info.unfinished;
+      }
+    }
+    out.push_back(info);
+  }
+  std::sort(out.begin(), out.end(),
+            [](const NightlyInfo& a, const NightlyInfo& b) {
+              return a.date < b.date;
+            });
+  return out;
+}
+
+std::vector<fs::path> prune_nightlies(const fs::path& root, unsigned keep_days,
+                                      const std::string& today) {
+  std::vector<fs::path> removed;
+  long today_n = day_number(normalize_date(today));
+  std::error_code ec;
+  if (!fs::is_directory(root, ec)) return removed;
+  std::vector<fs::path> candidates;
+  for (const auto& e : fs::directory_iterator(root)) {
+    std::string name = e.path().filename().string();
+    if (!e.is_directory() || e.is_symlink() || !is_nightly_name(name)) continue;
+    if (name == normalize_date(today)) continue;
+    if (today_n - day_number(name) <= static_cast<long>(keep_days)) continue;
+    candidates.push_back(e.path());
+  }
+  std::sort(candidates.begin(), candidates.end());
+  for (const auto& dir : candidates) {
+    Layout layout(root, dir.filename().string());
+    if (RunnerLock::holder(layout) != 0) continue;
+    // Renamed first, then removed: a folder half deleted by a crash is never
+    // mistaken for a nightly.
+    fs::path doomed = root / ("." + dir.filename().string() + ".deleting");
+    fs::rename(dir, doomed, ec);
+    if (ec)
+      throw Error(Errc::io, dir.string(), "cannot remove: " + ec.message());
+    fs::remove_all(doomed, ec);
+    if (ec)
+      throw Error(Errc::io, doomed.string(), "cannot remove: " + ec.message());
+    removed.push_back(dir);
+  }
+  return removed;
+}
+
+}  // namespace libpkg::nightly

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The nightly's pure parts: dates, job files and placeholders, the failing
+// step, log tails.
+#include "libpkg/nightly/jobs.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "libpkg/base/error.hpp"
+#include "libpkg/base/scratch_dir.hpp"
+#include "libpkg/nightly/control.hpp"
+#include "libpkg/nightly/job_document.hpp"
+
+namespace nl = libpkg::nightly;
+
+TEST(NightlyDate, AcceptsThreeSpellingsOfARealDay) {
+  EXPECT_EQ(nl::normalize_date("2024_02_29"), "2024_02_29");
+  EXPECT_EQ(nl::normalize_date("2024-02-29"), "2024_02_29");
+  EXPECT_EQ(nl::normalize_date("20240229"), "2024_02_29");
+  EXPECT_THROW(nl::normalize_date("2023_02_29"), libpkg::Error);
+  EXPECT_THROW(nl::normalize_date("2024_13_01"), libpkg::Error);
+  EXPECT_THROW(nl::normalize_date("2024_01-01"), libpkg::Error);
+  EXPECT_TRUE(nl::is_nightly_name("2024_01_31"));
+  EXPECT_FALSE(nl::is_nightly_name("20240131"));
+  EXPECT_TRUE(nl::is_nightly_name(nl::today_utc()));
+}
+
+TEST(NightlyJobs, TemplateAndPlaceholders) {
+  auto jobs =
+      nl::parse_jobs(R"({"template": ["run", "{image}", "${HOME}", "{{x}}"],
+    "jobs": [{"name": "a", "vars": {"image": "img:1"}},
+             {"name": "b", "argv": ["echo", "{job}-{date}", "{\"k\": 1}"],
+              "env": {"OUT": "{artifact_dir}"}, "artifact_dir": "x/y"}]})",
+                     "f.json");
+  ASSERT_EQ(jobs.size(), 2u);
+  auto a = nl::resolve_job(jobs[0], "/n/2024_01_01", "2024_01_01");
+  EXPECT_EQ(a.argv,
+            (std::vector<std::string>{"run", "img:1", "${HOME}", "{x}"}));
+  auto b = nl::resolve_job(jobs[1], "/n/2024_01_01", "2024_01_01");
+  EXPECT_EQ(b.argv[1], "b-2024_01_01");
+  EXPECT_EQ(b.argv[2], "{\"k\": 1}");
+  EXPECT_EQ(b.env, (std::vector<std::string>{"OUT=/n/2024_01_01/x/y"}));
+  // the stored form reads back the same
+  auto again = nl::parse_jobs(nl::jobs_json(jobs), "jobs.json");
+  EXPECT_EQ(nl::resolve_job(again[1], "/n", "d").argv,
+            nl::resolve_job(jobs[1], "/n", "d").argv);
+}
+
+TEST(NightlyJobs, MatrixCommandIsShellQuoted) {
+  libpkg::config::MatrixFilter f{{"manywheel"}, {"cpu"}, {"3.11"}};
+  auto configs = libpkg::config::expand_matrix(
+      libpkg::config::builtin_matrix_json(), "<built-in>", f);
+  ASSERT_FALSE(configs.empty());
+  auto jobs = nl::jobs_from_matrix(
+      configs, "echo {build_environment} > {artifact_dir}/e");
+  auto r = nl::resolve_job(jobs[0], "/n/it's", "d");
+  EXPECT_EQ(r.argv[0], "sh");
+  EXPECT_EQ(r.argv[2],
+            "echo 'manywheel 3.11 cpu' > '/n/it'\\''s/manywheel/cpu/" +
+                jobs[0].name + "'/e");
+}
+
+TEST(NightlyJobs, UnknownPlaceholderNamesTheJob) {
+  auto jobs = nl::parse_jobs(R"([{"name": "j", "argv": ["{nope}"]}])", "f");
+  try {
+    nl::resolve_job(jobs[0], "/n", "d");
+    FAIL();
+  } catch (const libpkg::Error& e) {
+    EXPECT_EQ(e.file(), "j");
+    EXPECT_NE(e.message().find("{nope}"), std::string::npos);
+  }
+}
+
+TEST(NightlyJobs, FailingStep) {
+  std::vector<nl::StepTime> steps{{"build", 1}, {"pack", 2}};
+  EXPECT_EQ(nl::failing_step("", steps), "pack");
+  EXPECT_EQ(nl::failing_step("", {}), "run");
+  EXPECT_EQ(nl::failing_step("not json", steps), "pack");
+  EXPECT_EQ(nl::failing_step(R"({"passed": true})", steps), "pack");
+  // other shapes never throw
+  EXPECT_EQ(nl::failing_step(R"({"passed": "no", "checks": 3})", steps),
+            "pack");
+  EXPECT_EQ(nl::failing_step(R"({"passed": false, "checks": [{"checks": 1},
+      {"checks": [{"status": "fail", "id": 7}]}]})",
+                             steps),
+            "check:?");
+  EXPECT_EQ(nl::failing_step("[1, 2]", steps), "pack");
+  EXPECT_EQ(nl::failing_step(R"({"passed": false, "checks": [{"checks": [
+      {"id": "abi", "status": "pass"}, {"id": "rpath", "status": "fail"}]}]})",
+                             steps),
+            "check:rpath");
+}
+
+TEST(NightlyControl, TailLines) {
+  auto dir = libpkg::ScratchDir::in_temp("nightly-tail-");
+  auto file = dir.path() / "log";
+  std::ofstream(file) << "a\nb\nc\n";
+  EXPECT_EQ(nl::tail_lines(file, 2), "b\nc\n");
+  EXPECT_EQ(nl::tail_lines(file, 0), "a\nb\nc\n");
+  EXPECT_EQ(nl::tail_lines(file, 9), "a\nb\nc\n");
+}

@@ -1,0 +1,190 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""`pkgtool nightly publish` (and publishing at the end of `run`): only the
+SUCCEEDED jobs' artifacts, a PEP 503 index (%2B links, #sha256=,
+data-requires-python) with PEP 691 JSON beside it that pip installs from in
+a venv, the newest nightly installed and imported, an older one
+downloadable until --keep prunes it, a libtorch listing, and a failed
+publish that leaves the visible channel untouched."""
+import hashlib
+import html.parser
+import json
+import os
+import subprocess
+import sys
+import urllib.parse
+
+from nightlib import case, finish, load, pkgtool, scratch, sh_job, write_jobs
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PY = "/usr/bin/python3"
+D = scratch()
+ROOT, CHANNEL = f"{D}/root", f"{D}/channel"
+DATES = ["2026_03_01", "2026_03_02", "2026_03_03"]
+
+
+def version(date):
+    return "1.0.0.dev" + date.replace("_", "") + "+cpu"
+
+
+def nightly(date, extra=(), check=None):
+    v = version(date)
+    jobs = write_jobs(f"{D}/jobs-{date}.json", [
+        sh_job("wheel-cpu", f"{PY} {HERE}/make_wheel.py {{artifact_dir}} torchlike {v}"),
+        sh_job("wheel-broken", f"{PY} {HERE}/make_wheel.py {{artifact_dir}} brokenpkg {v}; exit 1"),
+        sh_job("libtorch-cpu", "cd {artifact_dir} && echo lib > lib.txt && "
+               f"{PY} -m zipfile -c libtorch-shared-with-deps-{v}.zip lib.txt && rm lib.txt"),
+        sh_job("conda-cpu", "mkdir -p prefix-{job}/lib && echo conda > prefix-{job}/lib/t.txt && "
+               f"$PKGTOOL conda pack prefix-{{job}} --name torchlike --version "
+               f"{v.split('+')[0]} --build py311_0 --subdir linux-64 --license BSD "
+               "--format both -o {artifact_dir} && rm -r prefix-{job}"),
+        *extra])
+    return pkgtool("nightly", "run", "--jobs", jobs, "--root", ROOT, "--date", date,
+                   "--channel", CHANNEL, "--keep", "2", check=check)
+
+
+class Links(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.links = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "a":
+            self.links.append(dict(attrs))
+
+
+def links(path):
+    p = Links()
+    with open(path) as f:
+        p.feed(f.read())
+    return p.links
+
+
+def pip(*args):
+    env = dict(os.environ, PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_CACHE_DIR="1")
+    return subprocess.run([f"{D}/venv/bin/python", "-m", "pip", *args], capture_output=True,
+                          text=True, env=env)
+
+
+INDEX = "file://" + urllib.parse.quote(f"{CHANNEL}/current/simple/")
+
+
+@case
+def publish_two_nightlies_and_install_the_newest():
+    nightly(DATES[0], check=1)  # wheel-broken fails on purpose
+    p = nightly(DATES[1], check=1)
+    assert "published 4 file(s)" in p.stdout, p.stdout
+    assert os.path.islink(f"{CHANNEL}/current")
+    assert os.listdir(f"{CHANNEL}/releases") == [os.readlink(f"{CHANNEL}/current").split("/")[1]]
+    page = f"{CHANNEL}/current/simple/torchlike/index.html"
+    found = links(page)
+    assert len(found) == 2, found
+    for a in found:
+        href = a["href"]
+        assert "%2B" in href and "+" not in href, href
+        url, frag = href.split("#")
+        assert frag.startswith("sha256=")
+        target = os.path.normpath(os.path.join(os.path.dirname(page), urllib.parse.unquote(url)))
+        with open(target, "rb") as f:
+            assert hashlib.sha256(f.read()).hexdigest() == frag[len("sha256="):]
+        assert a["data-requires-python"] == ">=3.8"
+    with open(page) as f:
+        assert 'data-requires-python="&gt;=3.8"' in f.read()
+    assert not os.path.exists(f"{CHANNEL}/current/simple/brokenpkg"), "a failed job published"
+    # PEP 691 JSON beside the HTML
+    j = load(f"{CHANNEL}/current/simple/torchlike/index.json")
+    assert j["meta"]["api-version"] == "1.0" and j["name"] == "torchlike"
+    assert sorted(f["filename"] for f in j["files"]) == sorted(
+        urllib.parse.unquote(a["href"].split("#")[0].rsplit("/", 1)[1]) for a in found)
+    assert all(f["requires-python"] == ">=3.8" and len(f["hashes"]["sha256"]) == 64
+               for f in j["files"])
+    root = load(f"{CHANNEL}/current/simple/index.json")
+    assert root["projects"] == [{"name": "torchlike"}], root
+    # libtorch listing
+    lt = links(f"{CHANNEL}/current/libtorch/index.html")
+    assert len(lt) == 2 and all("%2B" in a["href"] for a in lt), lt
+    # pip into a venv: the newest nightly, imported
+    subprocess.run([PY, "-m", "venv", f"{D}/venv"], check=True)
+    p = pip("install", "--index-url", INDEX, "torchlike")
+    assert p.returncode == 0, p.stdout + p.stderr
+    out = subprocess.run([f"{D}/venv/bin/python", "-c",
+                          "import torchlike; print(torchlike.__version__)"],
+                         capture_output=True, text=True, check=True).stdout.strip()
+    assert out == version(DATES[1]), out
+    p = pip("download", "--no-deps", "-d", f"{D}/dl", "--index-url", INDEX,
+            f"torchlike=={version(DATES[0])}")
+    assert p.returncode == 0, p.stdout + p.stderr
+
+
+@case
+def conda_repodata_matches_what_cph_reads():
+    rd_path = f"{CHANNEL}/current/conda/linux-64/repodata.json"
+    rd = load(rd_path)
+    assert rd["info"]["subdir"] == "linux-64" and rd["repodata_version"] == 1
+    assert len(rd["packages"]) == 2 and len(rd["packages.conda"]) == 2, rd
+    assert load(f"{CHANNEL}/current/conda/noarch/repodata.json")["packages"] == {}
+    for section in ("packages", "packages.conda"):
+        for fn, rec in rd[section].items():
+            assert fn.endswith(".tar.bz2" if section == "packages" else ".conda")
+            pkg = f"{CHANNEL}/current/conda/linux-64/{fn}"  # beside its repodata
+            with open(pkg, "rb") as f:
+                data = f.read()
+            assert rec["sha256"] == hashlib.sha256(data).hexdigest()
+            assert rec["md5"] == hashlib.md5(data).hexdigest()
+            assert rec["size"] == len(data)
+            out = f"{D}/cph-{fn}"
+            subprocess.run(["cph", "extract", pkg, "--dest", out, "--info"], check=True,
+                           capture_output=True)
+            index = load(f"{out}/info/index.json")
+            for key, value in index.items():
+                assert rec[key] == value, (fn, key, rec[key], value)
+            assert set(rec) == set(index) | {"sha256", "md5", "size"}, set(rec) ^ set(index)
+    cd = load(f"{CHANNEL}/current/conda/channeldata.json")
+    assert cd["channeldata_version"] == 1 and "linux-64" in cd["subdirs"]
+    assert cd["packages"]["torchlike"]["subdirs"] == ["linux-64"]
+    assert cd["packages"]["torchlike"]["version"] == version(DATES[1]).split("+")[0]
+
+
+@case
+def keep_prunes_the_oldest_nightly():
+    p = nightly(DATES[2], check=1)
+    assert f"pruned torchlike-{version(DATES[0])}-py3-none-any.whl" in p.stdout, p.stdout
+    assert len(links(f"{CHANNEL}/current/simple/torchlike/index.html")) == 2
+    rd = load(f"{CHANNEL}/current/conda/linux-64/repodata.json")
+    assert len(rd["packages.conda"]) == 2 and not any("20260301" in n for n in rd["packages.conda"])
+    assert not os.path.exists(f"{CHANNEL}/files/torchlike-{version(DATES[0])}-py3-none-any.whl")
+    p = pip("download", "--no-deps", "-d", f"{D}/dl2", "--index-url", INDEX,
+            f"torchlike=={version(DATES[0])}")
+    assert p.returncode != 0, "a pruned version is still downloadable"
+    p = pip("download", "--no-deps", "-d", f"{D}/dl2", "--index-url", INDEX,
+            f"torchlike=={version(DATES[1])}")
+    assert p.returncode == 0, p.stdout + p.stderr
+    p = pip("install", "--upgrade", "--index-url", INDEX, "torchlike")
+    assert p.returncode == 0, p.stdout + p.stderr
+    out = subprocess.run([f"{D}/venv/bin/python", "-c",
+                          "import torchlike; print(torchlike.__version__)"],
+                         capture_output=True, text=True, check=True).stdout.strip()
+    assert out == version(DATES[2]), out
+
+
+@case
+def a_failed_publish_changes_nothing_visible():
+    before = os.readlink(f"{CHANNEL}/current")
+    with open(f"{CHANNEL}/current/simple/torchlike/index.html") as f:
+        page = f.read()
+    date = "2026_03_04"
+    bad = sh_job("bad-meta", f"{PY} {HERE}/make_wheel.py {{artifact_dir}} torchlike "
+                 f"{version(date)} --bad-metadata")
+    p = nightly(date, extra=[bad], check=2)
+    assert "METADATA" in p.stderr and p.stderr.startswith("error: "), p.stderr
+    assert os.readlink(f"{CHANNEL}/current") == before
+    with open(f"{CHANNEL}/current/simple/torchlike/index.html") as f:
+        assert f.read() == page
+    assert [n for n in os.listdir(f"{CHANNEL}/releases") if n.startswith(".")] == []
+    # publishing it again without the bad job is refused the same way: the
+    # nightly is left for a human, nothing half-published
+    p = pkgtool("nightly", "publish", "--root", ROOT, "--date", date, "--channel", CHANNEL,
+                check=2)
+    assert os.readlink(f"{CHANNEL}/current") == before
+
+
+finish()
