@@ -23,6 +23,8 @@ int run_zip(const std::vector<std::string>& args);
 int run_wheel(const std::vector<std::string>& args);
 // `pkgtool conda pack|extract|transmute|verify ...`
 int run_conda(const std::vector<std::string>& args);
+// `pkgtool cache stats|prune|clear`: the zip writers' chunk cache.
+int run_cache(const std::vector<std::string>& args);
 // `pkgtool libtorch pack|name ...`: C++ zip distributions.
 int run_libtorch(const std::vector<std::string>& args);
 // `pkgtool ldd FILE... [--json] [--root DIR] [--ldpaths DIRS]

@@ -13,6 +13,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "cache_flags.hpp"
 #include "cli_parse.hpp"
 #include "commands.hpp"
 #include "libpkg/archive/zip_writer.hpp"
@@ -49,7 +50,8 @@ const char* kRepairUsage =
     "[--policy-file FILE]\n"
     "         [--libc glibc|musl|bionic] [--disable-isa-ext-check] "
     "[--allow-unverified]\n"
-    "         [--dry-run] [--json]\n";
+    "         [--dry-run] [--json] [--cache-dir DIR] [--cache-max SIZE] "
+    "[--no-cache]\n";
 
 std::string env(const char* name) {
   const char* v = std::getenv(name);
@@ -231,6 +233,8 @@ int run_repair(const std::vector<std::string>& args) {
                "not verified stays unlisted in the new RECORD)");
   app.add_flag("--dry-run", dry_run, "print the plan, write nothing");
   app.add_flag("--json", json, "print the plan (and result) as JSON");
+  CacheFlags cache;
+  cache.add_to(app);
   if (!parse(app, args, kRepairUsage)) return 0;
   if (!lib_dir.empty()) ro.lib_dir = lib_dir;
   if (no_default_keep) ro.keep_names.clear();
@@ -245,6 +249,7 @@ int run_repair(const std::vector<std::string>& args) {
   ro.threads = flags.threads;
   ao.timestamp = libpkg::archive::source_date_epoch();
   ao.allow_unverified = allow_unverified;
+  if (!dry_run) ao.cache = cache.open();
 
   for (const auto& w : flags.wheels) {
     if (flags.accepted_as_pure(w)) {
@@ -279,6 +284,13 @@ int run_repair(const std::vector<std::string>& args) {
                        {"raw_copies", r.raw_copies},
                        {"compressed", r.compressed},
                        {"grafted_bytes", r.grafted_bytes}};
+      if (ao.cache) {
+        const auto c = ao.cache->counters();
+        doc["result"]["cache"] = {{"hits", c.hits},
+                                  {"misses", c.misses},
+                                  {"corrupt", c.corrupt},
+                                  {"bytes_saved", c.bytes_saved}};
+      }
       std::printf("%s\n", doc.dump(2).c_str());
     } else {
       for (const auto& n : plan.notes) std::printf("note: %s\n", n.c_str());
@@ -289,6 +301,7 @@ int run_repair(const std::vector<std::string>& args) {
       std::printf("wrote %s\n", r.path.c_str());
     }
   }
+  print_cache_summary(ao.cache.get());
   return 0;
 }
 

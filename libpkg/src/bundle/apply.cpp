@@ -156,6 +156,7 @@ RepairResult apply_repair(const WheelAnalysis& analysis, const RepairPlan& plan,
   ro.threads = options.threads;
   ro.timestamp = options.timestamp;
   ro.progress = options.progress;
+  ro.cache = options.cache;
   ro.allow_unverified = options.allow_unverified;
   wheel::RewriteResult r =
       wheel::rewrite(*analysis.zip, out_dir / plan.output_name, edits, ro);
