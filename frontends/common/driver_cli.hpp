@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "cache_flags.hpp"
 #include "guarded.hpp"
 #include "libpkg/config/build.hpp"
 #include "libpkg/config/cuda_table.hpp"
@@ -34,16 +35,19 @@ struct CommonFlags {
   std::optional<std::string> client;
   std::vector<std::string> abi_libraries, abi_configs;
   std::optional<std::size_t> min_symbols;
+  // --cache-dir, --cache-max, --no-cache: options.cache.
+  pkgtool::CacheFlags cache;
   // Storage for options.cuda_tables once a table file is loaded.
   libpkg::config::CudaTables tables;
 };
 
 // Registers the shared flags on `app`: --build-env, --python, --cuda,
 // --abi, --variant, --build-version, --build-number, --version, --cudnn,
-// --package-name, --debug, --cuda-table, --cuda-root, -o/--out, --dry-run, --json, -j,
+// --package-name, --debug, --cuda-table, --cuda-root, -o/--out, --dry-run,
+// --json, -j,
 // --level, -v, --no-check, --no-runtime, --check-python, --client,
 // --link-lib, --allow-external, --abi-library, --abi-config,
-// --min-symbols, --no-env.
+// --min-symbols, --no-env, --cache-dir, --cache-max, --no-cache.
 void add_common_flags(CLI::App& app, CommonFlags& flags);
 
 // After parsing: the configuration (forced to `type`; Errc::usage if the
