@@ -25,6 +25,12 @@ first; warm page cache):
   pkgtool repair  `pkgtool repair -w OUT -z 6 --lib-dir torch/lib --include
                   libcudnn_engines_precompiled.so.9 --plat TAG`: the same
                   libraries grafted (checked against its --dry-run plan).
+  with --cache    pkgtool repair with the chunk cache (`--no-cache` on the
+                  row above): cold (cache emptied before each run), warm
+                  (the same wheel again) and "other extension, warm" (the
+                  wheel with a different torch/_C: a second Python version
+                  over the same CUDA libraries); cold and warm outputs must
+                  be byte-identical to --no-cache's.
 
 Both outputs are checked before their times count: zipfile reads every
 member (CRC), the member sets are equal (graft names are the same sha256
@@ -291,8 +297,11 @@ def check_output(wheel: Path, fx: Fixture, whitelist: set[str], pkgtool: str, wo
 
 
 def normalize(members: set[str]) -> set[str]:
-    """Member names with dist-info tags and graft hashes blanked."""
-    return {re.sub(r"-[0-9a-f]{8}\.so", "-HASH.so", m) for m in members}
+    """Member names with dist-info tags and graft hashes blanked; the SBOM
+    pkgtool adds (<dist-info>/sboms/pkgtool.cdx.json) has no counterpart in
+    the shell pipeline."""
+    return {re.sub(r"-[0-9a-f]{8}\.so", "-HASH.so", m) for m in members
+            if "/sboms/" not in m}
 
 
 # --------------------------------------------------------------------- rows
@@ -321,6 +330,10 @@ def main() -> int:
     ap.add_argument("--tmpdir", default=None, help="work directory")
     ap.add_argument("--markdown", action="store_true")
     ap.add_argument("--json", help="also write the samples to this file")
+    ap.add_argument("--cache", action="store_true",
+                    help="also time pkgtool with the chunk cache: cold (emptied before each run), "
+                         "warm (the same wheel again), and a second wheel (another extension, "
+                         "same libraries: a second Python version) over the warm cache")
     args = ap.parse_args()
 
     if not CUDA_LIB.is_dir():
@@ -355,7 +368,26 @@ def main() -> int:
         for inc in INCLUDED:
             repair_argv += ["--include", inc]
         shell = Row("shell pipeline (unzip, cp, patchelf, openssl, zip -6)")
-        ours = Row(f"pkgtool repair -z 6 -j {args.jobs}")
+        ours = Row(f"pkgtool repair -z 6 -j {args.jobs}" + (" --no-cache" if args.cache else ""))
+        cache_dir = work / "chunk-cache"
+        cold = Row(f"pkgtool repair -j {args.jobs}, cold cache")
+        warm = Row(f"pkgtool repair -j {args.jobs}, warm cache")
+        second = Row(f"pkgtool repair -j {args.jobs}, other extension, warm cache")
+        second_wheel = None
+        if args.cache:
+            # A second Python version: the same wheel with another extension
+            # binary (a byte appended: still a valid ELF, other content), the
+            # same CUDA libraries to graft.
+            with zipfile.ZipFile(fx.wheel) as z:
+                ext_member = next(n for n in z.namelist() if n.startswith("torch/_C."))
+                other = work / "other_ext.so"
+                other.write_bytes(z.read(ext_member) + b"\0")
+            (work / "second").mkdir()
+            second_wheel = work / "second" / fx.wheel.name
+            p = run_text([args.pkgtool, "wheel", "update", str(fx.wheel), "--set",
+                          f"{ext_member}={other}", "-o", str(second_wheel), "--no-cache"])
+            if p.returncode != 0:
+                raise SystemExit(f"error: building the second wheel: {p.stderr}")
 
         if has_repair:
             dry = run_text(repair_argv + ["-w", str(work / "dry"), "--dry-run", "--json"], env=env)
@@ -370,8 +402,10 @@ def main() -> int:
         members = {}
         for i in range(args.runs):
             order = ["shell", "pkgtool"] if i % 2 == 0 else ["pkgtool", "shell"]
+            if args.cache:
+                order += ["cold", "warm", "second"]
             for side in order:
-                if args.only and side != args.only:
+                if args.only and side != args.only and not (args.only == "pkgtool" and side != "shell"):
                     continue
                 out = work / f"out-{side}"
                 shutil.rmtree(out, ignore_errors=True)
@@ -383,9 +417,18 @@ def main() -> int:
                                       " ".join(KEEP_NAME_GLOBS)], env=env)
                     shutil.rmtree(unz, ignore_errors=True)
                     row = shell
-                else:
-                    s = launcher.run(repair_argv + ["-w", str(out)], env=env)
+                elif side == "pkgtool":
+                    s = launcher.run(repair_argv + ["-w", str(out)] +
+                                     (["--no-cache"] if args.cache else []), env=env)
                     row = ours
+                else:
+                    if side == "cold":
+                        shutil.rmtree(cache_dir, ignore_errors=True)
+                    argv = list(repair_argv)
+                    if side == "second":
+                        argv[2] = str(second_wheel)
+                    s = launcher.run(argv + ["-w", str(out), "--cache-dir", str(cache_dir)], env=env)
+                    row = {"cold": cold, "warm": warm, "second": second}[side]
                 if not s.ok:
                     raise SystemExit(f"error: {side}: {s.describe_failure()}\n{s.stderr[-3000:]}")
                 produced = next(out.glob("*.whl"))
@@ -395,14 +438,20 @@ def main() -> int:
                 row.size = produced.stat().st_size
                 log(f"  run {i + 1} {side}: {s.wall_s:.1f} s wall, {s.user_s + s.sys_s:.1f} s CPU, "
                     f"{s.rss_kib / 1024:.0f} MiB peak RSS")
-        if len(members) == 2:
+        if args.cache and "pkgtool" in members:
+            ref = next((work / "out-pkgtool").glob("*.whl")).read_bytes()
+            for side in ("cold", "warm"):
+                if next((work / f"out-{side}").glob("*.whl")).read_bytes() != ref:
+                    raise SystemExit(f"error: the {side}-cache output differs from --no-cache's")
+            log("  outputs: cold and warm cache byte-identical to --no-cache")
+        if "shell" in members and "pkgtool" in members:
             a, b = normalize(members["shell"]), normalize(members["pkgtool"])
             if a != b:
                 raise SystemExit(f"error: outputs differ in members: shell-only {sorted(a - b)[:5]}, "
                                  f"pkgtool-only {sorted(b - a)[:5]}")
             log("  outputs: same members (modulo graft hashes), every NEEDED resolves inside")
 
-        rows = [r for r in (shell, ours) if r.samples]
+        rows = [r for r in (shell, ours, cold, warm, second) if r.samples]
         base = shell.med("wall_s") if shell.samples else None
         header = ["pipeline", "wall s", "user+sys s", "peak RSS MiB", "output MB", "speed-up"]
         cells = [[r.label, f"{r.med('wall_s'):.2f}", f"{r.cpu():.2f}", human_mb(r.med("rss_kib")),

@@ -63,6 +63,7 @@ void add_common_flags(CLI::App& app, CommonFlags& f) {
                  "(repeatable, in order; default /usr/local/cuda)");
   app.add_option("-o,--out", f.options.out_dir, "output directory (dist)");
   app.add_flag("--dry-run", f.options.dry_run, "print the plan, write nothing");
+  f.cache.add_to(app);
   app.add_flag("--json", f.json, "JSON summary (schema libpkg-driver/1)");
   app.add_flag("-v,--verbose", f.verbose, "progress lines and check notes");
   app.add_option("-j,--jobs", f.options.threads, "threads (default: cores)");
@@ -134,6 +135,7 @@ void resolve(CommonFlags& f, cfg::PackageType type,
           fmt::format("'{}' is not a non-negative integer", *epoch));
     f.options.timestamp = v;
   }
+  if (!f.options.dry_run) f.options.cache = f.cache.open();
   if (f.cuda_table) {
     f.tables = cfg::CudaTables::builtin().overlaid(
         cfg::CudaTables::load(*f.cuda_table));

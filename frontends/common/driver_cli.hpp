@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "cache_flags.hpp"
 #include "guarded.hpp"
 #include "libpkg/base/thread_pool.hpp"
 #include "libpkg/config/build.hpp"
@@ -36,6 +37,8 @@ struct CommonFlags {
   std::optional<std::string> client;
   std::vector<std::string> abi_libraries, abi_configs;
   std::optional<std::size_t> min_symbols;
+  // --cache-dir, --cache-max, --no-cache: options.cache.
+  pkgtool::CacheFlags cache;
   // Storage for options.cuda_tables once a table file is loaded.
   libpkg::config::CudaTables tables;
   // Storage for options.pool: the one pool of the whole job, sized by -j.
@@ -48,7 +51,7 @@ struct CommonFlags {
 // --json, -j,
 // --level, -v, --no-check, --no-runtime, --check-python, --client,
 // --link-lib, --allow-external, --abi-library, --abi-config,
-// --min-symbols, --no-env.
+// --min-symbols, --no-env, --cache-dir, --cache-max, --no-cache.
 void add_common_flags(CLI::App& app, CommonFlags& flags);
 
 // After parsing: the configuration (forced to `type`; Errc::usage if the

@@ -160,6 +160,13 @@ def analyze(
     disable_isa_ext_check: bool = False,
 ) -> Plan: ...
 def apply(
-    plan: Plan, out_dir: _Path, *, level: int = 6, threads: int = 0, timestamp: int | None = None
+    plan: Plan,
+    out_dir: _Path,
+    *,
+    level: int = 6,
+    threads: int = 0,
+    timestamp: int | None = None,
+    cache_dir: _Path | None = None,
+    cache_max: int | None = None,
 ) -> RepairResult: ...
 def default_keep_names() -> list[str]: ...

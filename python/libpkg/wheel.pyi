@@ -154,6 +154,8 @@ def pack(
     build_tag: str | None = None,
     reuse: _Path | None = None,
     progress: Callable[[int, int], object] | None = None,
+    cache_dir: _Path | None = None,
+    cache_max: int | None = None,
 ) -> PackResult: ...
 def unpack(wheel: _Path, dest: _Path, *, verify: bool = True, threads: int = 0) -> Path: ...
 def retag(

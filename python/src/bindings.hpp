@@ -9,6 +9,7 @@
 #include <pybind11/stl.h>
 #include <pybind11/stl/filesystem.h>
 
+#include <cstdio>
 #include <exception>
 #include <filesystem>
 #include <functional>
@@ -17,6 +18,8 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "libpkg/archive/chunk_cache.hpp"
 
 namespace libpkg::check {
 struct CheckOptions;
@@ -132,5 +135,19 @@ struct CheckToolArgs {
   py::object link_libraries;
 };
 void set_check_tools(libpkg::check::CheckOptions& o, const CheckToolArgs& a);
+
+// The zip writers' chunk cache for a `cache_dir=` keyword: none when None
+// (a library call has no side effects unless asked), LIBPKG_NO_CACHE=1
+// honoured. Warnings go to stderr: they come from worker threads, which
+// must not call into Python.
+inline std::shared_ptr<libpkg::archive::ChunkCache> chunk_cache(
+    const std::optional<std::filesystem::path>& dir,
+    std::optional<libpkg::u64> max_bytes) {
+  if (!dir) return nullptr;
+  return libpkg::archive::ChunkCache::open(
+      false, dir, max_bytes, [](const std::string& line) {
+        std::fprintf(stderr, "%s\n", line.c_str());
+      });
+}
 
 }  // namespace libpkg_py

@@ -308,8 +308,11 @@ void bind_repair(py::module_& m) {
   m.def(
       "apply",
       [](const Plan& plan, const std::filesystem::path& out_dir, int level,
-         unsigned threads, std::optional<libpkg::i64> timestamp) {
+         unsigned threads, std::optional<libpkg::i64> timestamp,
+         std::optional<std::filesystem::path> cache_dir,
+         std::optional<libpkg::u64> cache_max) {
         bd::ApplyOptions o;
+        o.cache = chunk_cache(cache_dir, cache_max);
         o.level = level;
         o.threads = threads;
         o.timestamp = timestamp;
@@ -317,8 +320,10 @@ void bind_repair(py::module_& m) {
         return bd::apply_repair(*plan.analysis.analysis, plan.plan, out_dir, o);
       },
       "plan"_a, "out_dir"_a, py::kw_only(), "level"_a = 6, "threads"_a = 0,
-      "timestamp"_a = py::none(),
-      "Writes out_dir/plan.output_name in one streaming pass.");
+      "timestamp"_a = py::none(), "cache_dir"_a = py::none(),
+      "cache_max"_a = py::none(),
+      "Writes out_dir/plan.output_name in one streaming pass (`cache_dir`: "
+      "the chunk cache of the grafted libraries; none when None).");
   m.def("default_keep_names", &bd::default_keep_names);
 }
 

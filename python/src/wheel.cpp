@@ -313,8 +313,11 @@ void bind_wheel(py::module_& m) {
          int level, unsigned threads, std::optional<libpkg::i64> timestamp,
          std::optional<std::string> build_tag,
          std::optional<std::filesystem::path> reuse,
-         std::optional<py::function> progress) {
+         std::optional<py::function> progress,
+         std::optional<std::filesystem::path> cache_dir,
+         std::optional<libpkg::u64> cache_max) {
         wh::PackOptions o;
+        o.cache = chunk_cache(cache_dir, cache_max);
         o.level = level;
         o.threads = threads;
         o.timestamp = timestamp;
@@ -336,9 +339,12 @@ void bind_wheel(py::module_& m) {
       "dir"_a, "out_dir"_a, py::kw_only(), "level"_a = 6, "threads"_a = 0,
       "timestamp"_a = py::none(), "build_tag"_a = py::none(),
       "reuse"_a = py::none(), "progress"_a = py::none(),
+      "cache_dir"_a = py::none(), "cache_max"_a = py::none(),
       "Packs an unpacked wheel tree like `wheel pack`. `progress(done, "
       "total)` is called with the content bytes written so far; an "
-      "exception it raises is re-raised after packing.");
+      "exception it raises is re-raised after packing. `cache_dir`: the "
+      "chunk cache of deflated large members (none when None; "
+      "`cache_max` bytes, default 20 GiB).");
   m.def(
       "unpack",
       [](const std::filesystem::path& wheel, const std::filesystem::path& dest,

@@ -3,6 +3,7 @@
 
 import csv
 import io
+import os
 import zipfile
 from pathlib import Path
 
@@ -123,3 +124,24 @@ def test_name_helpers():
     assert libpkg.wheel.escape_distribution("Foo.Bar-baz") == "foo_bar_baz"
     assert libpkg.wheel.is_valid_version("1.0+cu124")
     assert not libpkg.wheel.is_valid_version("not a version")
+
+
+def test_pack_through_the_chunk_cache(pure_tree, tmp_path):
+    # A member of two 8 MiB chunks goes through the cache; the wheel is the
+    # same bytes without the cache, cold and warm.
+    words = [b"w%dx%d" % (i, i * 7919 % 1000) for i in range(3000)]
+    (pure_tree / "purepkg" / "big.txt").write_bytes(
+        b" ".join(words[(i * 2654435761) % 3000] for i in range(1_700_000)))
+    ref = libpkg.wheel.pack(pure_tree, tmp_path / "ref", timestamp=1700000000)
+    cache = tmp_path / "cache"
+    cold = libpkg.wheel.pack(pure_tree, tmp_path / "cold", timestamp=1700000000, cache_dir=cache)
+    entries = sorted(p for p in cache.rglob("*") if p.is_file())
+    assert len(entries) >= 2
+    for p in entries:  # aged: a hit sets the entry's mtime to now
+        os.utime(p, ns=(10**9, 10**9))
+    warm = libpkg.wheel.pack(pure_tree, tmp_path / "warm", timestamp=1700000000, cache_dir=cache)
+    assert cold.path.read_bytes() == ref.path.read_bytes()
+    assert warm.path.read_bytes() == ref.path.read_bytes()
+    # The warm run used the entries (a hit refreshes an entry's mtime).
+    assert sorted(p for p in cache.rglob("*") if p.is_file()) == entries
+    assert all(p.stat().st_mtime_ns > 10**9 for p in entries)

@@ -12,6 +12,9 @@
 namespace libpkg::bundle {
 struct RepairResult;
 }
+namespace libpkg::archive {
+class ChunkCache;
+}
 
 namespace pkgtool {
 
@@ -40,6 +43,8 @@ unsigned parse_unsigned(const std::string& option, const std::string& text,
 int run_wheel_fuse(const std::vector<std::string>& args);
 // `pkgtool conda pack|extract|transmute|verify ...`
 int run_conda(const std::vector<std::string>& args);
+// `pkgtool cache stats|prune|clear`: the zip writers' chunk cache.
+int run_cache(const std::vector<std::string>& args);
 // `pkgtool libtorch pack|name ...`: C++ zip distributions.
 int run_libtorch(const std::vector<std::string>& args);
 // `pkgtool ldd FILE... [--json] [--root DIR] [--ldpaths DIRS]
@@ -61,7 +66,8 @@ int run_repair_macos(const std::vector<std::string>& args);
 void print_repair_outcome(const std::string& plan_json,
                           const std::vector<std::string>& notes,
                           std::size_t grafts, std::size_t edits,
-                          const libpkg::bundle::RepairResult& r, bool json);
+                          const libpkg::bundle::RepairResult& r, bool json,
+                          const libpkg::archive::ChunkCache* cache = nullptr);
 // `pkgtool census FILE... [--json]`: C++ ABI (cxx11 vs pre-cxx11) census.
 int run_census(const std::vector<std::string>& args);
 // check ARTIFACT [options]: check_binary (see checks/check_binary).

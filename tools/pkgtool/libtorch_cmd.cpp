@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "cache_flags.hpp"
 #include "cli_parse.hpp"
 #include "commands.hpp"
 #include "libpkg/archive/zip_writer.hpp"
@@ -83,9 +84,12 @@ int run_pack(const std::vector<std::string>& args) {
   app.add_flag("--skip-other", skip_other,
                "leave out top-level entries other than lib include share bin");
   app.add_flag("--json", json, "print a JSON summary");
+  CacheFlags cache;
+  cache.add_to(app);
   if (!parse(app, args)) return 0;
 
   cd::LibtorchPackOptions opts;
+  opts.cache = cache.open();
   opts.skip_other_entries = skip_other;
   opts.name = names.build();
   opts.build_hash = build_hash;
@@ -94,6 +98,7 @@ int run_pack(const std::vector<std::string>& args) {
   opts.timestamp = libpkg::archive::source_date_epoch();
   opts.write_latest = !no_latest;
   cd::LibtorchPackResult r = cd::pack_libtorch(tree, out_dir, opts);
+  print_cache_summary(opts.cache.get());
   if (json) {
     nlohmann::json j{{"zip", r.zip.string()},
                      {"files", r.files},

@@ -33,6 +33,7 @@ const char* kUsage =
     "                             conda packages (.conda and .tar.bz2)\n"
     "  libtorch pack|name|verify ...\n"
     "                             libtorch-style C++ zip distributions\n"
+    "  cache stats|prune|clear    the chunk cache of the zip writers\n"
     "  show WHEEL... [--json]     the platform tag a wheel satisfies, and "
     "why\n"
     "  repair WHEEL... -w DIR     bundle external libraries, retag "
@@ -87,6 +88,7 @@ int dispatch(std::vector<std::string> args, const std::string& self) {
   if (cmd == "wheel") return pkgtool::run_wheel(args);
   if (cmd == "conda") return pkgtool::run_conda(args);
   if (cmd == "libtorch") return pkgtool::run_libtorch(args);
+  if (cmd == "cache") return pkgtool::run_cache(args);
   if (cmd == "ldd") return pkgtool::run_ldd(args);
   if (cmd == "show") return pkgtool::run_show(args);
   if (cmd == "repair") return pkgtool::run_repair(args);

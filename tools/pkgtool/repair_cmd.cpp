@@ -13,6 +13,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "cache_flags.hpp"
 #include "cli_parse.hpp"
 #include "commands.hpp"
 #include "libpkg/archive/zip_writer.hpp"
@@ -50,7 +51,8 @@ const char* kRepairUsage =
     "[--policy-file FILE]\n"
     "         [--libc glibc|musl|bionic] [--disable-isa-ext-check] "
     "[--allow-unverified]\n"
-    "         [--dry-run] [--json]\n";
+    "         [--dry-run] [--json] [--cache-dir DIR] [--cache-max SIZE] "
+    "[--no-cache]\n";
 
 std::string env(const char* name) {
   const char* v = std::getenv(name);
@@ -151,7 +153,8 @@ bool parse(CLI::App& app, const std::vector<std::string>& args,
 void print_repair_outcome(const std::string& plan_json,
                           const std::vector<std::string>& notes,
                           std::size_t grafts, std::size_t edits,
-                          const bd::RepairResult& r, bool json) {
+                          const bd::RepairResult& r, bool json,
+                          const libpkg::archive::ChunkCache* cache) {
   if (json) {
     nlohmann::json doc = nlohmann::json::parse(plan_json);
     doc["result"] = {{"path", r.path.string()},
@@ -159,6 +162,13 @@ void print_repair_outcome(const std::string& plan_json,
                      {"raw_copies", r.raw_copies},
                      {"compressed", r.compressed},
                      {"grafted_bytes", r.grafted_bytes}};
+    if (cache) {
+      const auto c = cache->counters();
+      doc["result"]["cache"] = {{"hits", c.hits},
+                                {"misses", c.misses},
+                                {"corrupt", c.corrupt},
+                                {"bytes_saved", c.bytes_saved}};
+    }
     std::printf("%s\n", doc.dump(2).c_str());
     return;
   }
@@ -255,6 +265,8 @@ int run_repair(const std::vector<std::string>& args) {
                "not verified stays unlisted in the new RECORD)");
   app.add_flag("--dry-run", dry_run, "print the plan, write nothing");
   app.add_flag("--json", json, "print the plan (and result) as JSON");
+  CacheFlags cache;
+  cache.add_to(app);
   if (!parse(app, args, kRepairUsage)) return 0;
   if (!lib_dir.empty()) ro.lib_dir = lib_dir;
   if (no_default_keep) ro.keep_names.clear();
@@ -274,6 +286,7 @@ int run_repair(const std::vector<std::string>& args) {
   ro.pool = &pool;
   ao.timestamp = libpkg::archive::source_date_epoch();
   ao.allow_unverified = allow_unverified;
+  if (!dry_run) ao.cache = cache.open();
 
   for (const auto& w : flags.wheels) {
     if (flags.accepted_as_pure(w)) {
@@ -302,8 +315,9 @@ int run_repair(const std::vector<std::string>& args) {
     }
     bd::RepairResult r = bd::apply_repair(a, plan, out_dir, ao);
     print_repair_outcome(plan.to_json(), plan.notes, plan.grafts.size(),
-                         plan.edits.size(), r, json);
+                         plan.edits.size(), r, json, ao.cache.get());
   }
+  print_cache_summary(ao.cache.get());
   return 0;
 }
 

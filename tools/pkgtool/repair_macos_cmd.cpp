@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "cache_flags.hpp"
 #include "cli_parse.hpp"
 #include "commands.hpp"
 #include "libpkg/archive/zip_writer.hpp"
@@ -35,7 +36,8 @@ const char* kUsage =
     "         [--require-archs arm64|x86_64|universal2|intel]... [--target "
     "X.Y]\n"
     "         [--no-sign] [-z LEVEL] [-j N] [--allow-unverified] [--dry-run] "
-    "[--json]\n";
+    "[--json]\n"
+    "         [--cache-dir DIR] [--cache-max SIZE] [--no-cache]\n";
 
 }  // namespace
 
@@ -95,6 +97,8 @@ int run_repair_macos(const std::vector<std::string>& args) {
   app.add_flag("--json", json,
                "print the plan (and result) as JSON "
                "(libpkg-macos-repair-plan/1)");
+  CacheFlags cache;
+  cache.add_to(app);
   if (!parse_cli(app, args, "pkgtool repair", kUsage)) return 0;
   for (const auto& d : dyld_paths)
     ro.dyld_library_path.push_back(fs::absolute(d));
@@ -115,6 +119,7 @@ int run_repair_macos(const std::vector<std::string>& args) {
   ao.level = level;
   ao.threads = threads;
   ao.pool = &pool;
+  if (!dry_run) ao.cache = cache.open();
   ao.timestamp = libpkg::archive::source_date_epoch();
   ao.allow_unverified = allow_unverified;
 
@@ -133,8 +138,9 @@ int run_repair_macos(const std::vector<std::string>& args) {
     }
     bd::RepairResult r = bd::apply_macos_repair(plan, out_dir, ao);
     print_repair_outcome(plan.to_json(), plan.notes, plan.grafts.size(),
-                         plan.edits.size(), r, json);
+                         plan.edits.size(), r, json, ao.cache.get());
   }
+  print_cache_summary(ao.cache.get());
   return 0;
 }
 

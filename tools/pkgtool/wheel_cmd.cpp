@@ -4,7 +4,8 @@
 //
 //   wheel unpack WHEEL [-d DEST] [-j N] [--no-verify]
 //   wheel pack DIR [-d DEST] [--build-number N] [-z LEVEL] [-j N]
-//              [--reuse OLD.whl]          (honours SOURCE_DATE_EPOCH)
+//              [--reuse OLD.whl] [--cache-dir DIR] [--cache-max SIZE]
+//              [--no-cache]               (honours SOURCE_DATE_EPOCH)
 //   wheel verify WHEEL... [--json] [-j N]   exit 1 on findings, 2 unreadable
 //   wheel tags WHEEL... [--python-tag T] [--abi-tag T] [--platform-tag T]
 //              [--build N] [--remove] [--strip-local-version] [--in-place]
@@ -16,6 +17,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "cache_flags.hpp"
 #include "commands.hpp"
 #include "libpkg/archive/zip_reader.hpp"
 #include "libpkg/archive/zip_writer.hpp"
@@ -36,7 +38,7 @@ const char* kWheelUsage =
     "                          [--max-expansion RATIO]\n"
     "       pkgtool wheel pack DIR [-d DEST] [--build-number N] [-z LEVEL] "
     "[-j N]\n"
-    "                          [--reuse OLD.whl]\n"
+    "                          [--reuse OLD.whl] [CACHE]\n"
     "       pkgtool wheel verify WHEEL... [--json] [-j N]\n"
     "       pkgtool wheel tags WHEEL... [--python-tag T] [--abi-tag T]\n"
     "                          [--platform-tag T] [--build N] [--remove]\n"
@@ -49,9 +51,12 @@ const char* kWheelUsage =
     "                          [--remove MEMBER]... [--rename OLD=NEW]...\n"
     "                          (-d DEST | -o OUT.whl | --in-place) [-z LEVEL] "
     "[-j N]\n"
-    "                          [--allow-unverified]\n"
+    "                          [--allow-unverified] [CACHE]\n"
     "       pkgtool wheel fuse A.whl B.whl -w DIR [--prefer a|b] [-z LEVEL] "
     "[-j N]\n"
+    "CACHE: [--cache-dir DIR] [--cache-max SIZE] [--no-cache] (chunk cache "
+    "of\n"
+    "       deflated large members; LIBPKG_NO_CACHE=1 also turns it off)\n"
     "tag options: 'a.b' replaces, '+a.b' adds, '-a.b' removes tags\n"
     "tags and update refuse a wheel that fails `verify` unless "
     "--allow-unverified\n";
@@ -109,8 +114,10 @@ int run_pack(const std::vector<std::string>& argv) {
   std::optional<std::string> dir;
   std::string dest = ".";
   wh::PackOptions opt;
+  CacheFlags cache;
   while (!args.done()) {
     const std::string& a = args.next();
+    if (cache.take(a, [&] { return args.value(a); })) continue;
     if (a == "-d" || a == "--dest-dir")
       dest = args.value(a);
     else if (a == "--build-number")
@@ -128,7 +135,9 @@ int run_pack(const std::vector<std::string>& argv) {
   }
   if (!dir) usage("pack needs a DIR");
   opt.timestamp = libpkg::archive::source_date_epoch();
+  opt.cache = cache.open();
   auto result = wh::pack(*dir, dest, opt);
+  print_cache_summary(opt.cache.get());
   fmt::print("Repacked: {}\n", result.path.string());
   if (opt.reuse)
     fmt::print("Reused {} of {} members from {}\n", result.reused,
@@ -319,8 +328,10 @@ int run_update(const std::vector<std::string>& argv) {
   bool in_place = false;
   wh::WheelEdits edits;
   wh::RewriteOptions opt;
+  CacheFlags cache;
   while (!args.done()) {
     const std::string& a = args.next();
+    if (cache.take(a, [&] { return args.value(a); })) continue;
     if (a == "--set") {
       auto [member, file] = split_pair(a, args.value(a));
       edits.replace[member] = libpkg::archive::file_source(file);
@@ -368,8 +379,10 @@ int run_update(const std::vector<std::string>& argv) {
     usage("the output would replace the input; pass --in-place to allow it");
   if (dest) std::filesystem::create_directories(*dest);
   opt.timestamp = libpkg::archive::source_date_epoch();
+  opt.cache = cache.open();
   auto input = libpkg::archive::ZipReader::open(*wheel);
   auto result = wh::rewrite(input, target, edits, opt);
+  print_cache_summary(opt.cache.get());
   fmt::print("{}: {} members, {} copied raw, {} compressed\n",
              result.path.string(), result.members, result.raw_copies,
              result.compressed);

@@ -78,11 +78,19 @@ void write_stored_blocks(std::span<const u8> input, bool final,
 void deflate_chunk(CompressorPool& pool, int level, std::span<const u8> input,
                    bool final, const std::string& name, std::vector<u8>& out) {
   // Packed device code and compressed sections: store without trying (see
-  // incompressible.hpp), which also spares the join pass below.
-  if (looks_incompressible(input)) {
-    write_stored_blocks(input, final, out);
-    return;
-  }
+  // incompressible.hpp), which also spares the join pass.
+  if (looks_incompressible(input))
+    store_chunk(input, final, out);
+  else
+    compress_chunk(pool, level, input, final, name, out);
+}
+
+void store_chunk(std::span<const u8> input, bool final, std::vector<u8>& out) {
+  write_stored_blocks(input, final, out);
+}
+
+void compress_chunk(CompressorPool& pool, int level, std::span<const u8> input,
+                    bool final, const std::string& name, std::vector<u8>& out) {
   CompressorPool::Lease lease(pool, level);
   // +6: room for the empty stored block make_non_final() appends, so the
   // vector never reallocates.

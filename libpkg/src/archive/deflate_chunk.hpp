@@ -56,13 +56,30 @@ class CompressorPool {
   std::vector<Idle> idle_;
 };
 
+// Version of the rules below that decide the bytes deflate_chunk() emits for
+// a given input and level (joining, the incompressible test, the stored
+// fallback, its block layout). Part of the chunk cache's key
+// (chunk_cache.hpp): bump it with any change to those rules, so cached
+// chunks of the old rules stop matching instead of making output depend on
+// the cache's history.
+inline constexpr int kChunkRulesVersion = 1;
+
 // Deflates `input` at `level` (1..12) into `out` (replacing its content,
 // reusing its capacity) as a complete raw deflate stream. When `final` is
 // false the stream is rewritten to end on a byte boundary without a BFINAL
 // block (see above), ready to be followed by another chunk. `name` is used
-// in error messages.
+// in error messages. Equals store_chunk() for input that
+// looks_incompressible(), compress_chunk() otherwise.
 void deflate_chunk(CompressorPool& pool, int level, std::span<const u8> input,
                    bool final, const std::string& name, std::vector<u8>& out);
+
+// The two halves of deflate_chunk(), for the chunk cache, which caches only
+// what compress_chunk() produces (storing costs no more than a cache hit).
+// store_chunk: `input` as stored blocks. compress_chunk: libdeflate, then
+// stored blocks if that is not smaller, made non-final unless `final`.
+void store_chunk(std::span<const u8> input, bool final, std::vector<u8>& out);
+void compress_chunk(CompressorPool& pool, int level, std::span<const u8> input,
+                    bool final, const std::string& name, std::vector<u8>& out);
 
 // The buffers one chunk job needs: its input and its compressed output.
 struct ChunkBuffers {

@@ -13,6 +13,7 @@
 #include <future>
 #include <utility>
 
+#include "archive/cached_deflate.hpp"
 #include "archive/deflate_chunk.hpp"
 #include "archive/writer_names.hpp"
 #include "archive/writer_records.hpp"
@@ -170,6 +171,16 @@ struct ZipWriter::Impl {
   size_t window_slots() const { return 2 * size_t{pool.size()}; }
   size_t window_jobs() const { return 8 * size_t{pool.size()} + 8; }
 
+  // Only members of at least one chunk go through the cache: what a
+  // nightly compresses again and again is the grafted libraries, tens of
+  // MiB to GiB each, while a wheel's thousands of small files would cost an
+  // entry (a file, its metadata) each for little CPU (docs/archives.md has
+  // the measurement).
+  bool cached(const Member& m) const {
+    return options.cache != nullptr && m.level > 0 &&
+           m.size >= options.chunk_size;
+  }
+
   void produce() {
     while (produce_member < pending.size()) {
       const Member& m = pending[produce_member];
@@ -185,8 +196,9 @@ struct ZipWriter::Impl {
                                  (slot && in_flight_slots >= window_slots())))
         return;
       const bool final = produce_chunk + 1 == chunks;
+      ChunkCache* cache = cached(m) ? options.cache.get() : nullptr;
       in_flight.push_back(pool.submit(
-          [source = m.source, offset, len, final, slot, level = m.level,
+          [source = m.source, offset, len, final, slot, level = m.level, cache,
            borrowed = &compressors, recycled = &slots]() -> ChunkResult {
             ChunkResult r;
             r.slot = slot;
@@ -195,7 +207,11 @@ struct ZipWriter::Impl {
             input.resize(len);
             source->read(offset, input);
             r.crc32 = crc32_of(input);
-            if (level > 0)
+            if (level == 0) return r;
+            if (cache != nullptr)
+              cached_deflate_chunk(*cache, *borrowed, level, input, r.crc32,
+                                   final, source->name(), r.buffers.output);
+            else
               deflate_chunk(*borrowed, level, input, final, source->name(),
                             r.buffers.output);
             return r;
@@ -427,6 +443,9 @@ struct ZipWriter::Impl {
     out.truncate(pos);
     out.commit();
     committed = true;
+    // Keeps the cache under its cap. Never fails the archive, which is in
+    // place already: prune skips what it cannot list or remove.
+    if (options.cache) options.cache->prune_if_stored();
   }
 };
 

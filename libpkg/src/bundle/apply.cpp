@@ -130,6 +130,7 @@ RepairResult write_repaired_wheel(const archive::ZipReader& zip,
   ro.pool = options.pool;
   ro.timestamp = options.timestamp;
   ro.progress = options.progress;
+  ro.cache = options.cache;
   ro.allow_unverified = options.allow_unverified;
   wheel::RewriteResult r = wheel::rewrite(zip, out_dir / name, edits, ro);
   RepairResult result;

@@ -137,6 +137,7 @@ LibtorchPackResult pack_libtorch(const fs::path& tree, const fs::path& out_dir,
   zo.pool = options.pool;
   zo.timestamp = options.timestamp;
   zo.progress = options.progress;
+  zo.cache = options.cache;
   archive::ZipWriter zip(result.zip, zo);
 
   // Generated members (build-version, directories we add) take the tree's

@@ -175,6 +175,10 @@ void check_artifacts(Summary& summary, const CommonOptions& options,
   }
 }
 
+void Summary::record_cache(const CommonOptions& options) {
+  if (options.cache) cache = options.cache->counters();
+}
+
 std::string Summary::to_text(bool verbose) const {
   std::string out =
       fmt::format("{}: {} ({}){}\n", driver, config.build_environment(),
@@ -197,6 +201,12 @@ std::string Summary::to_text(bool verbose) const {
       start = end + 1;
     }
   }
+  if (cache)
+    out += fmt::format(
+        "chunk cache: {} hits, {} misses ({} corrupt), {:.1f} MB not "
+        "recompressed\n",
+        cache->hits, cache->misses, cache->corrupt,
+        static_cast<double>(cache->bytes_saved) / 1e6);
   if (!dry_run) out += fmt::format("{:.1f} s\n", seconds);
   return out;
 }
@@ -235,6 +245,14 @@ std::string Summary::to_json(int indent) const {
   j["notes"] = notes;
   j["passed"] = passed();
   j["seconds"] = seconds;
+  // Lookups of the chunk cache during the job; null without a cache.
+  j["cache"] =
+      cache ? nlohmann::ordered_json{{"hits", cache->hits},
+                                     {"misses", cache->misses},
+                                     {"corrupt", cache->corrupt},
+                                     {"bytes_saved", cache->bytes_saved},
+                                     {"bytes_stored", cache->bytes_stored}}
+            : nlohmann::ordered_json(nullptr);
   return j.dump(indent);
 }
 

@@ -170,6 +170,7 @@ Summary run_libtorch(const LibtorchDriverOptions& o) {
   }
   if (o.common.dry_run) {
     s.seconds = clock.seconds();
+    s.record_cache(o.common);
     return s;
   }
 
@@ -202,6 +203,7 @@ Summary run_libtorch(const LibtorchDriverOptions& o) {
   po.timestamp = o.common.timestamp;
   po.write_latest = o.write_latest;
   po.progress = o.common.progress;
+  po.cache = o.common.cache;
   log(fmt::format("packing {}", cppdist::zip_name(name)));
   cppdist::LibtorchPackResult packed =
       cppdist::pack_libtorch(staging, o.common.out_dir, po);
@@ -233,6 +235,7 @@ Summary run_libtorch(const LibtorchDriverOptions& o) {
     co.check.allow_external.push_back(soname);
   check_artifacts(s, co, check_expectation(o.common.config, variant.with_deps));
   s.seconds = clock.seconds();
+  s.record_cache(o.common);
   return s;
 }
 

@@ -122,6 +122,7 @@ Summary run_manywheel(const ManywheelOptions& o) {
   for (const auto& line : rules.plan) s.plan.push_back(line);
   if (!wheel) {
     s.seconds = clock.seconds();
+    s.record_cache(o.common);
     return s;
   }
   check_python(*wheel, o.common.config);
@@ -156,6 +157,7 @@ Summary run_manywheel(const ManywheelOptions& o) {
   s.notes = plan.notes;
   if (o.common.dry_run) {
     s.seconds = clock.seconds();
+    s.record_cache(o.common);
     return s;
   }
 
@@ -172,6 +174,7 @@ Summary run_manywheel(const ManywheelOptions& o) {
   ap.pool = o.common.pool;
   ap.timestamp = o.common.timestamp;
   ap.progress = o.common.progress;
+  ap.cache = o.common.cache;
   bundle::RepairResult result =
       bundle::apply_repair(analysis, plan, o.common.out_dir, ap);
   add_artifact(s, "wheel", result.path);
@@ -183,6 +186,7 @@ Summary run_manywheel(const ManywheelOptions& o) {
       s, checks,
       check_expectation(o.common.config, rules.table && !o.pypi_cuda));
   s.seconds = clock.seconds();
+  s.record_cache(o.common);
   return s;
 }
 

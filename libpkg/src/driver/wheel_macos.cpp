@@ -104,6 +104,7 @@ Summary run_wheel_macos(const WheelMacosOptions& o) {
                   c.arch));
   if (!wheel) {
     s.seconds = clock.seconds();
+    s.record_cache(o.common);
     return s;
   }
   check_python(*wheel, c);
@@ -114,6 +115,7 @@ Summary run_wheel_macos(const WheelMacosOptions& o) {
   ro.require_archs = {c.arch};
   ro.target = target;
   ro.threads = o.common.threads;
+  ro.pool = o.common.pool;
   log(o, fmt::format("analysing {}", wheel->filename().string()));
   bundle::MacosRepairPlan plan = bundle::plan_macos_repair(*wheel, ro);
   check_one_openmp(plan);
@@ -134,6 +136,7 @@ Summary run_wheel_macos(const WheelMacosOptions& o) {
   s.notes = plan.notes;
   if (o.common.dry_run) {
     s.seconds = clock.seconds();
+    s.record_cache(o.common);
     return s;
   }
 
@@ -149,6 +152,8 @@ Summary run_wheel_macos(const WheelMacosOptions& o) {
   bundle::ApplyOptions ap;
   ap.level = o.common.zip_level;
   ap.threads = o.common.threads;
+  ap.pool = o.common.pool;
+  ap.cache = o.common.cache;
   ap.timestamp = o.common.timestamp;
   ap.progress = o.common.progress;
   bundle::RepairResult result =
@@ -156,6 +161,7 @@ Summary run_wheel_macos(const WheelMacosOptions& o) {
   add_artifact(s, "wheel", result.path);
   check_artifacts(s, o.common, check_expectation(c, false));
   s.seconds = clock.seconds();
+  s.record_cache(o.common);
   return s;
 }
 

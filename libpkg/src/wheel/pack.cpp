@@ -226,6 +226,7 @@ PackResult pack(const fs::path& dir, const fs::path& out_dir,
   wopt.level = options.level;
   wopt.timestamp = options.timestamp;
   wopt.progress = options.progress;
+  wopt.cache = options.cache;
   create_output_directory(out_dir);
   fs::path out = out_dir / file_name;
   archive::ZipWriter writer(out, wopt);

@@ -206,6 +206,7 @@ RewriteResult rewrite(const archive::ZipReader& input, const fs::path& out,
   wopt.pool = options.pool;
   wopt.level = options.level;
   wopt.progress = options.progress;
+  wopt.cache = options.cache;
   archive::ZipWriter writer(out, wopt);
   RewriteResult result;
   result.path = out;

@@ -642,7 +642,41 @@ def case_promised_link(work: Path) -> None:
           str(by_id.get("link")))
 
 
+def case_chunk_cache(work: Path) -> None:
+    """The driver's zip goes through the chunk cache: the summary reports
+    misses on a cold cache, hits on a warm one, null with --no-cache, and
+    the three zips are byte-identical."""
+    fx = build_tree(work)
+    # A member of several 8 MiB chunks (the cache takes members of at least
+    # one chunk): compressible text, deterministic.
+    words = [f"w{i}x{i * 7919 % 1000}" for i in range(3000)]
+    with open(Path(fx["tree"]) / "share" / "big.txt", "w") as f:
+        for i in range(1_600_000):
+            f.write(words[(i * 2654435761) % 3000] + (" " if i % 13 else "\n"))
+    zips = {}
+    os.environ["SOURCE_DATE_EPOCH"] = "1700000000"  # staging copies get new mtimes
+    for mode in ("cold", "warm", "off"):
+        out = work / f"dist-{mode}"
+        extra = ["--no-cache"] if mode == "off" else ["--cache-dir", work / "cache"]
+        p = driver(*common_args(fx, out, "shared-with-deps"), "--no-latest", "--no-check",
+                   *extra)
+        s = summary_of(p)
+        c = s.get("cache")
+        if mode == "off":
+            check(c is None, "--no-cache: the summary's cache is null", str(c))
+        elif mode == "cold":
+            check(c is not None and c["hits"] == 0 and c["misses"] >= 2,
+                  "cold cache: misses reported", str(c))
+        else:
+            check(c is not None and c["hits"] >= 2 and c["misses"] == 0
+                  and c["bytes_saved"] >= 8 << 20, "warm cache: hits and bytes saved", str(c))
+        zips[mode] = (out / "libtorch-cxx11-abi-shared-with-deps-2.5.0.zip").read_bytes()
+    check(zips["cold"] == zips["off"] and zips["warm"] == zips["off"],
+          "zips byte-identical with and without the cache")
+
+
 CASES = {
+    "chunk_cache": case_chunk_cache,
     "with_deps": case_with_deps,
     "without_deps": case_without_deps,
     "cuda": case_cuda,

@@ -44,6 +44,7 @@
 #include <string>
 #include <vector>
 
+#include "libpkg/archive/chunk_cache.hpp"
 #include "libpkg/archive/source.hpp"
 #include "libpkg/archive/zip_reader.hpp"
 #include "libpkg/base/callbacks.hpp"
@@ -66,6 +67,11 @@ struct ZipWriterOptions {
   u64 chunk_size = u64{8} << 20;
   // Called from the writing thread with bytes of input consumed so far.
   ProgressFn progress;
+  // Deflated chunks of members of at least chunk_size bytes are looked up
+  // here before compressing, and stored after (chunk_cache.hpp); the output
+  // is the same bytes with or without it. Shared: one cache may serve
+  // several writers, its counters add up. Null: no cache.
+  std::shared_ptr<ChunkCache> cache;
 };
 
 struct ZipMemberAttrs {

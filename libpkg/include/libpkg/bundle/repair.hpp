@@ -12,10 +12,12 @@
 
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "libpkg/archive/chunk_cache.hpp"
 #include "libpkg/base/callbacks.hpp"
 #include "libpkg/base/integers.hpp"
 #include "libpkg/base/thread_pool_fwd.hpp"
@@ -157,6 +159,9 @@ struct ApplyOptions {
   bool allow_unverified = false;
   // Bytes written so far / in all, from the writing thread.
   ProgressFn progress;
+  // Deflated chunks of the grafted libraries (archive/chunk_cache.hpp), so
+  // the same libraries are compressed once across wheels and runs.
+  std::shared_ptr<archive::ChunkCache> cache;
 };
 
 struct RepairResult {

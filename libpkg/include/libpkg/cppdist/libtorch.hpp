@@ -9,10 +9,12 @@
 #pragma once
 
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "libpkg/archive/chunk_cache.hpp"
 #include "libpkg/archive/zip_reader.hpp"
 #include "libpkg/base/callbacks.hpp"
 #include "libpkg/base/thread_pool_fwd.hpp"
@@ -33,6 +35,8 @@ struct LibtorchPackOptions {
   // python/ of a combined install prefix) instead of refusing the tree.
   bool skip_other_entries = false;
   ProgressFn progress;
+  // Deflated chunks of large members (archive::ZipWriterOptions::cache).
+  std::shared_ptr<archive::ChunkCache> cache;
 };
 
 struct LibtorchPackResult {

@@ -12,10 +12,12 @@
 
 #include <chrono>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "libpkg/archive/chunk_cache.hpp"
 #include "libpkg/base/callbacks.hpp"
 #include "libpkg/base/integers.hpp"
 #include "libpkg/base/thread_pool_fwd.hpp"
@@ -56,6 +58,10 @@ struct CommonOptions {
   LogFn log;
   // Byte progress of long steps (zip writing), optional.
   ProgressFn progress;
+  // Chunk cache of the zip writers (wheels, libtorch zips): the CUDA
+  // libraries a nightly grafts into every configuration are compressed
+  // once (archive/chunk_cache.hpp). Null: none.
+  std::shared_ptr<archive::ChunkCache> cache;
 };
 
 /// The tables in effect: options.cuda_tables or the built-in ones.
@@ -93,10 +99,14 @@ struct Summary {
   std::vector<check::Report> checks;  // one per checked artifact
   std::vector<std::string> notes;     // warnings worth showing
   double seconds = 0;                 // wall time of the whole job
+  // The chunk cache's lookups during the job (unset: no cache was used).
+  std::optional<archive::ChunkCache::Counters> cache;
 
   /// True when no check failed (and vacuously when none ran).
   bool passed() const;
   std::string to_text(bool verbose = false) const;
+  /// Sets `cache` from options.cache's counters (called when the job ends).
+  void record_cache(const CommonOptions& options);
   /// Schema "libpkg-driver/1" (docs/drivers.md).
   std::string to_json(int indent = 2) const;
 };

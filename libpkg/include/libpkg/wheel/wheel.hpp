@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "libpkg/archive/chunk_cache.hpp"
 #include "libpkg/archive/source.hpp"
 #include "libpkg/archive/zip_reader.hpp"
 #include "libpkg/base/callbacks.hpp"
@@ -43,6 +44,8 @@ struct PackOptions {
   // Content bytes written so far / in all, on the calling thread
   // (ZipWriterOptions::progress).
   ProgressFn progress;
+  // Deflated chunks of large members (ZipWriterOptions::cache); null: none.
+  std::shared_ptr<archive::ChunkCache> cache;
 };
 
 struct PackResult {
@@ -185,6 +188,8 @@ struct RewriteOptions {
   std::optional<i64> timestamp;
   // Bytes written so far / in all (ZipWriterOptions::progress).
   ProgressFn progress;
+  // Deflated chunks of large members (ZipWriterOptions::cache); null: none.
+  std::shared_ptr<archive::ChunkCache> cache;
   // Rewrite a wheel that fails verify() (refused by default: a fresh RECORD
   // over unverified members would launder them). Even then the output
   // RECORD lists only members this rewrite produced or whose input RECORD

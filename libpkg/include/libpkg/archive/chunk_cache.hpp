@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// A content-addressed cache of deflated chunks, shared by the zip writers of
+// many processes (the jobs of a nightly) and days.
+//
+// The zip writer deflates a large member in fixed chunks whose boundaries
+// depend only on the member size (zip_writer.hpp); a grafted CUDA library
+// has the same bytes in every configuration of a nightly, so its chunks
+// deflate to the same bytes again. The cache maps (SHA-256 of the chunk's
+// input, level, encoder identity: libdeflate's version and
+// kChunkRulesVersion, whether the chunk ends its member) to exactly the
+// bytes the writer would have produced, so archives are byte-identical with
+// or without it and for any thread count.
+//
+// Layout: DIR/<2 hex>/<62 hex> per key. An entry is a 32-byte header (magic
+// with the format version, stored length, CRC-32 of the chunk's input,
+// CRC-32 of the stored bytes, reserved) followed by the stored bytes.
+// - Writes go to a temporary file in the entry's directory, renamed into
+//   place: readers see a whole entry or none. No lock is taken, ever: two
+//   processes storing one key write the same bytes, and the last rename
+//   wins.
+// - LRU: a hit sets the entry's mtime to now (futimens; atime is not used,
+//   since relatime/noatime mounts do not maintain it). prune() removes the
+//   entries with the oldest mtime first until the rest fits.
+// - An entry whose header, length or checksums do not match (truncated,
+//   flipped bits) is removed with a warning through the LogFn and counted as
+//   a miss: the chunk is compressed again and the entry's bytes are never
+//   used.
+// - A cache that cannot be written (read-only, full, not a directory) warns
+//   once and stores nothing more; the archive is written as without it.
+//   Lookups keep working on whatever is readable.
+// The checksums guard against accidents (a crash, a full disk, bit rot), not
+// against someone who can write the cache directory: that person can also
+// replace the tools that read it.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "libpkg/base/callbacks.hpp"
+#include "libpkg/base/integers.hpp"
+
+namespace libpkg::archive {
+
+struct ChunkCacheOptions {
+  std::filesystem::path dir;  // empty: ChunkCache::default_dir()
+  u64 max_bytes = u64{20} << 30;
+  // Warnings (a dropped corrupt entry, an unwritable directory). Called from
+  // the writer's worker threads, one call at a time.
+  LogFn log;
+};
+
+class ChunkCache {
+ public:
+  using Key = std::array<u8, 32>;
+
+  explicit ChunkCache(ChunkCacheOptions options);
+
+  // $XDG_CACHE_HOME/libpkg/chunks when XDG_CACHE_HOME is an absolute path,
+  // else $HOME/.cache/libpkg/chunks (the XDG base directory rule).
+  static std::filesystem::path default_dir();
+  // LIBPKG_NO_CACHE set to anything but "" or "0".
+  static bool disabled_by_environment();
+  // The cache a frontend asked for: none with `no_cache` or
+  // LIBPKG_NO_CACHE, else one over `dir` (default_dir() when unset).
+  static std::shared_ptr<ChunkCache> open(
+      bool no_cache, const std::optional<std::filesystem::path>& dir,
+      std::optional<u64> max_bytes, LogFn log);
+
+  const std::filesystem::path& dir() const { return options_.dir; }
+  u64 max_bytes() const { return options_.max_bytes; }
+
+  static Key key(std::span<const u8> input, int level, bool final);
+
+  // On a hit replaces `out` with the entry's bytes (at most `max_size`,
+  // else the entry is corrupt) and returns true. `input_crc32` is the
+  // chunk's CRC-32, checked against the entry's. Thread-safe.
+  bool load(const Key& key, u32 input_crc32, u64 max_size,
+            std::vector<u8>& out);
+  // Stores `bytes` under `key`; failures warn once and are otherwise
+  // ignored. Thread-safe.
+  void store(const Key& key, u32 input_crc32, std::span<const u8> bytes);
+  // Input bytes whose compression a hit spared (for the counters).
+  void count_saved(u64 input_bytes) { saved_ += input_bytes; }
+
+  struct Usage {
+    u64 entries = 0;
+    u64 bytes = 0;  // file sizes, headers included
+  };
+  Usage usage() const;
+  // Removes temporary files older than an hour (their writer died), then
+  // the least recently used entries until the rest totals at most
+  // `max_bytes`. Returns what is left.
+  Usage prune(u64 max_bytes);
+  // prune(max_bytes()) when this object stored anything: writers call it
+  // after commit.
+  void prune_if_stored();
+  // Removes every entry and temporary file.
+  void clear();
+
+  // This object's lookups since it was created.
+  struct Counters {
+    u64 hits = 0;
+    u64 misses = 0;        // including corrupt entries
+    u64 corrupt = 0;       // entries dropped
+    u64 bytes_saved = 0;   // input bytes not compressed thanks to hits
+    u64 bytes_stored = 0;  // compressed bytes written to the cache
+  };
+  Counters counters() const;
+
+ private:
+  std::filesystem::path entry_path(const Key& key) const;
+  void warn(const std::string& message);
+  void warn_unwritable(const std::string& message);
+  void drop(const std::filesystem::path& path, const std::string& why);
+
+  ChunkCacheOptions options_;
+  std::mutex log_mutex_;
+  std::atomic<bool> unwritable_{false};
+  std::atomic<u64> hits_{0}, misses_{0}, corrupt_{0}, saved_{0}, stored_{0};
+};
+
+}  // namespace libpkg::archive

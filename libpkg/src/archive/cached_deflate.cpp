@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "archive/cached_deflate.hpp"
+
+#include "archive/incompressible.hpp"
+
+namespace libpkg::archive {
+
+CacheUse cached_deflate_chunk(ChunkCache& cache, CompressorPool& pool,
+                              int level, std::span<const u8> input,
+                              u32 input_crc32, bool final,
+                              const std::string& name, std::vector<u8>& out) {
+  if (looks_incompressible(input)) {
+    store_chunk(input, final, out);
+    return CacheUse::bypassed;
+  }
+  const ChunkCache::Key key = ChunkCache::key(input, level, final);
+  // An entry longer than compress_chunk() can produce is corrupt, and
+  // refusing it keeps `out` within the writer slot's reserved capacity.
+  if (cache.load(key, input_crc32, deflate_chunk_capacity(input.size()), out)) {
+    cache.count_saved(input.size());
+    return CacheUse::hit;
+  }
+  compress_chunk(pool, level, input, final, name, out);
+  cache.store(key, input_crc32, out);
+  return CacheUse::miss;
+}
+
+}  // namespace libpkg::archive

@@ -1,0 +1,329 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "libpkg/archive/chunk_cache.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <libdeflate.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <string_view>
+#include <system_error>
+#include <utility>
+
+#include "archive/deflate_chunk.hpp"
+#include "libpkg/base/error.hpp"
+#include "libpkg/base/fd.hpp"
+#include "libpkg/base/sha256.hpp"
+
+namespace libpkg::archive {
+namespace fs = std::filesystem;
+namespace {
+
+// "LPKCHK" + format version: a new layout gets new magic, and old entries
+// are then dropped as unreadable rather than misread.
+constexpr std::array<u8, 8> kMagic = {'L', 'P', 'K', 'C', 'H', 'K', '0', '1'};
+// magic, stored length (u64), input CRC-32, stored bytes' CRC-32, reserved.
+constexpr size_t kHeaderSize = 8 + 8 + 4 + 4 + 8;
+constexpr std::string_view kTempPrefix = ".tmp-";
+// A temporary file this old belongs to a writer that died (a live writer
+// holds one for the few milliseconds of writing 8 MiB).
+constexpr auto kStaleTemp = std::chrono::hours(1);
+
+void put_le(u8* p, u64 v, int bytes) {
+  for (int i = 0; i < bytes; ++i) p[i] = static_cast<u8>(v >> (8 * i));
+}
+
+u64 get_le(const u8* p, int bytes) {
+  u64 v = 0;
+  for (int i = bytes - 1; i >= 0; --i) v = (v << 8) | p[i];
+  return v;
+}
+
+u32 crc32_of(std::span<const u8> bytes) {
+  return libdeflate_crc32(0, bytes.data(), bytes.size());
+}
+
+bool is_hex(std::string_view s) {
+  return s.find_first_not_of("0123456789abcdef") == std::string_view::npos;
+}
+
+// Only files shaped like ours are listed, so that prune and clear never
+// remove anything else, even under a mistyped --cache-dir.
+enum class Shape { other, entry, temp };
+
+Shape shape_of(const fs::path& sub, const fs::path& file) {
+  const std::string dir = sub.filename().string();
+  const std::string name = file.filename().string();
+  if (dir.size() != 2 || !is_hex(dir)) return Shape::other;
+  if (name.size() == 62 && is_hex(name)) return Shape::entry;
+  if (name.starts_with(kTempPrefix)) return Shape::temp;
+  return Shape::other;
+}
+
+struct Item {
+  fs::file_time_type mtime;
+  u64 size;
+  fs::path path;
+  Shape shape;
+};
+
+// Entries and temporary files, skipping whatever vanishes or cannot be read
+// while walking (another process pruning at the same time).
+std::vector<Item> list_items(const fs::path& dir) {
+  std::vector<Item> items;
+  std::error_code ec;
+  for (fs::directory_iterator sub(dir, ec), end; !ec && sub != end;
+       sub.increment(ec)) {
+    std::error_code e1;
+    if (!sub->is_directory(e1) || sub->is_symlink(e1)) continue;
+    for (fs::directory_iterator it(sub->path(), e1); !e1 && it != end;
+         it.increment(e1)) {
+      const Shape shape = shape_of(sub->path(), it->path());
+      if (shape == Shape::other) continue;
+      std::error_code e2;
+      if (!it->is_regular_file(e2) || it->is_symlink(e2)) continue;
+      const u64 size = it->file_size(e2);
+      if (e2) continue;
+      const auto mtime = it->last_write_time(e2);
+      if (e2) continue;
+      items.push_back({mtime, size, it->path(), shape});
+    }
+  }
+  return items;
+}
+
+}  // namespace
+
+ChunkCache::ChunkCache(ChunkCacheOptions options)
+    : options_(std::move(options)) {
+  if (options_.dir.empty()) options_.dir = default_dir();
+}
+
+fs::path ChunkCache::default_dir() {
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  if (xdg != nullptr && *xdg == '/') return fs::path(xdg) / "libpkg/chunks";
+  const char* home = std::getenv("HOME");
+  if (home != nullptr && *home != '\0')
+    return fs::path(home) / ".cache/libpkg/chunks";
+  std::error_code ec;
+  return fs::temp_directory_path(ec) / "libpkg-chunks";
+}
+
+bool ChunkCache::disabled_by_environment() {
+  const char* v = std::getenv("LIBPKG_NO_CACHE");
+  return v != nullptr && *v != '\0' && std::string_view(v) != "0";
+}
+
+std::shared_ptr<ChunkCache> ChunkCache::open(bool no_cache,
+                                             const std::optional<fs::path>& dir,
+                                             std::optional<u64> max_bytes,
+                                             LogFn log) {
+  if (no_cache || disabled_by_environment()) return nullptr;
+  ChunkCacheOptions o;
+  if (dir) o.dir = *dir;
+  if (max_bytes) o.max_bytes = *max_bytes;
+  o.log = std::move(log);
+  return std::make_shared<ChunkCache>(std::move(o));
+}
+
+ChunkCache::Key ChunkCache::key(std::span<const u8> input, int level,
+                                bool final) {
+  Sha256 h;
+  h.update(
+      fmt::format("libpkg chunk; libdeflate {}; rules {}; level {}; "
+                  "final {}; {} bytes\n",
+                  LIBDEFLATE_VERSION_STRING, kChunkRulesVersion, level,
+                  final ? 1 : 0, input.size()));
+  h.update(input);
+  return h.finish();
+}
+
+fs::path ChunkCache::entry_path(const Key& key) const {
+  const std::string hex = Sha256::hex(key);
+  return options_.dir / hex.substr(0, 2) / hex.substr(2);
+}
+
+void ChunkCache::warn(const std::string& message) {
+  if (!options_.log) return;
+  std::lock_guard lock(log_mutex_);
+  options_.log(message);
+}
+
+void ChunkCache::warn_unwritable(const std::string& message) {
+  if (unwritable_.exchange(true)) return;
+  warn(message + " (the chunk cache stores nothing more in this run)");
+}
+
+void ChunkCache::drop(const fs::path& path, const std::string& why) {
+  ++corrupt_;
+  ++misses_;
+  warn(fmt::format("warning: {}: {}; removed, the chunk is compressed again",
+                   path.string(), why));
+  ::unlink(path.c_str());
+}
+
+bool ChunkCache::load(const Key& key, u32 input_crc32, u64 max_size,
+                      std::vector<u8>& out) {
+  const fs::path path = entry_path(key);
+  // O_NONBLOCK: a FIFO put there does not hang us (it fails fstat below).
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+  if (!fd) {
+    ++misses_;
+    return false;
+  }
+  struct stat st {};
+  std::array<u8, kHeaderSize> h{};
+  try {
+    if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) ||
+        read_full(fd.get(), h, path.string()) != h.size() ||
+        !std::equal(kMagic.begin(), kMagic.end(), h.begin())) {
+      drop(path, "not a chunk cache entry, or its header is truncated");
+      return false;
+    }
+    const u64 len = get_le(h.data() + 8, 8);
+    if (len > max_size || static_cast<u64>(st.st_size) != kHeaderSize + len) {
+      drop(path, fmt::format("{} bytes long, its header declares {} + {}",
+                             st.st_size, kHeaderSize, len));
+      return false;
+    }
+    out.resize(len);
+    if (read_full(fd.get(), out, path.string()) != len ||
+        crc32_of(out) != get_le(h.data() + 20, 4) ||
+        get_le(h.data() + 16, 4) != input_crc32) {
+      out.clear();
+      drop(path, "checksum of the stored bytes does not match");
+      return false;
+    }
+  } catch (const Error& e) {  // a read error: same as corrupt
+    out.clear();
+    drop(path, e.message());
+    return false;
+  }
+  // LRU order: the hit makes the entry young (mtime, which we set, rather
+  // than atime, which relatime/noatime mounts do not keep). Not our file
+  // (a shared cache): the order is only approximate, not an error.
+  const struct timespec times[2] = {{0, UTIME_OMIT}, {0, UTIME_NOW}};
+  (void)::futimens(fd.get(), times);
+  ++hits_;
+  return true;
+}
+
+void ChunkCache::store(const Key& key, u32 input_crc32,
+                       std::span<const u8> bytes) {
+  if (unwritable_) return;
+  const fs::path path = entry_path(key);
+  const fs::path sub = path.parent_path();
+  std::error_code ec;
+  fs::create_directories(sub, ec);
+  if (ec) {
+    warn_unwritable(
+        fmt::format("warning: {}: cannot create the chunk cache "
+                    "directory: {}",
+                    sub.string(), ec.message()));
+    return;
+  }
+  std::string tmp = (sub / (std::string(kTempPrefix) + "XXXXXX")).string();
+  Fd fd(::mkostemp(tmp.data(), O_CLOEXEC));
+  if (!fd) {
+    warn_unwritable(
+        fmt::format("warning: {}: cannot write to the chunk "
+                    "cache: {}",
+                    sub.string(), std::strerror(errno)));
+    return;
+  }
+  std::array<u8, kHeaderSize> h{};
+  std::copy(kMagic.begin(), kMagic.end(), h.begin());
+  put_le(h.data() + 8, bytes.size(), 8);
+  put_le(h.data() + 16, input_crc32, 4);
+  put_le(h.data() + 20, crc32_of(bytes), 4);
+  try {
+    write_all(fd.get(), h, tmp);
+    write_all(fd.get(), bytes, tmp);
+    // Entries are read by other users of a shared cache directory.
+    if (::fchmod(fd.get(), 0644) != 0 || ::close(fd.release()) != 0 ||
+        ::rename(tmp.c_str(), path.c_str()) != 0)
+      throw Error(Errc::io, tmp, std::strerror(errno));
+  } catch (const Error& e) {
+    ::unlink(tmp.c_str());
+    warn_unwritable(
+        fmt::format("warning: cannot write to the chunk cache: {}", e.what()));
+    return;
+  }
+  stored_ += bytes.size();
+}
+
+ChunkCache::Usage ChunkCache::usage() const {
+  Usage u;
+  for (const Item& i : list_items(options_.dir)) {
+    if (i.shape != Shape::entry) continue;
+    ++u.entries;
+    u.bytes += i.size;
+  }
+  return u;
+}
+
+ChunkCache::Usage ChunkCache::prune(u64 max_bytes) {
+  const auto stale = fs::file_time_type::clock::now() - kStaleTemp;
+  std::vector<Item> entries;
+  Usage kept;
+  for (Item& i : list_items(options_.dir)) {
+    std::error_code ec;
+    if (i.shape == Shape::entry) {
+      kept.bytes += i.size;
+      ++kept.entries;
+      entries.push_back(std::move(i));
+    } else if (i.mtime < stale) {
+      fs::remove(i.path, ec);
+    }
+  }
+  // Least recently used first; the path breaks ties so that two prunes of
+  // the same directory agree on the order.
+  std::sort(entries.begin(), entries.end(), [](const Item& a, const Item& b) {
+    return a.mtime != b.mtime ? a.mtime < b.mtime : a.path < b.path;
+  });
+  for (const Item& i : entries) {
+    if (kept.bytes <= max_bytes) break;
+    std::error_code ec;
+    fs::remove(i.path, ec);
+    kept.bytes -= i.size;
+    --kept.entries;
+  }
+  return kept;
+}
+
+void ChunkCache::prune_if_stored() {
+  if (stored_ > 0) prune(options_.max_bytes);
+}
+
+void ChunkCache::clear() {
+  for (const Item& i : list_items(options_.dir)) {
+    std::error_code ec;
+    fs::remove(i.path, ec);
+  }
+  std::error_code ec;
+  for (fs::directory_iterator it(options_.dir, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    std::error_code e2;
+    // Empty two-hex-digit subdirectories only (remove fails on others).
+    if (name.size() == 2 && is_hex(name)) fs::remove(it->path(), e2);
+  }
+}
+
+ChunkCache::Counters ChunkCache::counters() const {
+  Counters c;
+  c.hits = hits_;
+  c.misses = misses_;
+  c.corrupt = corrupt_;
+  c.bytes_saved = saved_;
+  c.bytes_stored = stored_;
+  return c;
+}
+
+}  // namespace libpkg::archive

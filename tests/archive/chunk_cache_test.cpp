@@ -1,0 +1,345 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The chunk cache (libpkg/archive/chunk_cache.hpp) and the zip writer over
+// it: archives byte-identical with and without the cache, cold and warm, for
+// 1 and 2 threads; corrupt entries dropped, warned and recompressed; LRU
+// pruning; an unwritable directory; concurrent writers sharing a directory.
+#include "libpkg/archive/chunk_cache.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "libpkg/archive/zip_reader.hpp"
+#include "libpkg/archive/zip_writer.hpp"
+#include "writer_fixtures.hpp"
+
+namespace {
+
+using namespace libpkg;
+using namespace libpkg::archive;
+using namespace writer_test;
+namespace fs = std::filesystem;
+
+constexpr u64 kChunk = 64 * 1024;
+
+// Warnings the cache logged, thread-safe.
+struct Log {
+  std::mutex mutex;
+  std::vector<std::string> lines;
+  LogFn fn() {
+    return [this](const std::string& line) {
+      std::lock_guard lock(mutex);
+      lines.push_back(line);
+    };
+  }
+};
+
+std::shared_ptr<ChunkCache> make_cache(const fs::path& dir, Log* log = nullptr,
+                                       u64 max_bytes = u64{1} << 30) {
+  ChunkCacheOptions o;
+  o.dir = dir;
+  o.max_bytes = max_bytes;
+  if (log != nullptr) o.log = log->fn();
+  return std::make_shared<ChunkCache>(o);
+}
+
+// Members of every kind the cache sees or skips: multi-chunk compressible
+// text (cached), a member of exactly one chunk (cached), random bytes that
+// deflate does not shrink (cached as the stored fallback), small files
+// (below one chunk: never cached).
+struct Inputs {
+  std::vector<u8> text = text_bytes(10 * kChunk + 123);
+  std::vector<u8> exact = text_bytes(kChunk);
+  std::vector<u8> noise = random_bytes(3 * kChunk + 7, 11);
+  std::vector<u8> small = text_bytes(1000);
+};
+
+void write_zip(const fs::path& out, const Inputs& in, unsigned threads,
+               std::shared_ptr<ChunkCache> cache) {
+  ZipWriterOptions o;
+  o.threads = threads;
+  o.chunk_size = kChunk;
+  o.timestamp = 1700000000;
+  o.cache = std::move(cache);
+  ZipWriter w(out, o);
+  auto as_view = [](const std::vector<u8>& v) {
+    return std::string_view(reinterpret_cast<const char*>(v.data()), v.size());
+  };
+  w.add_bytes("a/small.txt", as_view(in.small));
+  w.add_bytes("a/text.bin", as_view(in.text));
+  w.add_bytes("b/exact.bin", as_view(in.exact));
+  w.add_bytes("b/noise.bin", as_view(in.noise));
+  w.add_bytes("c/small2.txt", as_view(in.small));
+  w.commit();
+}
+
+// Every member reads back (zip reader: CRC and sizes checked).
+void expect_valid(const fs::path& zip, const Inputs& in) {
+  ZipReader r = ZipReader::open(zip);
+  const std::string text = r.read_text(*r.find("a/text.bin"));
+  EXPECT_EQ(text, std::string(in.text.begin(), in.text.end()));
+  const std::string noise = r.read_text(*r.find("b/noise.bin"));
+  EXPECT_EQ(noise, std::string(in.noise.begin(), in.noise.end()));
+}
+
+std::vector<fs::path> entries(const fs::path& dir) {
+  std::vector<fs::path> out;
+  if (!fs::exists(dir)) return out;
+  for (const auto& e : fs::recursive_directory_iterator(dir))
+    if (e.is_regular_file()) out.push_back(e.path());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST(ChunkCache, SameArchiveWithAndWithoutCacheColdWarmAndAnyThreads) {
+  TempDir tmp;
+  Inputs in;
+  write_zip(tmp / "ref.zip", in, 1, nullptr);
+  const std::vector<u8> ref = read_file(tmp / "ref.zip");
+  expect_valid(tmp / "ref.zip", in);
+  for (unsigned threads : {1u, 2u}) {
+    const fs::path dir = tmp / ("cache" + std::to_string(threads));
+    auto cold = make_cache(dir);
+    write_zip(tmp / "cold.zip", in, threads, cold);
+    EXPECT_EQ(read_file(tmp / "cold.zip"), ref) << threads;
+    EXPECT_EQ(cold->counters().hits, 0u);
+    // text: 11 chunks, exact: 1, noise: 4; the small files never.
+    EXPECT_EQ(cold->counters().misses, 16u);
+    EXPECT_EQ(entries(dir).size(), 16u);
+    auto warm = make_cache(dir);
+    write_zip(tmp / "warm.zip", in, threads, warm);
+    EXPECT_EQ(read_file(tmp / "warm.zip"), ref) << threads;
+    EXPECT_EQ(warm->counters().hits, 16u);
+    EXPECT_EQ(warm->counters().misses, 0u);
+    EXPECT_EQ(warm->counters().bytes_saved,
+              in.text.size() + in.exact.size() + in.noise.size());
+    EXPECT_EQ(warm->counters().bytes_stored, 0u);
+  }
+  // A cache filled at -j2 serves -j1 (the keys do not depend on threads).
+  auto other = make_cache(tmp / "cache2");
+  write_zip(tmp / "x.zip", in, 1, other);
+  EXPECT_EQ(read_file(tmp / "x.zip"), ref);
+  EXPECT_EQ(other->counters().misses, 0u);
+}
+
+TEST(ChunkCache, CorruptOrTruncatedEntryIsDroppedWarnedAndRecompressed) {
+  TempDir tmp;
+  Inputs in;
+  write_zip(tmp / "ref.zip", in, 2, nullptr);
+  write_zip(tmp / "fill.zip", in, 2, make_cache(tmp / "c"));
+  std::vector<fs::path> files = entries(tmp / "c");
+  ASSERT_EQ(files.size(), 16u);
+  // A flipped byte in the stored bytes, one in the header's length, a
+  // truncated entry, an empty one.
+  std::vector<u8> b = read_file(files[0]);
+  b[b.size() / 2] ^= 0x40;
+  write_file(files[0], b);
+  b = read_file(files[1]);
+  b[9] ^= 0x01;
+  write_file(files[1], b);
+  b = read_file(files[2]);
+  b.resize(b.size() - 100);
+  write_file(files[2], b);
+  write_file(files[3], std::vector<u8>{});
+
+  Log log;
+  auto cache = make_cache(tmp / "c", &log);
+  write_zip(tmp / "out.zip", in, 2, cache);
+  EXPECT_EQ(read_file(tmp / "out.zip"), read_file(tmp / "ref.zip"));
+  expect_valid(tmp / "out.zip", in);
+  EXPECT_EQ(cache->counters().corrupt, 4u);
+  EXPECT_EQ(cache->counters().hits, 12u);
+  EXPECT_EQ(cache->counters().misses, 4u);
+  ASSERT_EQ(log.lines.size(), 4u);
+  for (const std::string& line : log.lines) {
+    EXPECT_NE(line.find("warning: "), std::string::npos) << line;
+    EXPECT_NE(line.find("compressed again"), std::string::npos) << line;
+  }
+  // The entries were replaced by good ones: the next run hits everywhere.
+  auto again = make_cache(tmp / "c");
+  write_zip(tmp / "again.zip", in, 1, again);
+  EXPECT_EQ(again->counters().hits, 16u);
+  EXPECT_EQ(again->counters().corrupt, 0u);
+  EXPECT_EQ(read_file(tmp / "again.zip"), read_file(tmp / "ref.zip"));
+}
+
+TEST(ChunkCache, EntryOfAnotherChunkIsNotUsed) {
+  // An entry renamed onto another key (same size, different content) fails
+  // the input CRC check instead of being joined into the wrong member.
+  TempDir tmp;
+  auto cache = make_cache(tmp / "c");
+  const std::vector<u8> a = text_bytes(5000), b = random_bytes(5000, 3);
+  const auto ka = ChunkCache::key(a, 6, true), kb = ChunkCache::key(b, 6, true);
+  cache->store(ka, zlib_crc32(a), std::vector<u8>(100, 1));
+  cache->store(kb, zlib_crc32(b), std::vector<u8>(100, 2));
+  const std::vector<fs::path> files = entries(tmp / "c");
+  ASSERT_EQ(files.size(), 2u);
+  fs::copy_file(files[0], files[1], fs::copy_options::overwrite_existing);
+  std::vector<u8> out;
+  int hits = 0;
+  hits += cache->load(ka, zlib_crc32(a), 1000, out);
+  hits += cache->load(kb, zlib_crc32(b), 1000, out);
+  EXPECT_EQ(hits, 1);
+  EXPECT_EQ(cache->counters().corrupt, 1u);
+}
+
+TEST(ChunkCache, KeyDependsOnContentLevelAndFinality) {
+  const std::vector<u8> a = text_bytes(4096);
+  std::vector<u8> b = a;
+  b[100] ^= 1;
+  EXPECT_EQ(ChunkCache::key(a, 6, false), ChunkCache::key(a, 6, false));
+  EXPECT_NE(ChunkCache::key(a, 6, false), ChunkCache::key(b, 6, false));
+  EXPECT_NE(ChunkCache::key(a, 6, false), ChunkCache::key(a, 9, false));
+  EXPECT_NE(ChunkCache::key(a, 6, false), ChunkCache::key(a, 6, true));
+}
+
+TEST(ChunkCache, PruneDropsLeastRecentlyUsedFirst) {
+  TempDir tmp;
+  auto cache = make_cache(tmp / "c");
+  std::vector<ChunkCache::Key> keys;
+  std::vector<std::vector<u8>> inputs;
+  for (u32 i = 0; i < 4; ++i) {
+    inputs.push_back(random_bytes(1000, i));
+    keys.push_back(ChunkCache::key(inputs[i], 6, true));
+    cache->store(keys[i], zlib_crc32(inputs[i]), std::vector<u8>(10000, 7));
+  }
+  // Ages set explicitly: entry i was last used i hours after entry 0.
+  const std::vector<fs::path> files = entries(tmp / "c");
+  ASSERT_EQ(files.size(), 4u);
+  const auto base = fs::file_time_type::clock::now() - std::chrono::hours(10);
+  for (const auto& f : files)
+    fs::last_write_time(f, base - std::chrono::hours(1));
+  std::vector<u8> out;
+  for (u32 i = 0; i < 4; ++i) {
+    // Find entry i's file: the one a load of key i refreshes.
+    ASSERT_TRUE(cache->load(keys[i], zlib_crc32(inputs[i]), 20000, out));
+    fs::path newest;
+    for (const auto& f : files)
+      if (newest.empty() ||
+          fs::last_write_time(f) > fs::last_write_time(newest))
+        newest = f;
+    fs::last_write_time(newest, base + std::chrono::hours(i));
+  }
+  // A hit makes entry 0, the oldest, the most recently used.
+  ASSERT_TRUE(cache->load(keys[0], zlib_crc32(inputs[0]), 20000, out));
+  const u64 entry_size = fs::file_size(files[0]);
+  const ChunkCache::Usage left = cache->prune(2 * entry_size + 10);
+  EXPECT_EQ(left.entries, 2u);
+  EXPECT_LE(left.bytes, 2 * entry_size + 10);
+  EXPECT_EQ(cache->usage().bytes, left.bytes);
+  // Kept: 0 (just used) and 3 (newest); dropped: 1 and 2.
+  EXPECT_TRUE(cache->load(keys[0], zlib_crc32(inputs[0]), 20000, out));
+  EXPECT_FALSE(cache->load(keys[1], zlib_crc32(inputs[1]), 20000, out));
+  EXPECT_FALSE(cache->load(keys[2], zlib_crc32(inputs[2]), 20000, out));
+  EXPECT_TRUE(cache->load(keys[3], zlib_crc32(inputs[3]), 20000, out));
+  EXPECT_EQ(cache->counters().corrupt, 0u);
+}
+
+TEST(ChunkCache, WriterKeepsTheCacheUnderItsCap) {
+  TempDir tmp;
+  Inputs in;
+  const u64 cap = 150 * 1024;
+  write_zip(tmp / "ref.zip", in, 2, nullptr);
+  auto cache = make_cache(tmp / "c", nullptr, cap);
+  write_zip(tmp / "out.zip", in, 2, cache);
+  EXPECT_EQ(read_file(tmp / "out.zip"), read_file(tmp / "ref.zip"));
+  EXPECT_GT(cache->counters().bytes_stored, cap);
+  const ChunkCache::Usage u = cache->usage();
+  EXPECT_LE(u.bytes, cap);
+  EXPECT_GT(u.entries, 0u);
+}
+
+TEST(ChunkCache, UnwritableDirectoryWarnsOnceAndTheArchiveIsWritten) {
+  TempDir tmp;
+  Inputs in;
+  write_zip(tmp / "ref.zip", in, 2, nullptr);
+  write_file(tmp / "file", std::vector<u8>{1, 2, 3});
+  Log log;
+  auto cache = make_cache(tmp / "file" / "chunks", &log);
+  write_zip(tmp / "out.zip", in, 2, cache);
+  EXPECT_EQ(read_file(tmp / "out.zip"), read_file(tmp / "ref.zip"));
+  EXPECT_EQ(cache->counters().bytes_stored, 0u);
+  ASSERT_EQ(log.lines.size(), 1u);
+  EXPECT_NE(log.lines[0].find("stores nothing more"), std::string::npos)
+      << log.lines[0];
+}
+
+TEST(ChunkCache, NoCacheFlagAndEnvironment) {
+  TempDir tmp;
+  EXPECT_EQ(ChunkCache::open(true, tmp / "c", std::nullopt, {}), nullptr);
+  ::setenv("LIBPKG_NO_CACHE", "1", 1);
+  EXPECT_EQ(ChunkCache::open(false, tmp / "c", std::nullopt, {}), nullptr);
+  ::setenv("LIBPKG_NO_CACHE", "0", 1);
+  EXPECT_NE(ChunkCache::open(false, tmp / "c", std::nullopt, {}), nullptr);
+  ::unsetenv("LIBPKG_NO_CACHE");
+  auto c = ChunkCache::open(false, tmp / "c", u64{12345}, {});
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->max_bytes(), 12345u);
+  EXPECT_EQ(c->dir(), tmp / "c");
+  EXPECT_FALSE(fs::exists(tmp / "c"));  // nothing is created before a store
+}
+
+TEST(ChunkCache, DefaultDirectoryFollowsXdg) {
+  const char* old_xdg = std::getenv("XDG_CACHE_HOME");
+  const std::string saved = old_xdg ? old_xdg : "";
+  ::setenv("XDG_CACHE_HOME", "/x/cache", 1);
+  EXPECT_EQ(ChunkCache::default_dir(), fs::path("/x/cache/libpkg/chunks"));
+  ::setenv("XDG_CACHE_HOME", "relative", 1);  // ignored, as the spec says
+  ::setenv("HOME", "/home/u", 1);
+  EXPECT_EQ(ChunkCache::default_dir(),
+            fs::path("/home/u/.cache/libpkg/chunks"));
+  if (old_xdg)
+    ::setenv("XDG_CACHE_HOME", saved.c_str(), 1);
+  else
+    ::unsetenv("XDG_CACHE_HOME");
+}
+
+TEST(ChunkCache, ConcurrentWritersShareOneDirectory) {
+  TempDir tmp;
+  Inputs in;
+  write_zip(tmp / "ref.zip", in, 1, nullptr);
+  const std::vector<u8> ref = read_file(tmp / "ref.zip");
+  // Separate cache objects over one directory, as separate processes have
+  // (the CLI test runs two pkgtool processes).
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i)
+    threads.emplace_back([&, i] {
+      write_zip(tmp / ("out" + std::to_string(i) + ".zip"), in, 2,
+                make_cache(tmp / "c"));
+    });
+  for (auto& t : threads) t.join();
+  for (int i = 0; i < 4; ++i)
+    EXPECT_EQ(read_file(tmp / ("out" + std::to_string(i) + ".zip")), ref) << i;
+  // No temporary file left, every entry whole.
+  for (const fs::path& f : entries(tmp / "c"))
+    EXPECT_FALSE(f.filename().string().starts_with(".tmp-")) << f;
+  auto check = make_cache(tmp / "c");
+  write_zip(tmp / "check.zip", in, 2, check);
+  EXPECT_EQ(check->counters().hits, 16u);
+  EXPECT_EQ(check->counters().corrupt, 0u);
+}
+
+TEST(ChunkCache, ClearAndPruneTouchOnlyCacheFiles) {
+  TempDir tmp;
+  Inputs in;
+  write_zip(tmp / "fill.zip", in, 2, make_cache(tmp / "c"));
+  write_file(tmp / "c" / "README", std::vector<u8>{1});
+  fs::create_directories(tmp / "c" / "ab");
+  write_file(tmp / "c" / "ab" / "notes.txt", std::vector<u8>{2});
+  auto cache = make_cache(tmp / "c");
+  cache->prune(0);
+  EXPECT_EQ(cache->usage().entries, 0u);
+  write_zip(tmp / "fill.zip", in, 2, cache);
+  EXPECT_GT(cache->usage().entries, 0u);
+  cache->clear();
+  EXPECT_EQ(cache->usage().entries, 0u);
+  EXPECT_TRUE(fs::exists(tmp / "c" / "README"));
+  EXPECT_TRUE(fs::exists(tmp / "c" / "ab" / "notes.txt"));
+}
+
+}  // namespace
