@@ -18,19 +18,28 @@
 
 namespace libpkg {
 
+/// A bounds-checked, non-owning view of bytes that carries the file name (and
+/// its offset in that file) for error messages.
 class ByteView {
  public:
   ByteView() = default;
+  /// Views `data` of the file `name`, found at offset `base` in that file.
   ByteView(std::span<const u8> data, std::string name, u64 base = 0)
       : data_(data), name_(std::move(name)), base_(base) {}
 
+  /// The first byte of the view.
   const u8* data() const { return data_.data(); }
+  /// The number of bytes in the view.
   u64 size() const { return data_.size(); }
+  /// The bytes of the view as a span.
   std::span<const u8> span() const { return data_; }
+  /// The file name used in error messages.
   const std::string& name() const { return name_; }
   /// Offset of this view inside its parent file, for error messages.
   u64 base() const { return base_; }
 
+  /// True when [offset, offset + size) lies inside the view (overflow-safe);
+  /// does not throw.
   bool contains(u64 offset, u64 size) const {
     return offset <= data_.size() && size <= data_.size() - offset;
   }
@@ -65,6 +74,8 @@ u64 checked_add(u64 a, u64 b, const std::string& file, std::string_view what,
 u64 checked_mul(u64 a, u64 b, const std::string& file, std::string_view what,
                 std::optional<u64> offset = std::nullopt);
 
+/// `v` rounded up to a multiple of `align` (unchanged when `align` is 0 or 1);
+/// does not check for overflow.
 inline u64 align_up(u64 v, u64 align) {
   return align <= 1 ? v : (v + align - 1) / align * align;
 }

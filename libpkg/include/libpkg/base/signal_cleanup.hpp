@@ -30,9 +30,12 @@ namespace libpkg {
 class SignalCleanup {
  public:
   SignalCleanup() = default;
+  /// Registers `path` (see the class comment); does not throw.
   explicit SignalCleanup(const std::filesystem::path& path);
   ~SignalCleanup();
+  /// Takes over `other`'s registration; `other` covers nothing after.
   SignalCleanup(SignalCleanup&& other) noexcept;
+  /// Releases the held registration and takes over `other`'s.
   SignalCleanup& operator=(SignalCleanup&& other) noexcept;
   SignalCleanup(const SignalCleanup&) = delete;
   SignalCleanup& operator=(const SignalCleanup&) = delete;
@@ -51,6 +54,8 @@ class SignalCleanup {
 
  private:
   struct BlockSignals {
+    /// Blocks SIGINT/SIGTERM in this thread for its lifetime (installing the
+    /// handlers first).
     BlockSignals();
     ~BlockSignals();
     BlockSignals(const BlockSignals&) = delete;
