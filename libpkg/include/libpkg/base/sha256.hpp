@@ -14,8 +14,8 @@
 
 namespace libpkg {
 
-/// An incremental SHA-256 (OpenSSL); every call throws Errc::io (empty file
-/// name) when OpenSSL fails.
+/// An incremental SHA-256 (OpenSSL); construction, update, finish and of
+/// throw Errc::io (with no file name) when OpenSSL fails.
 class Sha256 {
  public:
   /// The 32-byte digest.

@@ -30,7 +30,8 @@ namespace libpkg {
 class SignalCleanup {
  public:
   SignalCleanup() = default;
-  /// Registers `path` (see the class comment); does not throw.
+  /// Registers `path` made absolute (see the class comment); a path that
+  /// cannot be made absolute or is PATH_MAX long is not registered either.
   explicit SignalCleanup(const std::filesystem::path& path);
   ~SignalCleanup();
   /// Takes over `other`'s registration; `other` covers nothing after.

@@ -138,7 +138,7 @@ class ElfFile {
   u16 machine() const { return machine_; }
   /// e_entry, the entry point address.
   u64 entry() const;
-  /// The name of e_machine ("x86_64", ...), as machine_name() gives it.
+  /// The name of e_machine ("x86_64", ...), as elf::machine_name gives it.
   std::string machine_name() const;
 
   /// The program headers, decoded; throws Errc::format when the table is
