@@ -44,8 +44,8 @@ enum class RpathTag {
 /// shrink it to the directories that supply a NEEDED library.
 enum class RpathOp { none, set, add, remove, shrink };
 
-/// The edits plan_edit makes, patchelf's options as fields; an empty set is a
-/// no-op.
+/// The edits plan_edit makes, patchelf's options as fields; with none
+/// (empty()), edit_file writes the input's bytes unchanged.
 struct EditOptions {
   std::optional<std::string> set_soname;
   std::optional<std::string> set_interpreter;
