@@ -18,9 +18,14 @@
 
 namespace libpkg::abi {
 
+/// The C++ standard library ABI a binary's symbols show: the new
+/// (_GLIBCXX_USE_CXX11_ABI=1) one, the old one, both, or neither.
 enum class CxxAbi { cxx11, pre_cxx11, mixed, none };
+/// "cxx11", "pre_cxx11", "mixed" or "none".
 const char* cxx_abi_name(CxxAbi abi);
 
+/// What cxx_abi_census counts and how it decides; the defaults follow pytorch's
+/// check_binary_symbols.py.
 struct CensusOptions {
   // A symbol counts when its demangled name starts with one of these
   // namespaces and contains one of the patterns after it — the rule of
@@ -45,6 +50,7 @@ struct CensusOptions {
   std::size_t max_examples = 5;
 };
 
+/// The counts, examples and verdict of cxx_abi_census for one file.
 struct Census {
   std::string file;
   std::size_t cxx11 = 0;      // new-ABI symbols in the namespaces
@@ -55,12 +61,16 @@ struct Census {
   CxxAbi verdict = CxxAbi::none;
 };
 
+/// Counts the .dynsym symbols of `elf` (demangled) that use the new or the old
+/// string/list ABI and gives the verdict; throws Errc::format as ElfFile's
+/// symbol readers do.
 Census cxx_abi_census(const elf::ElfFile& elf,
                       const CensusOptions& options = {});
 
 /// Whether one demangled name counts as new / old ABI under `options`
 /// (exposed for tests: "c10::f(std::basic_string_view<char>)" is neither).
 bool counts_as_cxx11(std::string_view demangled, const CensusOptions& options);
+/// Whether `demangled` counts as an old-ABI symbol under `options`.
 bool counts_as_pre_cxx11(std::string_view demangled,
                          const CensusOptions& options);
 

@@ -13,6 +13,8 @@
 
 namespace libpkg::abi {
 
+/// One (library, version) pair from .gnu.version_r with the undefined symbols
+/// bound to it.
 struct VersionRequirement {
   std::string library;  // vn_file, e.g. "libstdc++.so.6"
   std::string version;  // "GLIBCXX_3.4.29" (also GLIBC_PRIVATE etc.)
@@ -27,6 +29,8 @@ struct VersionRequirement {
 std::vector<VersionRequirement> version_requirements(
     const elf::ElfFile& elf, std::size_t max_examples = 3);
 
+/// A required version with the binary that needs it, the library that defines
+/// it and example symbols (for policy reports).
 struct RequiredVersionExample {
   VersionTag tag;
   std::string file;     // the binary that needs it (caller-chosen name)

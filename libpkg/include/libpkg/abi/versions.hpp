@@ -15,12 +15,16 @@
 
 namespace libpkg::abi {
 
+/// A symbol version tag split into its prefix and numeric version; compares
+/// numerically.
 struct VersionTag {
   std::string prefix;            // "GLIBC", "GLIBCXX", "CXXABI_TM"
   std::vector<unsigned> number;  // {2, 17}
 
+  /// The numeric part, "2.17".
   std::string version() const;  // "2.17"
-  std::string str() const;      // "GLIBC_2.17"
+  /// The whole tag, "GLIBC_2.17".
+  std::string str() const;  // "GLIBC_2.17"
   // Ordered by prefix, then numerically component by component (2.2.5 < 2.17).
   auto operator<=>(const VersionTag&) const = default;
 };
@@ -29,6 +33,8 @@ struct VersionTag {
 /// version ("GLIBC_PRIVATE") or names that aren't version tags.
 std::optional<VersionTag> parse_version_tag(std::string_view name);
 
+/// The highest version of one prefix a file needs, and the library it is needed
+/// from.
 struct RequiredVersion {
   VersionTag tag;
   std::string file;  // library the highest version is needed from

@@ -39,6 +39,8 @@ void copy_file_atomically(const std::filesystem::path& from,
                           const std::filesystem::path& to,
                           unsigned add_mode = 0);
 
+/// A file written under a temporary name and made visible at its target only by
+/// commit(); destroyed uncommitted, it leaves the target untouched.
 class AtomicFile {
  public:
   /// What happens to an existing regular file with several hard links.
@@ -57,14 +59,18 @@ class AtomicFile {
   static AtomicFile create(const std::filesystem::path& target,
                            unsigned mode = 0644, Links links = Links::replace);
 
+  /// Takes over `other`'s temporary and target; `other` is left empty. Does not
+  /// throw.
   AtomicFile(AtomicFile&& other) noexcept;
   AtomicFile& operator=(AtomicFile&&) = delete;
   AtomicFile(const AtomicFile&) = delete;
   ~AtomicFile();
 
+  /// The descriptor of the temporary being written.
   int fd() const { return fd_; }
   /// True when commit writes into the existing target instead of renaming.
   bool writes_through() const { return sink_fd_ >= 0; }
+  /// The path commit() makes the file visible at.
   const std::filesystem::path& target() const { return target_; }
   /// The temporary's name; empty while it is an unnamed O_TMPFILE inode.
   const std::filesystem::path& temp_path() const { return temp_; }
@@ -80,8 +86,12 @@ class AtomicFile {
   /// the kernel where possible (copy_file_range: no user-space buffer, and a
   /// reflink on filesystems that support it).
   void copy_from(int src_fd, u64 src_offset, u64 len, u64 dst_offset);
+  /// Resizes the temporary to `size` bytes; throws Errc::io naming the target
+  /// when ftruncate fails.
   void truncate(u64 size);
 
+  /// Sets the permission bits applied on commit to a file we create or replace;
+  /// does not throw.
   void set_mode(unsigned mode) { mode_ = mode; }
   /// Makes the file visible at the target path. Optionally fsyncs first.
   void commit(bool durable = false);

@@ -18,43 +18,54 @@
 
 namespace libpkg {
 
-// Fills a view's bytes on demand: a deflated archive member is inflated only
-// as far as its readers reach (archive/member_view.hpp), so reading the
-// dynamic section of a GB library inflates its first pages, not the library.
-// The view spans the whole (declared) size from the start, so bounds checks
-// are exactly those of a fully read file and pointers stay valid; ensure()
-// makes [begin, end) readable first, or throws naming the file.
+/// Fills a view's bytes on demand: a deflated archive member is inflated only
+/// as far as its readers reach (archive/member_view.hpp), so reading the
+/// dynamic section of a GB library inflates its first pages, not the library.
+/// The view spans the whole (declared) size from the start, so bounds checks
+/// are exactly those of a fully read file and pointers stay valid; ensure()
+/// makes [begin, end) readable first, or throws naming the file.
 class ByteFiller {
  public:
   virtual ~ByteFiller() = default;
-  // [begin, end) lies inside the view's bytes.
+  /// [begin, end) lies inside the view's bytes.
   virtual void ensure(const u8* begin, const u8* end) const = 0;
 };
 
+/// A bounds-checked, non-owning view of bytes that carries the file name (and
+/// its offset in that file) for error messages; optionally filled on demand.
 class ByteView {
  public:
   ByteView() = default;
+  /// Views `data` of the file `name`, found at offset `base` in that file;
+  /// `filler`, when given, produces the bytes on demand.
   ByteView(std::span<const u8> data, std::string name, u64 base = 0,
            const ByteFiller* filler = nullptr)
       : data_(data), name_(std::move(name)), base_(base), filler_(filler) {}
 
   // data() and span() give the bytes as they are: a view with a filler must
   // be read through range()/at()/cstring() or after ensure().
+
+  /// The first byte of the view.
   const u8* data() const { return data_.data(); }
+  /// The number of bytes in the view.
   u64 size() const { return data_.size(); }
+  /// The bytes of the view as a span.
   std::span<const u8> span() const { return data_; }
-  // True when bytes are produced on demand (see ByteFiller).
+  /// True when bytes are produced on demand (see ByteFiller).
   bool is_lazy() const { return filler_ != nullptr; }
-  // Makes [offset, offset + size) readable (no-op without a filler); the
-  // range must be inside the view.
+  /// Makes [offset, offset + size) readable (no-op without a filler); the
+  /// range must be inside the view.
   void ensure(u64 offset, u64 size) const {
     if (filler_ != nullptr && size != 0)
       filler_->ensure(data_.data() + offset, data_.data() + offset + size);
   }
+  /// The file name used in error messages.
   const std::string& name() const { return name_; }
   /// Offset of this view inside its parent file, for error messages.
   u64 base() const { return base_; }
 
+  /// True when [offset, offset + size) lies inside the view (overflow-safe);
+  /// does not throw.
   bool contains(u64 offset, u64 size) const {
     return offset <= data_.size() && size <= data_.size() - offset;
   }
@@ -90,6 +101,8 @@ u64 checked_add(u64 a, u64 b, const std::string& file, std::string_view what,
 u64 checked_mul(u64 a, u64 b, const std::string& file, std::string_view what,
                 std::optional<u64> offset = std::nullopt);
 
+/// `v` rounded up to a multiple of `align` (unchanged when `align` is 0 or 1);
+/// does not check for overflow.
 inline u64 align_up(u64 v, u64 align) {
   return align <= 1 ? v : (v + align - 1) / align * align;
 }

@@ -10,6 +10,7 @@
 
 namespace libpkg {
 
+/// The digest algorithms digest_of computes.
 enum class DigestKind { sha1, sha256, sha384 };
 
 /// The digest of `bytes` (20, 32 or 48 bytes), computed with OpenSSL.

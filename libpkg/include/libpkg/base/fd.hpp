@@ -30,8 +30,11 @@ namespace libpkg {
 class Fd {
  public:
   Fd() = default;
+  /// Takes ownership of `fd` (which may be -1).
   explicit Fd(int fd) noexcept : fd_(fd) {}
+  /// Takes over `other`'s descriptor; `other` becomes empty.
   Fd(Fd&& other) noexcept : fd_(other.release()) {}
+  /// Closes the held descriptor and takes over `other`'s.
   Fd& operator=(Fd&& other) noexcept {
     if (this != &other) reset(other.release());
     return *this;
@@ -40,7 +43,9 @@ class Fd {
   Fd& operator=(const Fd&) = delete;
   ~Fd() { reset(); }
 
+  /// The descriptor, still owned; -1 when empty.
   int get() const { return fd_; }
+  /// True when a descriptor is held.
   explicit operator bool() const { return fd_ >= 0; }
   /// Gives up ownership and returns the descriptor.
   int release() noexcept {
@@ -94,6 +99,7 @@ void read_chunks(int fd, const std::string& name, std::size_t buffer_size,
 /// an error, never "too short".
 std::vector<u8> read_prefix(const std::filesystem::path& path, std::size_t n);
 
+/// read_chunks' definition (documented at its declaration above).
 template <typename Sink>
 void read_chunks(int fd, const std::string& name, std::size_t buffer_size,
                  Sink&& sink) {

@@ -17,13 +17,20 @@
 
 namespace libpkg {
 
+/// Unsigned 8-bit integer (a byte).
 using u8 = std::uint8_t;
+/// Unsigned 16-bit integer, host byte order.
 using u16 = std::uint16_t;
+/// Unsigned 32-bit integer, host byte order.
 using u32 = std::uint32_t;
+/// Unsigned 64-bit integer, host byte order.
 using u64 = std::uint64_t;
+/// Signed 32-bit integer, host byte order.
 using i32 = std::int32_t;
+/// Signed 64-bit integer, host byte order.
 using i64 = std::int64_t;
 
+/// `v` with its bytes in reverse order.
 template <typename T>
 constexpr T byteswap(T v) {
   static_assert(std::is_integral_v<T>);
@@ -38,6 +45,8 @@ constexpr T byteswap(T v) {
   }
 }
 
+/// A `T` stored as sizeof(T) bytes in little-endian (`is_le`) or big-endian
+/// order, alignof 1, for on-disk structs viewed in place.
 template <typename T, bool is_le>
 class Integer {
  public:
@@ -45,8 +54,10 @@ class Integer {
       (std::endian::native == std::endian::little) == is_le;
 
   constexpr Integer() = default;
+  /// Stores `v` in the file's byte order.
   constexpr Integer(T v) { store(v); }  // NOLINT: implicit by design
 
+  /// The value, converted to host byte order.
   constexpr operator T() const {  // NOLINT: implicit by design
     T v = 0;
     if (std::is_constant_evaluated()) {
@@ -60,11 +71,13 @@ class Integer {
     return kNative ? v : byteswap(v);
   }
 
+  /// Stores `v` in the file's byte order (patching the struct in place).
   constexpr Integer& operator=(T v) {
     store(v);
     return *this;
   }
 
+  /// The value in host byte order (the same as the conversion operator).
   constexpr T value() const { return static_cast<T>(*this); }
 
  private:
@@ -84,15 +97,25 @@ class Integer {
   u8 buf_[sizeof(T)] = {};
 };
 
+/// Unsigned 16-bit, little-endian on-disk integer.
 using ul16 = Integer<u16, true>;
+/// Unsigned 32-bit, little-endian on-disk integer.
 using ul32 = Integer<u32, true>;
+/// Unsigned 64-bit, little-endian on-disk integer.
 using ul64 = Integer<u64, true>;
+/// Signed 32-bit, little-endian on-disk integer.
 using il32 = Integer<i32, true>;
+/// Signed 64-bit, little-endian on-disk integer.
 using il64 = Integer<i64, true>;
+/// Unsigned 16-bit, big-endian on-disk integer.
 using ub16 = Integer<u16, false>;
+/// Unsigned 32-bit, big-endian on-disk integer.
 using ub32 = Integer<u32, false>;
+/// Unsigned 64-bit, big-endian on-disk integer.
 using ub64 = Integer<u64, false>;
+/// Signed 32-bit, big-endian on-disk integer.
 using ib32 = Integer<i32, false>;
+/// Signed 64-bit, big-endian on-disk integer.
 using ib64 = Integer<i64, false>;
 
 static_assert(alignof(ul64) == 1 && sizeof(ul64) == 8);

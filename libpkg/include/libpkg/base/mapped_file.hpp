@@ -13,6 +13,8 @@
 
 namespace libpkg {
 
+/// A read-only memory mapping of a whole regular file (private, never written
+/// through).
 class MappedFile {
  public:
   /// Maps `path`; throws Errc::io if it cannot be opened or is not a regular
@@ -24,18 +26,26 @@ class MappedFile {
                          int* keep_fd = nullptr);
 
   MappedFile() = default;
+  /// Takes over `other`'s mapping; `other` becomes empty.
   MappedFile(MappedFile&& other) noexcept;
+  /// Unmaps the held mapping and takes over `other`'s.
   MappedFile& operator=(MappedFile&& other) noexcept;
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;
   ~MappedFile();
 
+  /// The path the file was opened as, for error messages.
   const std::string& name() const { return name_; }
+  /// The first mapped byte; null for an empty file.
   const u8* data() const { return data_; }
+  /// The file's size in bytes.
   u64 size() const { return size_; }
   /// The permission bits of the file when it was opened.
   unsigned mode() const { return mode_; }
+  /// A ByteView of the whole mapping, named after the file.
   ByteView view() const { return ByteView({data_, size_}, name_); }
+  /// ByteView::slice of the whole mapping; throws Errc::format naming `what`
+  /// when the range is out of bounds.
   ByteView slice(u64 offset, u64 size, std::string_view what) const {
     return view().slice(offset, size, what);
   }

@@ -19,13 +19,17 @@
 
 namespace libpkg {
 
+/// Replacement bytes at an output offset.
 struct Patch {
   u64 offset = 0;
   std::vector<u8> bytes;
 };
 
+/// The edits to a file as byte patches over its unchanged input, so the output
+/// is written without copying the input into memory.
 class Overlay {
  public:
+  /// An overlay with no patches over an input of `input_size` bytes.
   explicit Overlay(u64 input_size)
       : input_size_(input_size), size_(input_size) {}
 
@@ -35,8 +39,11 @@ class Overlay {
   /// Sets the output size (truncating or zero-extending the input).
   void resize(u64 size) { size_ = size; }
 
+  /// The size of the input the overlay applies to.
   u64 input_size() const { return input_size_; }
+  /// The size of the output.
   u64 size() const { return size_; }
+  /// True when the output size differs from the input's.
   bool grows() const { return size_ != input_size_; }
   /// Patches sorted by offset, non-overlapping, merged where adjacent.
   const std::vector<Patch>& patches() const;
@@ -58,6 +65,7 @@ class Overlay {
   mutable bool normalized_ = true;
 };
 
+/// How write_overlay writes its output.
 enum class WriteMode {
   // Temp file + rename, even in place. Safe against being killed at any point.
   // In place, a hard-linked file gets a new inode under this name; its other
@@ -71,6 +79,7 @@ enum class WriteMode {
   patch_in_place,
 };
 
+/// What write_overlay did.
 struct WriteResult {
   bool changed = false;   // false: identical output, nothing was written
   bool in_place = false;  // true: patched the existing file directly

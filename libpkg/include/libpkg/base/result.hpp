@@ -22,10 +22,14 @@ namespace libpkg {
 template <typename T>
 class Result {
  public:
+  /// A result holding `value`.
   Result(T value) : v_(std::in_place_index<0>, std::move(value)) {}
+  /// A result holding `error`.
   Result(Error error) : v_(std::in_place_index<1>, std::move(error)) {}
 
+  /// True when a value is held.
   bool ok() const { return v_.index() == 0; }
+  /// True when a value is held.
   explicit operator bool() const { return ok(); }
 
   /// The value; throws the held Error when there is none.
@@ -33,6 +37,7 @@ class Result {
     if (!ok()) throw std::get<1>(v_);
     return std::get<0>(v_);
   }
+  /// The value, moved out; throws the held Error when there is none.
   T&& value() && {
     if (!ok()) throw std::get<1>(v_);
     return std::get<0>(std::move(v_));

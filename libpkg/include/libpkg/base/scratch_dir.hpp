@@ -21,6 +21,9 @@
 
 namespace libpkg {
 
+/// A private temporary directory removed with its contents on destruction (and
+/// on SIGINT/SIGTERM); its constructor throws Errc::io naming `parent` when
+/// mkdtemp fails.
 class ScratchDir {
  public:
   /// Creates `parent`/<prefix>pid<PID>-XXXXXX (mkdtemp: mode 0700, unique).
@@ -30,11 +33,14 @@ class ScratchDir {
   /// or /tmp, as std::filesystem::temp_directory_path decides).
   static ScratchDir in_temp(const std::string& prefix = "libpkg-");
   ~ScratchDir();
+  /// Takes over `other`'s directory, lock and cleanup; `other` owns nothing
+  /// after.
   ScratchDir(ScratchDir&& other) noexcept;
   ScratchDir& operator=(ScratchDir&&) = delete;
   ScratchDir(const ScratchDir&) = delete;
   ScratchDir& operator=(const ScratchDir&) = delete;
 
+  /// The directory's path.
   const std::filesystem::path& path() const { return path_; }
 
   /// Keeps the directory (it was renamed into place): no longer removed,

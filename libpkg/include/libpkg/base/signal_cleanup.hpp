@@ -30,9 +30,13 @@ namespace libpkg {
 class SignalCleanup {
  public:
   SignalCleanup() = default;
+  /// Registers `path` made absolute (see the class comment); a path that
+  /// cannot be made absolute or is PATH_MAX long is not registered either.
   explicit SignalCleanup(const std::filesystem::path& path);
   ~SignalCleanup();
+  /// Takes over `other`'s registration; `other` covers nothing after.
   SignalCleanup(SignalCleanup&& other) noexcept;
+  /// Releases the held registration and takes over `other`'s.
   SignalCleanup& operator=(SignalCleanup&& other) noexcept;
   SignalCleanup(const SignalCleanup&) = delete;
   SignalCleanup& operator=(const SignalCleanup&) = delete;
@@ -51,6 +55,8 @@ class SignalCleanup {
 
  private:
   struct BlockSignals {
+    /// Blocks SIGINT/SIGTERM in this thread for its lifetime (installing the
+    /// handlers first).
     BlockSignals();
     ~BlockSignals();
     BlockSignals(const BlockSignals&) = delete;

@@ -11,6 +11,7 @@
 
 namespace libpkg {
 
+/// How run_process runs a child.
 struct RunOptions {
   std::filesystem::path cwd;           // empty = the caller's
   std::vector<std::string> env_set;    // "NAME=value", added or replacing
@@ -28,12 +29,14 @@ struct RunOptions {
   bool kill_leftovers = true;
 };
 
+/// How a child ended and what it printed.
 struct RunResult {
   int exit_code = -1;      // -1 when it did not exit normally
   int signal = 0;          // the signal that ended it
   bool timed_out = false;  // killed after timeout_seconds
   bool not_found = false;  // the program could not be started (ENOENT...)
   std::string output;      // captured stdout + stderr (tail)
+  /// True when the child exited with status 0.
   bool ok() const { return exit_code == 0; }
   /// "exit status 1", "killed by signal 11", "timed out after 20 s",
   /// "not found".

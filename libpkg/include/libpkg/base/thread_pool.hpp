@@ -78,6 +78,8 @@ class ThreadPool {
 /// way. Throws as ThreadPool's constructor does.
 class PoolRef {
  public:
+  /// Uses `shared` when non-null, else starts a private pool of `threads`
+  /// workers; throws std::system_error when a thread cannot be started.
   PoolRef(ThreadPool* shared, unsigned threads)
       : own_(shared ? nullptr : std::make_unique<ThreadPool>(threads)),
         pool_(shared ? shared : own_.get()) {}

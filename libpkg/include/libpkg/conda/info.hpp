@@ -14,7 +14,9 @@
 
 namespace libpkg::conda {
 
+/// The `path_type` of a paths.json row.
 enum class PathType { hardlink, softlink, directory };
+/// "hardlink", "softlink" or "directory".
 const char* path_type_name(PathType type);
 
 /// One row of info/paths.json.
@@ -29,9 +31,12 @@ struct PathRecord {
 
 /// `timestamp_ms`: milliseconds since the epoch.
 std::string render_index_json(const CondaMetadata& meta, i64 timestamp_ms);
+/// info/about.json: the non-empty descriptive fields (summary, home, license,
+/// ...) of `meta`.
 std::string render_about_json(const CondaMetadata& meta);
 /// `records` must be sorted by path.
 std::string render_paths_json(const std::vector<PathRecord>& records);
+/// info/files: one path per line, in the order of `records`.
 std::string render_files(const std::vector<PathRecord>& records);
 /// `<placeholder> <text|binary> <path>` per file with a placeholder; empty
 /// when there is none (then no info/has_prefix is written).

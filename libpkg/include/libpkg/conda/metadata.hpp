@@ -12,6 +12,7 @@
 
 namespace libpkg::conda {
 
+/// The metadata of a conda package (index.json and about.json fields).
 struct CondaMetadata {
   std::string name;
   std::string version;
@@ -40,6 +41,8 @@ struct CondaMetadata {
 /// typo does not silently drop a field. Throws Errc::format naming `file`.
 CondaMetadata parse_metadata_json(std::string_view text,
                                   const std::string& file);
+/// parse_metadata_json of the file `path`; throws Errc::io naming it when it
+/// cannot be opened, else as parse_metadata_json does.
 CondaMetadata load_metadata(const std::filesystem::path& path);
 
 /// Every non-empty text field of `over` (name, version, build, license,
@@ -62,6 +65,8 @@ struct CondaPlatform {
   std::string arch;
   std::string platform;
 };
+/// The subdir/arch/platform of the build host ("linux-64", "x86_64", "linux");
+/// all empty on an architecture conda has no name for.
 CondaPlatform host_platform();
 
 }  // namespace libpkg::conda

@@ -27,13 +27,18 @@
 
 namespace libpkg::conda {
 
+/// The two conda package formats: `.conda` (zip of zstd tars) and the older
+/// `.tar.bz2`.
 enum class PackageFormat { conda, tar_bz2 };
+/// The file extension of `format`, with its dot.
 const char* package_extension(PackageFormat format);  // ".conda", ".tar.bz2"
 /// From the file name; throws Errc::usage for anything else.
 PackageFormat format_of(const std::filesystem::path& package);
 /// The file name without its extension (`name-version-build`).
 std::string stem_of(const std::filesystem::path& package);
 
+/// How pack() builds packages: formats, compression levels, threads, the prefix
+/// placeholder and the output directory.
 struct PackOptions {
   std::vector<PackageFormat> formats{PackageFormat::conda};
   int zstd_level =
@@ -51,6 +56,8 @@ struct PackOptions {
   ProgressFn progress;
 };
 
+/// What pack() wrote: the output paths, the paths.json rows and the bytes
+/// written per output.
 struct PackResult {
   std::vector<std::filesystem::path> outputs;  // in options.formats order
   std::vector<PathRecord> paths;               // as in info/paths.json
@@ -73,6 +80,7 @@ PackResult pack(const std::filesystem::path& prefix, const CondaMetadata& meta,
 void extract(const std::filesystem::path& package,
              const std::filesystem::path& dest);
 
+/// Compression levels and worker threads for transmute().
 struct TransmuteOptions {
   int zstd_level = 19;
   int bzip2_level = 9;
@@ -87,6 +95,7 @@ std::filesystem::path transmute(const std::filesystem::path& package,
                                 PackageFormat to,
                                 const TransmuteOptions& options = {});
 
+/// One inconsistency verify() found, and the member or info file it concerns.
 struct Finding {
   std::string where;  // member or info file concerned
   std::string message;

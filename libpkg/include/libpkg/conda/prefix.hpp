@@ -13,13 +13,18 @@
 
 namespace libpkg::conda {
 
+/// How conda replaces the prefix placeholder in a file: as text or in a binary
+/// (padded with NULs).
 enum class FileMode { text, binary };
+/// "text" or "binary".
 const char* file_mode_name(FileMode mode);
 
 /// Text = valid UTF-8 (a leading BOM allowed) without NUL bytes, the rule
 /// conda-build and rattler-build use; everything else is binary.
 bool is_text(std::span<const u8> bytes);
 
+/// The result of scanning one file: its SHA-256, size, text/binary mode and
+/// whether the placeholder occurs.
 struct FileScan {
   Sha256::Digest sha256{};
   u64 size = 0;
@@ -38,8 +43,12 @@ FileScan scan_content(std::span<const u8> bytes, std::string_view placeholder);
 /// straddle piece boundaries.
 class ContentScanner {
  public:
+  /// Starts a scan for `placeholder` (empty: never found).
   explicit ContentScanner(std::string_view placeholder);
+  /// Scans the next piece of the content; throws Errc::io when hashing fails
+  /// (Sha256::update).
   void update(std::span<const u8> bytes);
+  /// The result of the whole scan; the scanner is used up.
   FileScan finish();
 
  private:

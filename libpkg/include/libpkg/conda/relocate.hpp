@@ -31,6 +31,7 @@ namespace libpkg::conda {
 /// directory).
 enum class OutsideRpath { drop, keep };
 
+/// How relocate_search_path and the prefix relocation rewrite search paths.
 struct RelocateOptions {
   // Absolute directories the files were built for: the build prefix (the
   // conda placeholder) and, when different, the staged prefix's own path.
@@ -57,9 +58,12 @@ struct FileRelocation {
   // Entries dropped or kept from outside the prefix, oddities.
   std::vector<std::string> notes;
 
+  /// True when the value or the tag changes.
   bool changed() const { return old_value != new_value || old_tag != new_tag; }
 };
 
+/// The relocation of a whole prefix: what was examined, what changes, and what
+/// was left alone.
 struct RelocationPlan {
   std::size_t files = 0;      // regular files in the prefix
   std::size_t elf_files = 0;  // dynamic ELF files examined
@@ -68,6 +72,8 @@ struct RelocationPlan {
   // Files left alone with a reason (ELF magic but unreadable).
   std::vector<std::string> notes;
 
+  /// How many relocations change the value or the tag (the rest carry only
+  /// notes).
   std::size_t changed_count() const;
 };
 

@@ -14,9 +14,12 @@
 
 namespace libpkg::config {
 
+/// The accelerator a build targets.
 enum class AcceleratorKind { cpu, cuda, rocm, xpu };
+/// "cpu", "cuda", "rocm" or "xpu".
 const char* accelerator_kind_name(AcceleratorKind kind);
 
+/// An accelerator and, for CUDA and ROCm, its version.
 struct Accelerator {
   AcceleratorKind kind = AcceleratorKind::cpu;
   // Version of CUDA / ROCm (major.minor[.patch]); 0/0/nullopt for cpu, xpu.

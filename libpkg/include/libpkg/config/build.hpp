@@ -30,6 +30,7 @@ PackageType parse_package_type(std::string_view text);
 /// The ABI as options and the matrix spell it: "cxx11", "pre-cxx11", "none".
 const char* cxx_abi_option(abi::CxxAbi abi);
 
+/// The Python a build is for, with its ABI flags (free-threaded, legacy m/mu).
 struct PythonVersion {
   int major = 3;
   int minor = 0;
@@ -41,8 +42,10 @@ struct PythonVersion {
   /// "cp37-cp37m". Throws Errc::usage naming the value and these forms.
   static PythonVersion parse(std::string_view text);
 
+  /// The wheel python tag, "cp37", "cp313".
   std::string python_tag() const;  // "cp37", "cp313"
-  std::string abi_tag() const;     // "cp37m", "cp27mu", "cp313t", "cp311"
+  /// The wheel ABI tag, "cp37m", "cp27mu", "cp313t", "cp311".
+  std::string abi_tag() const;  // "cp37m", "cp27mu", "cp313t", "cp311"
   /// The interpreter's dotted version as check_binary's py_dot: "3.7",
   /// "3.13t" (free-threaded builds keep the t: python3.13t is its own
   /// interpreter and site-packages).
@@ -52,6 +55,8 @@ struct PythonVersion {
   bool operator==(const PythonVersion&) const = default;
 };
 
+/// One build configuration of the binary builds: package type, python,
+/// accelerator, ABI, variant, OS/arch and the resolved version.
 struct BuildConfig {
   PackageType type = PackageType::manywheel;
   // The interpreter the artifact is for; none for libtorch.
@@ -109,6 +114,7 @@ void validate(const BuildConfig& config);
 /// without a variant gets shared-with-deps. Validated.
 BuildConfig parse_build_environment(std::string_view text);
 
+/// Looks up an environment variable; nullopt when unset.
 using Getenv =
     std::function<std::optional<std::string>(const std::string& name)>;
 

@@ -23,6 +23,7 @@
 
 namespace libpkg::config {
 
+/// One library of a CUDA bundle list: where it is found and how it is bundled.
 struct CudaLibrary {
   // Source path under the table's CUDA root (or the absolute path):
   // "/usr/local/cuda/lib64/libcudart.so.12".
@@ -55,6 +56,8 @@ struct CudaLibrary {
 /// drivers, the keep-name rules and check_binary --expect-table all use it.
 bool table_name_matches(std::string_view table_name, std::string_view soname);
 
+/// Everything the tables say about one CUDA version: the bundle list,
+/// name-keeping rules, pypi-CUDA settings, arch lists and build settings.
 struct CudaTable {
   std::string version;  // "12.4"
   // nullopt: the bundle list for this version is not known.
@@ -104,6 +107,7 @@ struct CudaTable {
   bool keeps_name(std::string_view file_name) const;
 };
 
+/// The CUDA tables, one per version.
 class CudaTables {
  public:
   /// The embedded tables (parsed once; thread-safe).
@@ -111,6 +115,8 @@ class CudaTables {
   /// A table file (Errc::io if unreadable, Errc::format naming the file and
   /// the entry when malformed).
   static CudaTables load(const std::filesystem::path& file);
+  /// Tables from JSON text (`origin` names it in errors); throws Errc::format
+  /// naming `origin` and the entry when malformed.
   static CudaTables parse(std::string_view json_text,
                           const std::string& origin);
 
@@ -121,7 +127,9 @@ class CudaTables {
   /// By major.minor (a patch level is ignored). Errc::usage for a non-CUDA
   /// accelerator; Errc::not_found naming the known versions otherwise.
   const CudaTable& find(const Accelerator& accel) const;
+  /// Every table, in file order.
   const std::vector<CudaTable>& tables() const { return tables_; }
+  /// The versions of the tables ("12.4", ...), in file order.
   std::vector<std::string> versions() const;
 
  private:

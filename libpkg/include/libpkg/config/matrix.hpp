@@ -29,6 +29,7 @@
 
 namespace libpkg::config {
 
+/// Restricts expand_matrix to some package types, accelerators and pythons.
 struct MatrixFilter {
   std::vector<std::string> package_types;  // empty: any
   std::vector<std::string> accelerators;   // tags or any parse_accelerator form

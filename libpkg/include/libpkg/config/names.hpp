@@ -38,6 +38,8 @@ std::string conda_file_name(const BuildConfig& config,
 /// The recipe's injected requirement specs for a CUDA conda build (§3.1):
 /// "pytorch-cuda >=12.4,<12.5" and "magma-cuda124"; "" for cpu.
 std::string conda_cuda_constraint(const BuildConfig& config);
+/// The magma package a CUDA conda build requires ("magma-cuda124"); "" for cpu.
+/// Throws Errc::usage for a non-conda configuration.
 std::string conda_magma_package(const BuildConfig& config);
 
 /// libtorch only: the cppdist name of this configuration's zip.

@@ -47,6 +47,7 @@ std::string upload_channel(std::string_view version);
 /// otherwise. A negative build number is Errc::usage.
 std::string with_build_number(std::string_view version, int build_number);
 
+/// Which builds get a local version suffix (+cu124).
 struct VersionPolicy {
   // Whether wheels (manywheel, libtorch) get a local suffix at all.
   bool local_suffix = true;

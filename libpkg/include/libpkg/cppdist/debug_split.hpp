@@ -21,6 +21,8 @@
 
 namespace libpkg::cppdist {
 
+/// Which libraries split_debug_info splits, with which objcopy, and the debug
+/// files' suffix.
 struct DebugSplitOptions {
   // File-name globs of the libraries (regular files under lib_dir, any
   // depth) to split; the first regular file matching the first glob is the
@@ -30,12 +32,16 @@ struct DebugSplitOptions {
   std::string suffix = ".dbg";  // as build_libtorch.sh named them
 };
 
+/// One split library: the stripped library, its keep-debug file and that file's
+/// CRC-32.
 struct DebugFile {
   std::filesystem::path library;  // the stripped library
   std::filesystem::path debug;    // its keep-debug file
   u32 crc = 0;                    // CRC-32 of `debug` (= the debuglink's)
 };
 
+/// What split_debug_info produced, and the CRC of the main library that names
+/// the debug zip.
 struct DebugSplitResult {
   std::vector<DebugFile> files;
   std::optional<u32> main_crc;  // of the main library (see options)

@@ -22,6 +22,7 @@
 
 namespace libpkg::cppdist {
 
+/// How pack_libtorch names, compresses and stamps the libtorch zip.
 struct LibtorchPackOptions {
   LibtorchName name;
   std::string build_hash;  // e.g. `git rev-parse HEAD` of the source tree
@@ -39,6 +40,8 @@ struct LibtorchPackOptions {
   std::shared_ptr<archive::ChunkCache> cache;
 };
 
+/// What pack_libtorch wrote: the zip, its -latest copies, counts and sizes, and
+/// the entries it skipped.
 struct LibtorchPackResult {
   std::filesystem::path zip;
   std::vector<std::filesystem::path> latest;
@@ -61,6 +64,7 @@ LibtorchPackResult pack_libtorch(const std::filesystem::path& tree,
                                  const std::filesystem::path& out_dir,
                                  const LibtorchPackOptions& options);
 
+/// One layout problem check_libtorch_zip found, and the member it concerns.
 struct LayoutProblem {
   std::string member;  // the member or path concerned ("" for the whole zip)
   std::string message;

@@ -23,18 +23,25 @@
 
 namespace libpkg::cppdist {
 
+/// A libtorch build variant: shared or static, with or without its
+/// dependencies.
 struct LibtorchVariant {
   bool shared = true;
   bool with_deps = true;
 
   /// "shared-with-deps" etc.; throws Errc::usage naming the accepted values.
   static LibtorchVariant parse(std::string_view text);
+  /// "shared-with-deps", "shared-without-deps", "static-with-deps" or
+  /// "static-without-deps".
   std::string name() const;
   bool operator==(const LibtorchVariant&) const = default;
 };
 
+/// The platform a libtorch zip is for.
 enum class DistPlatform { linux, macos };
 
+/// The parts of a libtorch release zip's name (version, platform, variant, ABI,
+/// macOS arch).
 struct LibtorchName {
   std::string version;  // PYTORCH_BUILD_VERSION, e.g. 2.5.0.dev20241001+cu124
   DistPlatform platform = DistPlatform::linux;

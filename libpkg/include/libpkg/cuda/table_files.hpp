@@ -19,6 +19,7 @@
 
 namespace libpkg::cuda {
 
+/// One table entry found on disk: where, and under which SONAME.
 struct TableFile {
   config::CudaLibrary entry;
   std::filesystem::path path;  // where it was found
@@ -26,6 +27,8 @@ struct TableFile {
   bool from_fallback = false;  // found in a fallback directory
 };
 
+/// The table entries found on disk, and the optional ones that are absent with
+/// the places looked at.
 struct TableFiles {
   std::vector<TableFile> found;
   // Optional entries (ACL, NVPL) not present: the entry and where looked.
@@ -48,6 +51,9 @@ struct Located {
   std::optional<TableFile> file;
   std::vector<std::string> tried;
 };
+/// Finds `lib` (see Located) on the first candidate path that holds a regular
+/// ELF file of `elf_machine` (0: any) whose SONAME matches; does not throw for
+/// a file it cannot read: it is passed over with the reason.
 Located locate_table_file(const config::CudaTable& table,
                           const config::CudaLibrary& lib,
                           const std::vector<std::filesystem::path>& roots,

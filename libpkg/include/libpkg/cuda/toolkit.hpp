@@ -23,6 +23,8 @@
 
 namespace libpkg::cuda {
 
+/// A CUDA toolkit installed on disk, with the versions of CUDA, cuDNN and NCCL
+/// found in it.
 struct Toolkit {
   std::filesystem::path dir;  // root/cuda-X.Y (or root/cuda when real)
   std::string version;        // "12.4.1" or "12.4"
@@ -63,13 +65,17 @@ std::optional<Toolkit> current_toolkit(
 Toolkit find_toolkit(const std::filesystem::path& root,
                      const config::Accelerator& version);
 
+/// What switch_toolkit did with root/magma.
 enum class MagmaSwitch {
   switched,  // root/magma now points to the new version's magma
   absent,    // the new version has no magma; root/magma left as it was
   skipped,   // not asked to (switch_magma = false)
 };
+/// "switched", "absent" or "skipped".
 const char* magma_switch_name(MagmaSwitch m);
 
+/// What switch_toolkit changed: the root/cuda link (and root/magma) before and
+/// after.
 struct SwitchResult {
   std::filesystem::path link;  // root/cuda
   // What the link held before (readlink text); nullopt if it didn't exist.

@@ -21,6 +21,7 @@
 
 namespace libpkg::deps {
 
+/// Where dyld_trees looks for libraries beyond the install names themselves.
 struct DyldConfig {
   // The directory @executable_path stands for; unset: the file itself when
   // it is MH_EXECUTE, else @executable_path names cannot resolve.
@@ -28,9 +29,14 @@ struct DyldConfig {
   std::vector<std::filesystem::path> library_path;  // DYLD_LIBRARY_PATH
 };
 
+/// How a Mach-O dependency was resolved: found, a system library (the shared
+/// cache), already loaded, not found, or found only for other architectures.
 enum class DyldStatus { found, system, already_loaded, not_found, wrong_arch };
+/// "found", "system", ... for `s`.
 const char* dyld_status_name(DyldStatus s);
 
+/// One dependency in a DyldTree: the load command that asked for it and where
+/// (whether) it was found.
 struct DyldLibrary {
   std::string install_name;
   std::string kind;       // "load", "weak", "reexport", "upward", "lazy"
@@ -41,12 +47,15 @@ struct DyldLibrary {
   std::string via;  // "DYLD_LIBRARY_PATH", "@rpath", "@loader_path", ...
   std::vector<std::string> tried;  // candidates rejected, with the reason
   // An error: not found (unless weak) or found only for other archs.
+  /// True when the dependency makes the tree fail: not found (unless weak) or
+  /// found only for other archs.
   bool error() const {
     return status == DyldStatus::wrong_arch ||
            (status == DyldStatus::not_found && kind != "weak");
   }
 };
 
+/// The resolved dependencies of one slice of a Mach-O file.
 struct DyldTree {
   std::filesystem::path file;
   std::string arch;
@@ -55,6 +64,9 @@ struct DyldTree {
 };
 
 // One tree per 64-bit little-endian slice of `file`.
+/// One tree per 64-bit little-endian slice of `file`, as dyld would resolve it;
+/// throws Error(Errc::unsupported) naming `file` when it has no such slice, and
+/// as MachOFile::open does for unreadable or malformed input.
 std::vector<DyldTree> dyld_trees(const std::filesystem::path& file,
                                  const DyldConfig& config);
 

@@ -21,6 +21,9 @@
 
 namespace libpkg::deps {
 
+/// One platform policy (manylinux_2_17, musllinux_1_2, ...): its symbol
+/// versions per arch, allowed libraries and forbidden symbols, as in
+/// auditwheel's policy JSON.
 struct Policy {
   std::string name;  // "manylinux_2_17", "musllinux_1_2", "linux"
   std::vector<std::string> aliases;  // "manylinux2014"
@@ -35,12 +38,15 @@ struct Policy {
 
   /// "manylinux_2_17_x86_64" (and the alias tags, "manylinux2014_x86_64").
   std::string tag(std::string_view arch) const;
+  /// tag() followed by one tag per alias (the alias tags only for an arch the
+  /// policy lists).
   std::vector<std::string> tags(std::string_view arch) const;
   /// Whether `soname` is allowed: in the whitelist, or the dynamic loader /
   /// libc of this libc family (ld-linux*, ld-musl-*, libc.musl-*).
   bool allows_library(std::string_view soname) const;
 };
 
+/// The policies a package is evaluated against, most compatible first.
 class PolicySet {
  public:
   /// The embedded manylinux and musllinux policies.
@@ -48,6 +54,9 @@ class PolicySet {
   /// Policies from a JSON file in auditwheel's format (a list of objects);
   /// Errc::format naming the file and the bad field.
   static PolicySet load(const std::filesystem::path& file);
+  /// Policies from JSON text in auditwheel's format, for the libc family
+  /// `libc`; throws Errc::format naming `name` (as the file) on invalid JSON or
+  /// a bad field.
   static PolicySet parse(std::string_view json, std::string name, Libc libc);
 
   /// Sorted by priority, most compatible first.
@@ -99,6 +108,7 @@ struct BinaryFacts {
   std::string isa_level;
 };
 
+/// The kinds of reason a policy is not satisfied.
 enum class BlockerKind {
   symbol_version,      // needs a version the policy doesn't allow
   library,             // links a library outside the whitelist
@@ -108,8 +118,10 @@ enum class BlockerKind {
   libpython,   // NEEDs libpythonX.Y.so (the interpreter provides it)
   isa_extension,  // requires an x86-64 level above the baseline (x86-64-v3)
 };
+/// "symbol_version", "library", ... for `kind`.
 const char* blocker_kind_name(BlockerKind kind);
 
+/// One reason a file does not satisfy a policy.
 struct Blocker {
   BlockerKind kind;
   std::string file;  // the binary concerned (member name)
@@ -120,15 +132,19 @@ struct Blocker {
   // Example symbols needing that version, demangled ("std::__cxx11::...").
   std::vector<std::string> symbols;
   std::size_t symbol_count = 0;  // all symbols needing it (symbol_version)
-  std::string message() const;   // one line, for reports
+  /// The blocker as one line for reports.
+  std::string message() const;  // one line, for reports
 };
 
+/// Whether a policy is satisfied, and the blockers when not.
 struct PolicyVerdict {
   const Policy* policy = nullptr;
   bool satisfied = false;
   std::vector<Blocker> blockers;
 };
 
+/// The verdicts of every policy of one libc family for a package, the best one,
+/// and the highest versions required.
 struct Evaluation {
   std::string arch;
   Libc libc = Libc::glibc;
@@ -141,6 +157,7 @@ struct Evaluation {
   std::map<std::string, abi::RequiredVersionExample> max_versions;
 };
 
+/// How a package is evaluated against the policies.
 struct EvaluateOptions {
   // Count `library` blockers (a wheel as it is). When false, libraries the
   // policy doesn't allow are assumed grafted: their own facts (grafted =

@@ -70,6 +70,8 @@ const char* libc_name(Libc libc);
 /// The inverse of libc_name; nullopt for anything else.
 std::optional<Libc> parse_libc(std::string_view name);
 
+/// How the resolver searches for libraries, as the dynamic loader of `libc`
+/// would.
 struct SearchConfig {
   Libc libc = Libc::glibc;
   // Prefix for the system locations (ld.so.conf, default dirs, musl path
@@ -110,13 +112,18 @@ enum class FoundVia {
   default_dir,
   not_found,
 };
+/// "rpath", "ld_library_path", ... for `via`.
 const char* found_via_name(FoundVia via);
 
+/// A file with the wanted name the loader would skip (wrong class or machine),
+/// and why.
 struct SkippedCandidate {
   std::filesystem::path path;
   std::string reason;  // "ELFCLASS32, need ELFCLASS64", "machine i386 ..."
 };
 
+/// One library in the dependency closure: how it was asked for, where it was
+/// found (if at all) and its own dynamic entries.
 struct LibraryNode {
   std::string soname;  // the DT_NEEDED string that asked for it
   std::optional<std::filesystem::path> path;      // as found (search dir/name)
@@ -130,6 +137,7 @@ struct LibraryNode {
   std::vector<SkippedCandidate> skipped;
 };
 
+/// The dependency closure of one ELF file, as `ldd` shows it.
 struct LddTree {
   std::filesystem::path path;  // the analysed file
   std::optional<std::string> interpreter;
@@ -139,13 +147,18 @@ struct LddTree {
   // soname.
   std::vector<LibraryNode> libraries;
 
+  /// The library with this soname, or nullptr.
   const LibraryNode* find(std::string_view soname) const;
   /// Sonames that could not be found.
   std::vector<std::string> missing() const;
 };
 
+/// Resolves DT_NEEDED libraries as the glibc or musl dynamic loader does, under
+/// SearchConfig::root.
 class Resolver {
  public:
+  /// Reads the system directories (ld.so.conf with its includes, or musl's path
+  /// file) under `config.root` once.
   explicit Resolver(SearchConfig config = {});
 
   /// Resolves the closure of `file`. Libraries for which `prune(node)`
@@ -154,14 +167,16 @@ class Resolver {
   LddTree tree(const std::filesystem::path& file,
                const std::function<bool(const LibraryNode&)>& prune = {}) const;
 
-  /// The directories searched for a NEEDED of `requester` (expanded), in
-  /// order, with the reason of each; `chain` is the loader chain above it
-  /// (root first) for RPATH inheritance.
+  /// One directory of a search list, expanded and as written, with the
+  /// reason it is searched.
   struct SearchEntry {
     std::string dir;  // expanded
     FoundVia via;
     std::string raw;  // as written (with $ORIGIN...)
   };
+  /// The directories searched for a NEEDED of `requester` (expanded), in
+  /// order, with the reason of each; `chain` is the loader chain above it
+  /// (root first) for RPATH inheritance.
   std::vector<SearchEntry> search_list(
       const elf::ElfFile& requester,
       const std::vector<const elf::ElfFile*>& chain) const;
@@ -175,6 +190,7 @@ class Resolver {
   /// defaults.
   const std::vector<std::string>& system_dirs() const;
 
+  /// The configuration the resolver was made with.
   const SearchConfig& config() const { return config_; }
 
  private:

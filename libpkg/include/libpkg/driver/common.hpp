@@ -27,6 +27,8 @@
 
 namespace libpkg::driver {
 
+/// The options every driver shares: the configuration, where outputs go,
+/// threads, timestamps, CUDA tables and the checks run on the artifacts.
 struct CommonOptions {
   config::BuildConfig config;
   // Where the artifacts go (created if missing). Every artifact is written
@@ -74,6 +76,8 @@ const config::CudaTables& cuda_tables(const CommonOptions& options);
 check::Expectation check_expectation(const config::BuildConfig& config,
                                      bool bundles_cuda_table);
 
+/// One file a driver wrote, its role and size, and whether check_binary runs on
+/// it.
 struct Artifact {
   // Stable identifiers as in config::artifact_names: "wheel", "conda",
   // "conda-v2", "libtorch", "libtorch-latest", "debug-libtorch"...
@@ -85,6 +89,8 @@ struct Artifact {
   bool check = true;
 };
 
+/// What a driver job planned and did: plan lines, artifacts, check reports,
+/// notes and wall time.
 struct Summary {
   std::string driver;  // "manywheel", "libtorch", "conda"
   config::BuildConfig config;
@@ -104,6 +110,8 @@ struct Summary {
 
   /// True when no check failed (and vacuously when none ran).
   bool passed() const;
+  /// The summary for people: the plan, notes, artifacts and each check report
+  /// (in full when `verbose`).
   std::string to_text(bool verbose = false) const;
   /// Sets `cache` from options.cache's counters (called when the job ends).
   void record_cache(const CommonOptions& options);
@@ -123,6 +131,9 @@ struct Promises {
   std::string python;
   std::vector<std::string> notes;
 };
+/// The Promises (above) for `config` under `options`; an import is also not
+/// promised for a Linux wheel of another architecture than the host's. Runs the
+/// candidate interpreters to learn their versions.
 Promises promised_checks(const config::BuildConfig& config,
                          const check::CheckOptions& options);
 
@@ -147,7 +158,9 @@ void add_lines(std::vector<std::string>& out, const std::string& text);
 /// A stopwatch for Summary::seconds.
 class Stopwatch {
  public:
+  /// Starts timing now.
   Stopwatch() : start_(std::chrono::steady_clock::now()) {}
+  /// Seconds elapsed since construction.
   double seconds() const {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                          start_)

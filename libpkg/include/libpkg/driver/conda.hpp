@@ -24,6 +24,8 @@
 
 namespace libpkg::driver {
 
+/// The conda driver's options: the staged prefix, the metadata sources, the
+/// formats and the relocation of search paths.
 struct CondaDriverOptions {
   CommonOptions common;
   // The staged install prefix: what `$PREFIX` holds after the build
@@ -68,6 +70,8 @@ struct ToolkitCudnn {
   std::string version;          // "9.19"
   std::filesystem::path where;  // the toolkit directory
 };
+/// The ToolkitCudnn (above) for the options' configuration; nullopt for a
+/// non-CUDA configuration. Does not throw for a root without a toolkit.
 std::optional<ToolkitCudnn> toolkit_cudnn(const CondaDriverOptions& options);
 
 /// Relocate → pack → check_binary. Returns the summary (plan lines,

@@ -32,6 +32,8 @@
 
 namespace libpkg::driver {
 
+/// The libtorch driver's options: the input (install tree or wheel), the build
+/// hash, debug splitting and what to bundle.
 struct LibtorchDriverOptions {
   CommonOptions common;
   // Exactly one of these: an install prefix with lib/ include/ [share/
@@ -59,6 +61,10 @@ struct LibtorchDriverOptions {
   std::string git = "git";
 };
 
+/// Bundle → pack the libtorch zip (and -latest copies, debug zip) →
+/// check_binary; a dry run only plans. Throws Errc::usage for a non-libtorch or
+/// non-Linux configuration, a missing or ambiguous input, or no build hash;
+/// Errc::not_found when git is needed and missing.
 Summary run_libtorch(const LibtorchDriverOptions& options);
 
 }  // namespace libpkg::driver

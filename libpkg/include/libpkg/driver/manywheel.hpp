@@ -33,6 +33,8 @@
 
 namespace libpkg::driver {
 
+/// The manywheel driver's options: the input wheel or build command, the graft
+/// directory, pypi-CUDA mode and what to bundle, keep or exclude.
 struct ManywheelOptions {
   CommonOptions common;
   // The input: a built wheel, or a build command run (with `sh -c`, its

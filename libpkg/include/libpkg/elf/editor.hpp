@@ -40,8 +40,12 @@ enum class RpathTag {
   keep,     // whatever tag the file has; DT_RUNPATH if it has none
 };
 
+/// The operation on the search path: none, set it, add entries, remove it, or
+/// shrink it to the directories that supply a NEEDED library.
 enum class RpathOp { none, set, add, remove, shrink };
 
+/// The edits plan_edit makes, patchelf's options as fields; with none
+/// (empty()), edit_file writes the input's bytes unchanged.
 struct EditOptions {
   std::optional<std::string> set_soname;
   std::optional<std::string> set_interpreter;
@@ -73,17 +77,22 @@ struct EditOptions {
   // rebuilt and .dynsym reordered as .gnu.hash requires.
   std::vector<std::pair<std::string, std::string>> rename_dynamic_symbols;
 
+  /// True when an edit changes the dynamic section (soname, rpath, NEEDED
+  /// entries, DF_1_NODEFLIB, DT_DEBUG).
   bool touches_dynamic() const {
     return set_soname || rpath_op != RpathOp::none || !remove_needed.empty() ||
            !replace_needed.empty() || !add_needed.empty() || no_default_lib ||
            add_debug_tag;
   }
+  /// True when no edit at all is requested.
   bool empty() const {
     return !touches_dynamic() && !set_interpreter && !os_abi && !execstack &&
            clear_symbol_version.empty() && rename_dynamic_symbols.empty();
   }
 };
 
+/// A planned edit: the byte patches over the input, whether the file grows, and
+/// notes on what was done.
 struct EditPlan {
   Overlay overlay;
   bool grows = false;  // appended a segment (or rebuilt ours)
@@ -97,6 +106,8 @@ struct EditPlan {
 /// not an error: like patchelf it is ignored).
 EditPlan plan_edit(const ElfFile& elf, const EditOptions& options);
 
+/// What edit_file did: whether bytes changed, the file grew or was patched in
+/// place, and the sizes before and after.
 struct EditReport {
   bool changed = false;
   bool grew = false;

@@ -16,32 +16,42 @@ namespace libpkg::elf {
 
 // ---- traits ---------------------------------------------------------------
 
+/// Trait for 32-bit little-endian ELF (ELFCLASS32, ELFDATA2LSB).
 struct Elf32LE {
   static constexpr bool is_64 = false, is_le = true;
 };
+/// Trait for 32-bit big-endian ELF (ELFCLASS32, ELFDATA2MSB).
 struct Elf32BE {
   static constexpr bool is_64 = false, is_le = false;
 };
+/// Trait for 64-bit little-endian ELF (ELFCLASS64, ELFDATA2LSB).
 struct Elf64LE {
   static constexpr bool is_64 = true, is_le = true;
 };
+/// Trait for 64-bit big-endian ELF (ELFCLASS64, ELFDATA2MSB).
 struct Elf64BE {
   static constexpr bool is_64 = true, is_le = false;
 };
 
+/// Elf_Half in the byte order of `E`.
 template <typename E>
 using U16 = Integer<u16, E::is_le>;
+/// Elf_Word in the byte order of `E`.
 template <typename E>
 using U32 = Integer<u32, E::is_le>;
+/// A 64-bit unsigned field in the byte order of `E`.
 template <typename E>
 using U64 = Integer<u64, E::is_le>;
+/// Elf_Sword in the byte order of `E`.
 template <typename E>
 using I32 = Integer<i32, E::is_le>;
+/// A 64-bit signed field in the byte order of `E`.
 template <typename E>
 using I64 = Integer<i64, E::is_le>;
 /// Elf_Addr / Elf_Off / Elf_Xword: 4 bytes on ELFCLASS32, 8 on ELFCLASS64.
 template <typename E>
 using Word = std::conditional_t<E::is_64, U64<E>, U32<E>>;
+/// Elf_Sword / Elf_Sxword (d_tag): 4 bytes on ELFCLASS32, 8 on ELFCLASS64.
 template <typename E>
 using SWord = std::conditional_t<E::is_64, I64<E>, I32<E>>;
 
@@ -283,6 +293,7 @@ enum : u32 {
 
 // ---- structs --------------------------------------------------------------
 
+/// The ELF file header (Elf32_Ehdr / Elf64_Ehdr).
 template <typename E>
 struct Ehdr {
   u8 e_ident[EI_NIDENT];
@@ -303,6 +314,7 @@ struct Ehdr {
 
 template <typename E>
 struct Phdr;
+/// Elf32_Phdr, a program header (field order differs from the 64-bit one).
 template <typename E>
 requires(!E::is_64) struct Phdr<E> {
   U32<E> p_type;
@@ -314,6 +326,7 @@ requires(!E::is_64) struct Phdr<E> {
   U32<E> p_flags;
   U32<E> p_align;
 };
+/// Elf64_Phdr, a program header.
 template <typename E>
 requires(E::is_64) struct Phdr<E> {
   U32<E> p_type;
@@ -326,6 +339,7 @@ requires(E::is_64) struct Phdr<E> {
   U64<E> p_align;
 };
 
+/// A section header (Elf32_Shdr / Elf64_Shdr).
 template <typename E>
 struct Shdr {
   U32<E> sh_name;
@@ -340,6 +354,7 @@ struct Shdr {
   Word<E> sh_entsize;
 };
 
+/// A dynamic section entry (Elf32_Dyn / Elf64_Dyn).
 template <typename E>
 struct Dyn {
   SWord<E> d_tag;
@@ -348,6 +363,7 @@ struct Dyn {
 
 template <typename E>
 struct Sym;
+/// Elf32_Sym, a symbol table entry.
 template <typename E>
 requires(!E::is_64) struct Sym<E> {
   U32<E> st_name;
@@ -357,6 +373,7 @@ requires(!E::is_64) struct Sym<E> {
   u8 st_other;
   U16<E> st_shndx;
 };
+/// Elf64_Sym, a symbol table entry (field order differs from the 32-bit one).
 template <typename E>
 requires(E::is_64) struct Sym<E> {
   U32<E> st_name;
@@ -376,6 +393,8 @@ struct Verneed {
   U32<E> vn_aux;
   U32<E> vn_next;
 };
+/// An auxiliary version need entry (Elf_Vernaux): one version needed from a
+/// file.
 template <typename E>
 struct Vernaux {
   U32<E> vna_hash;
@@ -384,6 +403,7 @@ struct Vernaux {
   U32<E> vna_name;
   U32<E> vna_next;
 };
+/// A version definition (Elf_Verdef).
 template <typename E>
 struct Verdef {
   U16<E> vd_version;
@@ -394,12 +414,14 @@ struct Verdef {
   U32<E> vd_aux;
   U32<E> vd_next;
 };
+/// An auxiliary version definition entry (Elf_Verdaux): a version name.
 template <typename E>
 struct Verdaux {
   U32<E> vda_name;
   U32<E> vda_next;
 };
 
+/// A note header (Elf_Nhdr); name and descriptor follow, 4-byte aligned.
 template <typename E>
 struct Nhdr {
   U32<E> n_namesz;
@@ -417,9 +439,13 @@ static_assert(sizeof(Verdef<Elf32LE>) == 20 && sizeof(Verdaux<Elf32LE>) == 8);
 
 /// Names for diagnostics and `inspect`.
 const char* machine_name(u16 e_machine);
+/// "SYSV", "GNU", ... for EI_OSABI; "unknown" when not known.
 const char* osabi_name(u8 osabi);
+/// "EXEC", "DYN", ... for e_type; "unknown" when not known.
 const char* type_name(u16 e_type);
+/// "NEEDED", "RUNPATH", ... for a d_tag; "unknown" when not known.
 const char* dynamic_tag_name(i64 tag);
+/// "LOAD", "DYNAMIC", ... for p_type; "unknown" when not known.
 const char* segment_type_name(u32 p_type);
 
 /// The page size the loader of this machine may use: the largest one, because

@@ -25,6 +25,8 @@
 
 namespace libpkg::elf {
 
+/// A program header, decoded to host integers; `index` is its position in the
+/// table.
 struct ProgramHeader {
   u32 index = 0;
   u32 type = 0;
@@ -32,6 +34,7 @@ struct ProgramHeader {
   u64 offset = 0, vaddr = 0, paddr = 0, filesz = 0, memsz = 0, align = 0;
 };
 
+/// A section header, decoded, with its name from .shstrtab.
 struct SectionHeader {
   u32 index = 0;
   std::string_view name;
@@ -41,12 +44,14 @@ struct SectionHeader {
   u64 addralign = 0, entsize = 0;
 };
 
+/// A dynamic section entry, decoded; `index` is its position in .dynamic.
 struct DynamicEntry {
   u32 index = 0;
   i64 tag = 0;
   u64 value = 0;
 };
 
+/// A .dynsym entry, decoded, with its name and resolved version.
 struct Symbol {
   u32 index = 0;
   std::string_view name;
@@ -60,9 +65,12 @@ struct Symbol {
   std::string_view version_file;
   bool version_hidden = false;  // '@' rather than '@@' for defined symbols
 
+  /// True when the symbol is defined in this file (st_shndx is not SHN_UNDEF).
   bool is_defined() const { return shndx != 0; }
 };
 
+/// One version in a version need or definition: its name, hash, flags and
+/// index.
 struct VersionAux {
   std::string_view name;
   u32 hash = 0;
@@ -70,11 +78,13 @@ struct VersionAux {
   u16 other = 0;  // the version index used in .gnu.version
 };
 
+/// A .gnu.version_r entry: the versions needed from one library file.
 struct VersionNeed {
   std::string_view file;
   std::vector<VersionAux> versions;
 };
 
+/// A .gnu.version_d entry: a version this file defines, with its parents.
 struct VersionDef {
   u16 index = 0;
   u16 flags = 0;
@@ -90,10 +100,14 @@ struct VersionDef {
 /// uses the ElfFile.
 using ElfWarningFn = std::function<void(std::string_view message)>;
 
+/// Options of ElfFile::open and the ElfFile constructor.
 struct ElfReadOptions {
   ElfWarningFn warning;  // default: none (oddities are worked around quietly)
 };
 
+/// A read-only view of an ELF file of either class and byte order; accessors
+/// parse on demand and throw Error(Errc::format) naming the file and offset of
+/// a malformed structure.
 class ElfFile {
  public:
   /// Maps and opens `path`. Throws libpkg::Error (Errc::format) naming the file
@@ -109,33 +123,55 @@ class ElfFile {
   /// True when the bytes start with the ELF magic.
   static bool has_elf_magic(std::span<const u8> bytes);
 
+  /// The file name used in error messages.
   const std::string& name() const { return bytes_.name(); }
+  /// The bytes of the whole file.
   const ByteView& bytes() const { return bytes_; }
   /// The underlying map, when the ElfFile owns one (open()).
   const MappedFile* mapped_file() const { return file_.get(); }
 
+  /// True for ELFCLASS64.
   bool is_64() const { return is_64_; }
+  /// True for ELFDATA2LSB.
   bool is_little_endian() const { return is_le_; }
+  /// EI_OSABI.
   u8 osabi() const { return osabi_; }
+  /// e_type (ET_EXEC, ET_DYN, ...).
   u16 type() const { return type_; }
+  /// e_machine (EM_X86_64, EM_AARCH64, ...).
   u16 machine() const { return machine_; }
+  /// e_entry, the entry point address.
   u64 entry() const;
+  /// The name of e_machine ("x86_64", ...), as elf::machine_name gives it.
   std::string machine_name() const;
 
+  /// The program headers, decoded; throws Errc::format when the table is
+  /// malformed (e_phentsize) or lies outside the file.
   std::vector<ProgramHeader> program_headers() const;
   /// Empty when the file has no section header table.
   std::vector<SectionHeader> sections() const;
+  /// The first section called `name`, if any; throws as sections() does.
   std::optional<SectionHeader> section(std::string_view name) const;
 
+  /// The PT_INTERP path (up to its NUL), if the file has one; throws
+  /// Errc::format when it lies outside the file.
   std::optional<std::string_view> interpreter() const;
+  /// True when the file has a dynamic section (PT_DYNAMIC).
   bool has_dynamic() const;
   /// The dynamic entries up to (not including) the first DT_NULL.
   std::vector<DynamicEntry> dynamic() const;
+  /// The DT_NEEDED names in order; throws Errc::format when the dynamic string
+  /// table is missing or an offset is out of bounds.
   std::vector<std::string_view> needed() const;
+  /// The DT_SONAME, if any; throws as needed() does.
   std::optional<std::string_view> soname() const;
+  /// The DT_RPATH string, if any; throws as needed() does.
   std::optional<std::string_view> rpath() const;
+  /// The DT_RUNPATH string, if any; throws as needed() does.
   std::optional<std::string_view> runpath() const;
+  /// DT_FLAGS, 0 when absent.
   u64 dt_flags() const;
+  /// DT_FLAGS_1, 0 when absent.
   u64 dt_flags_1() const;
 
   /// Number of entries in .dynsym (including the null symbol 0).
@@ -144,8 +180,13 @@ class ElfFile {
   /// without materialising a vector: big libraries have 10^5 symbols.
   void for_each_dynamic_symbol(
       const std::function<void(const Symbol&)>& fn) const;
+  /// Every .dynsym entry from index 1, as for_each_dynamic_symbol visits them.
   std::vector<Symbol> dynamic_symbols() const;
+  /// The .gnu.version_r entries; throws Errc::format naming the offset of a
+  /// malformed record.
   std::vector<VersionNeed> version_needs() const;
+  /// The .gnu.version_d entries; throws Errc::format naming the offset of a
+  /// malformed record.
   std::vector<VersionDef> version_defs() const;
 
   /// A note with this owner name and type (notes of the PT_NOTE segments, or
