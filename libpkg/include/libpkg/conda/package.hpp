@@ -108,10 +108,12 @@ struct Finding {
 /// finding. Empty result = package is consistent.
 std::vector<Finding> verify(const std::filesystem::path& package);
 
-// Calls `fn` with a reader over each tar component of either format (the
-// .conda's pkg-*.tar.zst and info-*.tar.zst members, or the .tar.bz2
-// itself; `component` is the member name, "" for .tar.bz2), for readers
-// of the members that don't extract (`pkgtool diff`).
+/// Calls `fn` with a reader over each tar component of either format (the
+/// .conda's pkg-*.tar.zst and info-*.tar.zst members, or the .tar.bz2
+/// itself; `component` is the member name, "" for .tar.bz2), for readers
+/// of the members that don't extract (`pkgtool diff`). Throws
+/// Error(Errc::format) when a component lacks its bzip2/zstd magic or a
+/// .conda has no such member, and whatever opening the archive throws.
 void for_each_component(
     const std::filesystem::path& package,
     const std::function<void(archive::TarReader& reader,
