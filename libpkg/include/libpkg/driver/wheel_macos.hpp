@@ -23,6 +23,9 @@
 
 namespace libpkg::driver {
 
+/// What the wheel_macos job reads and how it repairs: the input wheel or the
+/// build command that writes one, the deployment target, where outside
+/// libraries are looked up and which are left out.
 struct WheelMacosOptions {
   CommonOptions common;
   // The input: a built wheel, or a build command run (with `sh -c`, its
@@ -42,15 +45,16 @@ struct WheelMacosOptions {
   std::vector<std::string> exclude;
 };
 
-// The OpenMP runtimes a macOS wheel may ship once, in <package>/lib.
+/// True for the leaf names of the OpenMP runtimes (libomp, libiomp5,
+/// libgomp) a macOS wheel may ship once, in <package>/lib; never throws.
 bool is_openmp_runtime(const std::string& leaf_name);
 
-// Runs the job. Throws libpkg::Error for bad input: a missing wheel or
-// source directory (Errc::not_found), a wheel for another python or
-// architecture than the configuration's (Errc::usage), an OpenMP runtime
-// the repair would bundle into .dylibs (Errc::format: the build must ship
-// it in <package>/lib), and whatever the repair refuses. A dry run returns
-// the plan and writes nothing (a build command is not run).
+/// Runs the job. Throws libpkg::Error for bad input: a missing wheel or
+/// source directory (Errc::not_found), a wheel for another python or
+/// architecture than the configuration's (Errc::usage), an OpenMP runtime
+/// the repair would bundle into .dylibs (Errc::format: the build must ship
+/// it in <package>/lib), and whatever the repair refuses. A dry run returns
+/// the plan and writes nothing (a build command is not run).
 Summary run_wheel_macos(const WheelMacosOptions& options);
 
 }  // namespace libpkg::driver
