@@ -18,9 +18,11 @@
 
 namespace libpkg::wheel {
 
-// Which wheel's copy wins for a differing file that is not Mach-O.
+/// Which wheel's copy wins for a differing file that is not Mach-O.
 enum class FusePrefer { none, a, b };
 
+/// How `fuse` writes its output: the directory, which side wins for differing
+/// non-Mach-O files, the deflate level, threads and progress.
 struct FuseOptions {
   std::filesystem::path out_dir;  // empty: the first wheel's directory
   FusePrefer prefer = FusePrefer::none;
@@ -29,6 +31,8 @@ struct FuseOptions {
   ProgressFn progress;
 };
 
+/// What `fuse` wrote: the output path and name, the members made fat or taken
+/// from one side, and member counts.
 struct FuseResult {
   std::filesystem::path path;
   WheelName name;
@@ -38,13 +42,13 @@ struct FuseResult {
   u64 raw_copies = 0;
 };
 
-// Fuses `a` and `b` into out_dir/<name with the fused platform tag>.whl.
-// Both must be verified wheels (RECORD) of the same distribution, version,
-// build, python and abi tags, with macOS platform tags. Errors (nothing
-// written): Errc::format for a file that is not a wheel or a corrupt member,
-// Errc::usage for mismatching names, differing non-Mach-O files (listed),
-// Mach-O pairs with a common architecture, or an output that would replace
-// an input.
+/// Fuses `a` and `b` into out_dir/<name with the fused platform tag>.whl.
+/// Both must be verified wheels (RECORD) of the same distribution, version,
+/// build, python and abi tags, with macOS platform tags. Errors (nothing
+/// written): Errc::format for a file that is not a wheel or a corrupt member,
+/// Errc::usage for mismatching names, differing non-Mach-O files (listed),
+/// Mach-O pairs with a common architecture, or an output that would replace
+/// an input; Errc::io when a scratch file for a Mach-O member cannot be made.
 FuseResult fuse(const std::filesystem::path& a, const std::filesystem::path& b,
                 const FuseOptions& options = {});
 

@@ -34,39 +34,47 @@
 
 namespace libpkg::wheel {
 
+/// A macOS version as major.minor, ordered; the unit of minos values and
+/// platform tags.
 struct MacosVersion {
   unsigned major = 0;
   unsigned minor = 0;
 
-  // "10.15", "11.0", "13" (minor 0), "10.9.5" (patch ignored). Throws
-  // Errc::usage naming `what` on anything else.
+  /// "10.15", "11.0", "13" (minor 0), "10.9.5" (patch ignored). Throws
+  /// Errc::usage naming `what` on anything else.
   static MacosVersion parse(std::string_view text,
                             std::string_view what = "macOS version");
-  // The version as a platform tag uses it: minor 0 from macOS 11 on.
+  /// The version as a platform tag uses it: minor 0 from macOS 11 on.
   MacosVersion tag_version() const {
     return major >= 11 ? MacosVersion{major, 0} : *this;
   }
-  std::string str() const;       // "10.15"
+  /// Formats the version as "10.15"; never throws.
+  std::string str() const;  // "10.15"
+  /// Formats tag_version() as a tag part, "10_15" or "11_0"; never throws.
   std::string tag_part() const;  // "10_15" (of tag_version())
 
   bool operator==(const MacosVersion&) const = default;
   auto operator<=>(const MacosVersion&) const = default;
 };
 
-// One Mach-O slice of a wheel member.
-// Callers leave out slices without LC_BUILD_VERSION / LC_VERSION_MIN_MACOSX
-// (delocate ignores them too).
+/// One Mach-O slice of a wheel member.
+/// Callers leave out slices without LC_BUILD_VERSION / LC_VERSION_MIN_MACOSX
+/// (delocate ignores them too).
 struct MacosBinary {
   std::string file;  // member name, for error messages
   std::string arch;  // "arm64", "x86_64", ... (arm64e counts as arm64)
   MacosVersion minos;
 };
 
+/// Options of compute_macos_platform_tags: the deployment target that is both
+/// floor and ceiling.
 struct MacosTagOptions {
   // MACOSX_DEPLOYMENT_TARGET or --target: floor and ceiling.
   std::optional<MacosVersion> target;
 };
 
+/// What compute_macos_platform_tags found: each arch's tag version and the
+/// sorted platform tags.
 struct MacosTagResult {
   // The tag version of each arch after the floors (arm64 ≥ 11.0, target).
   std::map<std::string, MacosVersion> arch_versions;
@@ -74,25 +82,31 @@ struct MacosTagResult {
   std::vector<std::string> platform_tags;
 };
 
-// Throws Errc::usage when `binaries` is empty (no version to compute) and
-// Errc::format when files need a newer macOS than the target:
-// "3 files need a newer macOS than the deployment target 10.15: a.so
-// (x86_64 11.0), ...". `wheel` names the wheel in that error.
+/// Computes the platform tags by the rules above.
+/// Throws Errc::usage when `binaries` is empty (no version to compute) and
+/// Errc::format when files need a newer macOS than the target:
+/// "3 files need a newer macOS than the deployment target 10.15: a.so
+/// (x86_64 11.0), ...". `wheel` names the wheel in that error.
 MacosTagResult compute_macos_platform_tags(
     const std::vector<MacosBinary>& binaries, const MacosTagOptions& options,
     const std::string& wheel);
 
-// Whether a platform tag is a macOS one ("macosx_*").
+/// Whether a platform tag is a macOS one ("macosx_*").
+/// Never throws.
 bool is_macos_platform_tag(std::string_view tag);
 
-// `name` with its platform tags replaced by `platform_tags` (python, abi,
-// build and version kept).
+/// `name` with its platform tags replaced by `platform_tags` (python, abi,
+/// build and version kept).
+/// Throws Error(Errc::format) when `platform_tags` is empty or a tag has a
+/// character other than ASCII letters, digits and `_`.
 WheelName with_platform_tags(const WheelName& name,
                              const std::vector<std::string>& platform_tags);
 
-// WHEEL text whose Tag lines are exactly `name.tags()` (the file name and
-// WHEEL then agree), written where the old Tag lines were; every other field
-// is kept in order (WheelFile). `file` names the WHEEL member in parse errors.
+/// WHEEL text whose Tag lines are exactly `name.tags()` (the file name and
+/// WHEEL then agree), written where the old Tag lines were; every other field
+/// is kept in order (WheelFile). `file` names the WHEEL member in parse errors.
+/// Throws Error(Errc::format) naming `file` when the text is not a header
+/// block.
 std::string retag_wheel_text(std::string_view wheel_text, const WheelName& name,
                              const std::string& file);
 

@@ -28,6 +28,8 @@ namespace libpkg::wheel {
 
 // ---- pack -----------------------------------------------------------------
 
+/// How `pack` compresses and stamps members: deflate level, threads, timestamp,
+/// build tag override, a previous build to reuse, progress and chunk cache.
 struct PackOptions {
   int level = 6;         // deflate level 0..9 (libdeflate 10..12 accepted)
   unsigned threads = 0;  // 0: one per core
@@ -48,6 +50,8 @@ struct PackOptions {
   std::shared_ptr<archive::ChunkCache> cache;
 };
 
+/// What `pack` wrote: the wheel's path, its member count, raw reuses and
+/// uncompressed bytes.
 struct PackResult {
   std::filesystem::path path;
   u64 members = 0;  // including RECORD
@@ -55,22 +59,27 @@ struct PackResult {
   u64 bytes = 0;    // uncompressed content
 };
 
-// Packs `dir` (an unpacked wheel: exactly one top-level *.dist-info with a
-// WHEEL file) into `out_dir`/<name>-<version>[-<build>]-<tags>.whl, where
-// name and version come from the .dist-info directory name and the tags from
-// WHEEL's Tag lines, like `wheel pack`. Member order: files before
-// subdirectories, each sorted by name (os.walk with sorted names, as `wheel
-// pack`), then everything under the .dist-info directory sorted, RECORD
-// last. Modes are normalised to 0755 (any execute bit) or 0644. Symlinks to
-// files are followed (the content is stored, as `wheel pack` does); a
-// symlink to a directory is an Errc::unsupported error rather than silently
-// dropped. An existing RECORD in the tree is ignored and regenerated.
+/// Packs `dir` (an unpacked wheel: exactly one top-level *.dist-info with a
+/// WHEEL file) into `out_dir`/<name>-<version>[-<build>]-<tags>.whl, where
+/// name and version come from the .dist-info directory name and the tags from
+/// WHEEL's Tag lines, like `wheel pack`. Member order: files before
+/// subdirectories, each sorted by name (os.walk with sorted names, as `wheel
+/// pack`), then everything under the .dist-info directory sorted, RECORD
+/// last. Modes are normalised to 0755 (any execute bit) or 0644. Symlinks to
+/// files are followed (the content is stored, as `wheel pack` does); a
+/// symlink to a directory is an Errc::unsupported error rather than silently
+/// dropped. An existing RECORD in the tree is ignored and regenerated.
+/// Throws Errc::usage when `dir` is not a directory or the build tag is
+/// invalid, Errc::format for a missing or malformed WHEEL or no Tag lines or
+/// not exactly one .dist-info, Errc::io when the tree cannot be listed.
 PackResult pack(const std::filesystem::path& dir,
                 const std::filesystem::path& out_dir,
                 const PackOptions& options = {});
 
 // ---- unpack ---------------------------------------------------------------
 
+/// How `unpack` checks and extracts: RECORD verification, threads and the
+/// expansion limit.
 struct UnpackOptions {
   bool verify = true;  // check every member against RECORD first
   unsigned threads = 0;
@@ -78,16 +87,21 @@ struct UnpackOptions {
   u64 max_expansion = 200;     // archive::ExtractOptions::max_expansion
 };
 
-// Extracts `wheel` into `dest`/<name>-<version> (names from the file name,
-// like `wheel unpack`) through archive::extract (hostile names refused before
-// anything is written). With `verify`, a wheel whose RECORD check finds
-// anything is refused (Errc::format naming the first finding).
+/// Extracts `wheel` into `dest`/<name>-<version> (names from the file name,
+/// like `wheel unpack`) through archive::extract (hostile names refused before
+/// anything is written). With `verify`, a wheel whose RECORD check finds
+/// anything is refused (Errc::format naming the first finding).
+/// Throws Errc::format for a file name that is not a wheel's and whatever
+/// archive::ZipReader::open, archive::check_member_names and archive::extract
+/// throw.
 std::filesystem::path unpack(const std::filesystem::path& wheel,
                              const std::filesystem::path& dest,
                              const UnpackOptions& options = {});
 
 // ---- verify ---------------------------------------------------------------
 
+/// What verify() can find wrong with a wheel; each is a Finding, not an
+/// exception.
 enum class FindingKind {
   bad_file_name,       // the file name does not parse
   dist_info_count,     // not exactly one top-level *.dist-info directory
@@ -110,51 +124,61 @@ enum class FindingKind {
                     // row counts: pip/wheel use the last, we used the first)
 };
 
+/// The kind's kebab-case name ("bad-file-name", "hash-mismatch", ...); never
+/// throws.
 const char* finding_kind_name(FindingKind kind);
 
+/// One problem verify() found: its kind, the member concerned and the expected
+/// and actual values.
 struct Finding {
   FindingKind kind;
   std::string member;  // the member (or file name) concerned
   std::string expected;
   std::string actual;
-  // "KIND: MEMBER: expected E, found A" (or a message for kinds without
-  // expected/actual values).
+  /// "KIND: MEMBER: expected E, found A" (or a message for kinds without
+  /// expected/actual values).
+  /// Never throws.
   std::string message() const;
 };
 
+/// Threads (or the job's pool) verify() hashes members on.
 struct VerifyOptions {
   unsigned threads = 0;
   ThreadPool* pool = nullptr;  // the job's pool; null: own `threads`
 };
 
+/// What verify() checked: the wheel, member count, bytes hashed and every
+/// finding.
 struct VerifyReport {
   std::filesystem::path wheel;
   u64 members = 0;  // file members in the archive
   u64 hashed_bytes = 0;
   std::vector<Finding> findings;
+  /// True when verify() found nothing.
   bool ok() const { return findings.empty(); }
 };
 
-// Checks every member against RECORD (decompressing on a thread pool), and
-// the file name against the .dist-info directory and WHEEL. Throws only when
-// the file can't be read as a zip at all.
+/// Checks every member against RECORD (decompressing on a thread pool), and
+/// the file name against the .dist-info directory and WHEEL. Throws only when
+/// the file can't be read as a zip at all.
 VerifyReport verify(const std::filesystem::path& wheel,
                     const VerifyOptions& options = {});
 VerifyReport verify(const archive::ZipReader& zip,
                     const VerifyOptions& options = {});
 
-// Throws Errc::format naming the wheel and its first finding (then `hint`:
-// how to proceed anyway) when verify() finds anything: unpack and every
-// rewrite of a wheel go through this.
+/// Throws Errc::format naming the wheel and its first finding (then `hint`:
+/// how to proceed anyway) when verify() finds anything: unpack and every
+/// rewrite of a wheel go through this.
 void require_verified(const archive::ZipReader& zip, unsigned threads,
                       const std::string& hint, ThreadPool* pool = nullptr);
 
 // ---- rewrite --------------------------------------------------------------
 
-// Member-level edits, keyed by the names in the input wheel. RECORD is
-// always regenerated (and RECORD signatures dropped, since they'd no longer
-// match); do not edit it.
+/// Member-level edits, keyed by the names in the input wheel. RECORD is
+/// always regenerated (and RECORD signatures dropped, since they'd no longer
+/// match); do not edit it.
 struct WheelEdits {
+  /// A member to add: its name, content and Unix mode.
   struct NewMember {
     std::string name;
     archive::SourcePtr content;
@@ -165,9 +189,9 @@ struct WheelEdits {
   std::vector<NewMember> add;
   std::set<std::string> remove;
   std::map<std::string, std::string> rename;  // old name → new name
-  // Members copied with their compressed bytes from another archive (wheel
-  // fuse takes them from the second wheel): a name the input has is
-  // replaced in its position, any other name is added like `add`.
+  /// Members copied with their compressed bytes from another archive (wheel
+  /// fuse takes them from the second wheel): a name the input has is
+  /// replaced in its position, any other name is added like `add`.
   struct RawMember {
     const archive::ZipReader* zip = nullptr;  // must outlive rewrite()
     const archive::ZipEntry* entry = nullptr;
@@ -179,6 +203,8 @@ struct WheelEdits {
   std::map<std::string, RawMember> raw_from;
 };
 
+/// How `rewrite` compresses, stamps and reports new members, and whether it
+/// accepts an unverified input.
 struct RewriteOptions {
   int level = 6;
   unsigned threads = 0;
@@ -198,6 +224,8 @@ struct RewriteOptions {
   bool allow_unverified = false;
 };
 
+/// What `rewrite` wrote: the output path and how many members were copied raw
+/// or compressed.
 struct RewriteResult {
   std::filesystem::path path;
   u64 members = 0;     // including RECORD
@@ -205,20 +233,24 @@ struct RewriteResult {
   u64 compressed = 0;  // members compressed from new content
 };
 
-// Writes `out` = `input` with `edits` applied. Member order: the input's
-// order (renamed in place), added members (sorted) after the last member
-// outside the .dist-info directory and at the end of the .dist-info
-// members, RECORD last. The input is verified first (verify(), every member
-// hashed) and refused with Errc::format naming it and its first finding
-// unless options.allow_unverified; RECORD rows of raw copies then come from
-// the input RECORD. Throws Errc::usage for edits naming absent members,
-// duplicate output names or not exactly one output .dist-info.
+/// Writes `out` = `input` with `edits` applied. Member order: the input's
+/// order (renamed in place), added members (sorted) after the last member
+/// outside the .dist-info directory and at the end of the .dist-info
+/// members, RECORD last. The input is verified first (verify(), every member
+/// hashed) and refused with Errc::format naming it and its first finding
+/// unless options.allow_unverified; RECORD rows of raw copies then come from
+/// the input RECORD. Throws Errc::usage for edits naming absent members,
+/// duplicate output names or not exactly one output .dist-info.
+/// Errc::format also when a raw copy has a name the writer refuses, Errc::io
+/// when the output cannot be written.
 RewriteResult rewrite(const archive::ZipReader& input,
                       const std::filesystem::path& out, const WheelEdits& edits,
                       const RewriteOptions& options = {});
 
 // ---- retag ----------------------------------------------------------------
 
+/// Which tags, build tag and version a retag changes, and where the output
+/// goes.
 struct RetagOptions {
   // Each: "a.b" replaces the set, "+a.b" adds, "-a.b" removes (wheel tags).
   std::optional<std::string> python_tags;
@@ -237,22 +269,27 @@ struct RetagOptions {
   bool allow_unverified = false;  // RewriteOptions::allow_unverified
 };
 
-// Computes the retagged name (no I/O beyond parsing the name).
+/// Computes the retagged name (no I/O beyond parsing the name).
+/// Throws Errc::usage for an edit that leaves a tag set empty or an invalid
+/// build tag, Errc::format for a malformed tag.
 WheelName retagged_name(const WheelName& name, const RetagOptions& options);
 
-// Writes the retagged wheel and returns its path. WHEEL's Tag lines (and
-// Build) are rewritten; every other member is copied raw. Throws
-// Errc::usage when the output would be the input and `in_place` is unset.
+/// Writes the retagged wheel and returns what rewrite() wrote (its path in
+/// `path`). WHEEL's Tag lines (and Build) are rewritten; every other member is
+/// copied raw. Throws Errc::usage when the output would be the input and
+/// `in_place` is unset, Errc::format when the wheel has no WHEEL, and whatever
+/// retagged_name() and rewrite() throw.
 RewriteResult retag(const std::filesystem::path& wheel,
                     const RetagOptions& options);
 
 // ---- helpers --------------------------------------------------------------
 
-// Top-level "*.dist-info" directory names among the members, sorted.
+/// Top-level "*.dist-info" directory names among the members, sorted.
+/// Never throws.
 std::vector<std::string> dist_info_dirs(const archive::ZipReader& zip);
-// The .dist-info directory of a wheel: the one matching the file name's
-// name-version (compared with canonicalised names), or the only one.
-// Throws Errc::format when there is none or it is ambiguous.
+/// The .dist-info directory of a wheel: the one matching the file name's
+/// name-version (compared with canonicalised names), or the only one.
+/// Throws Errc::format when there is none or it is ambiguous.
 std::string find_dist_info(const archive::ZipReader& zip,
                            const std::optional<WheelName>& name);
 
