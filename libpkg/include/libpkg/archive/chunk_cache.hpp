@@ -48,6 +48,7 @@
 
 namespace libpkg::archive {
 
+/// Where a ChunkCache lives, how large it may grow and where its warnings go.
 struct ChunkCacheOptions {
   std::filesystem::path dir;  // empty: ChunkCache::default_dir()
   u64 max_bytes = u64{20} << 30;
@@ -56,55 +57,75 @@ struct ChunkCacheOptions {
   LogFn log;
 };
 
+/// The cache of deflated chunks described above; every operation is best-effort
+/// and throws nothing, failures are warnings through the LogFn.
 class ChunkCache {
  public:
+  /// A cache key: the SHA-256 that key() computes.
   using Key = std::array<u8, 32>;
 
+  /// A cache over `options.dir` (default_dir() when empty); touches no file.
   explicit ChunkCache(ChunkCacheOptions options);
 
-  // $XDG_CACHE_HOME/libpkg/chunks when XDG_CACHE_HOME is an absolute path,
-  // else $HOME/.cache/libpkg/chunks (the XDG base directory rule).
+  /// $XDG_CACHE_HOME/libpkg/chunks when XDG_CACHE_HOME is an absolute path,
+  /// else $HOME/.cache/libpkg/chunks (the XDG base directory rule).
+  /// When HOME is unset too, <temp dir>/libpkg-chunks. Never throws.
   static std::filesystem::path default_dir();
-  // LIBPKG_NO_CACHE set to anything but "" or "0".
+  /// LIBPKG_NO_CACHE set to anything but "" or "0".
+  /// Never throws.
   static bool disabled_by_environment();
-  // The cache a frontend asked for: none with `no_cache` or
-  // LIBPKG_NO_CACHE, else one over `dir` (default_dir() when unset).
+  /// The cache a frontend asked for: none with `no_cache` or
+  /// LIBPKG_NO_CACHE, else one over `dir` (default_dir() when unset).
+  /// Never throws.
   static std::shared_ptr<ChunkCache> open(
       bool no_cache, const std::optional<std::filesystem::path>& dir,
       std::optional<u64> max_bytes, LogFn log);
 
+  /// The cache directory.
   const std::filesystem::path& dir() const { return options_.dir; }
+  /// The size prune_if_stored() prunes to.
   u64 max_bytes() const { return options_.max_bytes; }
 
+  /// The key of a chunk: SHA-256 over the encoder identity (libdeflate version,
+  /// chunk rules version), `level`, `final`, the size and `input`; never
+  /// throws.
   static Key key(std::span<const u8> input, int level, bool final);
 
-  // On a hit replaces `out` with the entry's bytes (at most `max_size`,
-  // else the entry is corrupt) and returns true. `input_crc32` is the
-  // chunk's CRC-32, checked against the entry's. Thread-safe.
+  /// On a hit replaces `out` with the entry's bytes (at most `max_size`,
+  /// else the entry is corrupt) and returns true. `input_crc32` is the
+  /// chunk's CRC-32, checked against the entry's. Thread-safe.
+  /// A corrupt entry is removed with a warning and counted as a miss; never
+  /// throws.
   bool load(const Key& key, u32 input_crc32, u64 max_size,
             std::vector<u8>& out);
-  // Stores `bytes` under `key`; failures warn once and are otherwise
-  // ignored. Thread-safe.
+  /// Stores `bytes` under `key`; failures warn once and are otherwise
+  /// ignored. Thread-safe.
   void store(const Key& key, u32 input_crc32, std::span<const u8> bytes);
-  // Input bytes whose compression a hit spared (for the counters).
+  /// Input bytes whose compression a hit spared (for the counters).
   void count_saved(u64 input_bytes) { saved_ += input_bytes; }
 
+  /// The entries in the cache directory and their total size.
   struct Usage {
     u64 entries = 0;
     u64 bytes = 0;  // file sizes, headers included
   };
+  /// Counts the entries and their bytes (temporary files not included); what
+  /// cannot be listed is skipped, never throws.
   Usage usage() const;
-  // Removes temporary files older than an hour (their writer died), then
-  // the least recently used entries until the rest totals at most
-  // `max_bytes`. Returns what is left.
+  /// Removes temporary files older than an hour (their writer died), then
+  /// the least recently used entries until the rest totals at most
+  /// `max_bytes`. Returns what is left.
+  /// Failures to list or remove are skipped (not reported); never throws.
   Usage prune(u64 max_bytes);
-  // prune(max_bytes()) when this object stored anything: writers call it
-  // after commit.
+  /// prune(max_bytes()) when this object stored anything: writers call it
+  /// after commit.
   void prune_if_stored();
-  // Removes every entry and temporary file.
+  /// Removes every entry and temporary file.
+  /// Removes empty two-hex-digit subdirectories too; failures are skipped,
+  /// never throws.
   void clear();
 
-  // This object's lookups since it was created.
+  /// This object's lookups since it was created.
   struct Counters {
     u64 hits = 0;
     u64 misses = 0;        // including corrupt entries
@@ -112,6 +133,7 @@ class ChunkCache {
     u64 bytes_saved = 0;   // input bytes not compressed thanks to hits
     u64 bytes_stored = 0;  // compressed bytes written to the cache
   };
+  /// A snapshot of this object's counters; never throws.
   Counters counters() const;
 
  private:

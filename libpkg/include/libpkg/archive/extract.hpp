@@ -24,6 +24,8 @@
 
 namespace libpkg::archive {
 
+/// How `extract` writes members: modes, symlinks, overwrite, threads, progress,
+/// the expansion bound and an optional member filter.
 struct ExtractOptions {
   // Apply the unix permission bits stored in the archive (masked to 0777 and
   // never setuid/setgid/sticky; directories also never world-writable, so a
@@ -55,6 +57,8 @@ struct ExtractOptions {
 // Archives may always expand to this much (small fixtures, tiny wheels).
 inline constexpr u64 kExpansionFloor = u64{256} << 20;
 
+/// What `extract` wrote: counts of files, directories and symlinks and the
+/// content bytes.
 struct ExtractReport {
   u64 files = 0;
   u64 directories = 0;
@@ -62,10 +66,15 @@ struct ExtractReport {
   u64 bytes = 0;
 };
 
-// Throws Errc::format naming the archive and the offending member when a
-// name is hostile (see above); nothing has been written at that point.
+/// Throws Errc::format naming the archive and the offending member when a
+/// name is hostile (see above); nothing has been written at that point.
 void check_member_names(const ZipReader& zip, bool allow_symlinks = true);
 
+/// Extracts `zip` into `dir` through a staging directory that replaces `dir`
+/// only when every member was written. Throws Errc::format for a hostile name,
+/// members past the expansion bound or a corrupt member, Errc::usage for a
+/// target StagedTarget refuses, Errc::io for a failed write; `dir` is then
+/// untouched.
 ExtractReport extract(const ZipReader& zip, const std::filesystem::path& dir,
                       const ExtractOptions& options = {});
 

@@ -22,21 +22,28 @@
 
 namespace libpkg::archive {
 
+/// One zip member's bytes as a ByteView, filled on demand for a deflated
+/// member.
 class MemberView {
  public:
   virtual ~MemberView() = default;
-  // The member's bytes as one view of its declared size; `name` is what
-  // parse errors call the file (e.g. where the member would be unpacked).
-  // Filling errors name the archive and the member. Valid while this
-  // MemberView lives.
+  /// The member's bytes as one view of its declared size; `name` is what
+  /// parse errors call the file (e.g. where the member would be unpacked).
+  /// Filling errors name the archive and the member. Valid while this
+  /// MemberView lives.
+  /// Never throws itself; reading the view throws Error(Errc::format) when
+  /// the member does not inflate (CRC, truncation).
   virtual ByteView view(std::string name) const = 0;
-  // How many bytes have been inflated so far (stored members: 0).
+  /// How many bytes have been inflated so far (stored members: 0).
+  /// Never throws.
   virtual u64 inflated() const = 0;
 };
 
-// `zip` must be a reader of a file or of bytes; the view keeps it alive.
-// Refuses (Errc::unsupported, naming the member) methods other than stored
-// and deflated.
+/// `zip` must be a reader of a file or of bytes; the view keeps it alive.
+/// Refuses (Errc::unsupported, naming the member) methods other than stored
+/// and deflated.
+/// Also throws Errc::format for a stored member whose size is not the declared
+/// one, and Errc::io when the inflate buffer cannot be mapped.
 std::shared_ptr<const MemberView> open_member(
     std::shared_ptr<const ZipReader> zip, const ZipEntry& entry);
 

@@ -23,29 +23,39 @@ class Overlay;
 
 namespace libpkg::archive {
 
+/// Bytes a zip writer reads a member's content from, at any offset, from any
+/// thread.
 class ContentSource {
  public:
   virtual ~ContentSource() = default;
 
+  /// The content's size in bytes, fixed when the source was made; never throws.
   virtual u64 size() const = 0;
-  // Fills `out` with the bytes at [offset, offset + out.size()), which must
-  // lie inside size(). Thread-safe. Throws libpkg::Error naming the source
-  // (e.g. when a file shrank since it was queued).
+  /// Fills `out` with the bytes at [offset, offset + out.size()), which must
+  /// lie inside size(). Thread-safe. Throws libpkg::Error naming the source
+  /// (e.g. when a file shrank since it was queued).
   virtual void read(u64 offset, std::span<u8> out) const = 0;
-  // For error messages: a path, or "<archive>:<member>" for in-memory data.
+  /// For error messages: a path, or "<archive>:<member>" for in-memory data.
+  /// Never throws.
   virtual const std::string& name() const = 0;
 };
 
+/// A shared, immutable content source.
 using SourcePtr = std::shared_ptr<const ContentSource>;
 
-// A regular file, opened per read (size taken now; a later size change is an
-// error at read time).
+/// A regular file, opened per read (size taken now; a later size change is an
+/// error at read time).
+/// Throws Error(Errc::io) when `path` cannot be stat'ed and Errc::usage when it
+/// is not a regular file.
 SourcePtr file_source(const std::filesystem::path& path);
-// Bytes owned by the source.
+/// Bytes owned by the source.
+/// Never throws; read() throws Errc::usage for a range past the end.
 SourcePtr bytes_source(std::vector<u8> bytes, std::string name);
 SourcePtr bytes_source(std::string_view text, std::string name);
-// `input` as edited by `overlay` (the ELF editor's output), streamed without
-// materialising the edited file.
+/// `input` as edited by `overlay` (the ELF editor's output), streamed without
+/// materialising the edited file.
+/// Throws Errc::usage when `input`'s size is not the one the overlay was made
+/// for (or it is not a regular file), Errc::io when it cannot be stat'ed.
 SourcePtr overlay_source(const std::filesystem::path& input, Overlay overlay);
 
 }  // namespace libpkg::archive

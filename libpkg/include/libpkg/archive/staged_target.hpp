@@ -20,19 +20,28 @@
 
 namespace libpkg::archive {
 
+/// A staging directory beside an extraction target that replaces the target
+/// only when install() is called; destroyed without install(), it removes the
+/// staging directory and leaves the target as it was.
 class StagedTarget {
  public:
-  // Checks `target`: absent, an empty directory or (with `overwrite`) any
-  // directory; a symlink or a file is refused (Errc::usage). `archive` names
-  // the input in error messages.
+  /// Checks `target`: absent, an empty directory or (with `overwrite`) any
+  /// directory; a symlink or a file is refused (Errc::usage). `archive` names
+  /// the input in error messages.
+  /// Throws Errc::io when the parent directory or the staging directory cannot
+  /// be created or the target cannot be stat'ed.
   StagedTarget(const std::filesystem::path& target, bool overwrite,
                std::string archive);
 
-  // The staging directory to fill (mode 0700 until install()).
+  /// The staging directory to fill (mode 0700 until install()).
+  /// Never throws.
   const std::filesystem::path& path() const { return staging_path_; }
 
-  // Gives the staging directory the target's mode (0755 for a new target)
-  // and renames it into place.
+  /// Gives the staging directory the target's mode (0755 for a new target)
+  /// and renames it into place.
+  /// Replaces a non-empty target atomically where RENAME_EXCHANGE works, else
+  /// moves it aside first. Throws Error(Errc::io) naming the archive when a
+  /// chmod or rename fails.
   void install();
 
  private:

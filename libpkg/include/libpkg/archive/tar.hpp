@@ -36,11 +36,14 @@
 
 namespace libpkg::archive {
 
+/// The kind of a tar member; the writer writes only file, directory and
+/// symlink.
 enum class TarKind { file, directory, symlink, hardlink, other };
 
+/// The kind's name ("file", "directory", ...), for messages; never throws.
 const char* tar_kind_name(TarKind kind);
 
-// One member to write.
+/// One member to write.
 struct TarEntry {
   std::string path;              // relative, '/'-separated, no trailing '/'
   TarKind kind = TarKind::file;  // file, directory or symlink
@@ -49,10 +52,13 @@ struct TarEntry {
   std::string link_target;       // symlinks only
 };
 
+/// What every written member shares: its mtime.
 struct TarWriteOptions {
   i64 mtime = 0;  // unix seconds, for every member
 };
 
+/// How write_tar_zst compresses: level, workers, checksum, overlap and
+/// progress.
 struct ZstdOptions {
   int level = 19;        // 1..22 (levels above 19 use a large window)
   unsigned threads = 1;  // compression workers; 0 is treated as 1
@@ -70,42 +76,54 @@ struct ZstdOptions {
   ProgressFn progress;
 };
 
+/// Receives consecutive pieces of a tar (or compressed tar) stream.
 using TarSink = std::function<void(std::span<const u8>)>;
 
-// Exact size in bytes of the uncompressed tar write_tar() produces for these
-// entries (headers, padding and end blocks), without reading any content.
+/// Exact size in bytes of the uncompressed tar write_tar() produces for these
+/// entries (headers, padding and end blocks), without reading any content.
+/// Throws Errc::usage for a file entry without content or a kind the writer
+/// cannot write.
 u64 tar_size(const std::vector<TarEntry>& entries,
              const TarWriteOptions& options = {});
 
-// Writes the uncompressed tar stream to `sink`. Throws libpkg::Error naming
-// `name` (used in messages) or the content source that failed.
+/// Writes the uncompressed tar stream to `sink`. Throws libpkg::Error naming
+/// `name` (used in messages) or the content source that failed.
+/// Throws Errc::usage for an entry tar_size() refuses, Errc::io when libarchive
+/// fails.
 void write_tar(const std::vector<TarEntry>& entries,
                const TarWriteOptions& options, const TarSink& sink,
                const std::string& name = "<tar>");
 
-// `.tar.bz2` at `target` (atomically), bzip2 level 1..9. Returns the bytes
-// written (a device or FIFO target keeps no size to read back).
+/// `.tar.bz2` at `target` (atomically), bzip2 level 1..9. Returns the bytes
+/// written (a device or FIFO target keeps no size to read back).
+/// Throws Errc::usage for a level outside 1..9, Errc::io when the target cannot
+/// be written, and what write_tar() throws; the target is untouched then.
 u64 write_tar_bz2(const std::filesystem::path& target,
                   const std::vector<TarEntry>& entries,
                   const TarWriteOptions& options, int level = 9);
 
-// `.tar.zst` at `target` (atomically); returns the uncompressed tar size.
+/// `.tar.zst` at `target` (atomically); returns the uncompressed tar size.
+/// Throws as the streaming overload does and Errc::io when the target cannot be
+/// written; the target is untouched then.
 u64 write_tar_zst(const std::filesystem::path& target,
                   const std::vector<TarEntry>& entries,
                   const TarWriteOptions& options, const ZstdOptions& zstd);
 
-// The same, streamed into `sink`: at most zstd_bound(tar_bytes) bytes.
-// `tar_bytes` must be tar_size(entries, options), which a caller bounding
-// the output has computed already (a mismatch is an error); `name` is used
-// in messages.
+/// The same, streamed into `sink`: at most zstd_bound(tar_bytes) bytes.
+/// `tar_bytes` must be tar_size(entries, options), which a caller bounding
+/// the output has computed already (a mismatch is an error); `name` is used
+/// in messages.
+/// Throws Errc::usage for a level or overlap_log out of range, Errc::io on a
+/// zstd failure or a tar_bytes mismatch, and what write_tar() throws.
 void write_tar_zst(const std::vector<TarEntry>& entries,
                    const TarWriteOptions& options, const ZstdOptions& zstd,
                    u64 tar_bytes, const TarSink& sink, const std::string& name);
 
-// Upper bound of a zstd frame holding `bytes` of input (ZSTD_compressBound).
+/// Upper bound of a zstd frame holding `bytes` of input (ZSTD_compressBound).
+/// Never throws.
 u64 zstd_bound(u64 bytes);
 
-// Bounds applied while reading untrusted tars.
+/// Bounds applied while reading untrusted tars.
 struct TarLimits {
   u64 max_entries = 1u << 20;
   u64 max_total_size = u64{64} << 30;  // sum of member sizes
@@ -113,6 +131,7 @@ struct TarLimits {
   u64 max_name_length = 4096;
 };
 
+/// One member as TarReader::next() reads it.
 struct TarMember {
   std::string path;  // as stored (extract_tar checks it)
   TarKind kind = TarKind::other;
@@ -122,27 +141,40 @@ struct TarMember {
   std::string link_target;  // symlink target, or hardlink target path
 };
 
+/// A forward-only reader of a tar from a file, memory or a descriptor,
+/// compression detected, TarLimits enforced.
 class TarReader {
  public:
+  /// Opens `path`; throws Errc::io when it cannot be opened or is not a regular
+  /// file and Errc::format when it is not a readable (possibly compressed) tar.
   static TarReader open_file(const std::filesystem::path& path,
                              const TarLimits& limits = {});
-  // `data` must outlive the reader; `name` is used in error messages.
+  /// `data` must outlive the reader; `name` is used in error messages.
+  /// Throws Errc::format when `data` is not a readable tar.
   static TarReader open_memory(std::span<const u8> data, std::string name,
                                const TarLimits& limits = {});
-  // Takes ownership of `fd` (closed with the reader; also on error) and
-  // reads from its start.
+  /// Takes ownership of `fd` (closed with the reader; also on error) and
+  /// reads from its start.
+  /// Throws Errc::io when `fd` cannot be rewound and Errc::format when it is
+  /// not a readable tar.
   static TarReader open_fd(int fd, std::string name,
                            const TarLimits& limits = {});
+  /// Move-only: the reader owns its libarchive handle (and a descriptor from
+  /// open_fd).
   TarReader(TarReader&&) noexcept;
+  /// Move assignment; the handle this reader held is closed.
   TarReader& operator=(TarReader&&) noexcept;
   ~TarReader();
 
+  /// The name errors call the archive; never throws.
   const std::string& name() const;
-  // Advances to the next member; false at the end. Throws Errc::format on
-  // corrupt data or when a limit is exceeded.
+  /// Advances to the next member; false at the end. Throws Errc::format on
+  /// corrupt data or when a limit is exceeded.
   bool next(TarMember& member);
-  // Streams the current member's content to `sink` in pieces of at most
-  // 1 MiB (call at most once per member; unread content is skipped).
+  /// Streams the current member's content to `sink` in pieces of at most
+  /// 1 MiB (call at most once per member; unread content is skipped).
+  /// Throws Errc::usage without a current member, Errc::format for corrupt or
+  /// truncated content or more than declared, and what `sink` throws.
   void read_data(const std::function<void(std::span<const u8>)>& sink);
 
  private:
@@ -151,11 +183,14 @@ class TarReader {
   std::unique_ptr<Impl> impl_;
 };
 
+/// Which link members extract_tar() writes; a refused kind is Errc::format.
 struct TarExtractOptions {
   bool allow_symlinks = true;
   bool allow_hardlinks = true;
 };
 
+/// What extract_tar() wrote: counts of files, directories, symlinks and
+/// hardlinks and the content bytes.
 struct TarExtractReport {
   u64 files = 0;
   u64 directories = 0;
@@ -164,17 +199,18 @@ struct TarExtractReport {
   u64 bytes = 0;
 };
 
-// Extracts every remaining member of `reader` under `dir` (created if
-// missing; may already hold files, e.g. from another component of the same
-// package, which are never overwritten). Refused with Errc::format naming
-// the archive and member: absolute names, `..` segments, device nodes, FIFOs,
-// a member whose parent is a symlink, an existing file (O_EXCL), symlink
-// targets that are absolute, not in normal form (`..` only as a prefix) or
-// climb above the target, hardlinks to anything but an already extracted
-// regular file. Every path is opened component by component with
-// O_NOFOLLOW under directory fds, so nothing is ever written outside `dir`;
-// members before the refused one may already have been written. Modes are
-// kept (masked to 0777).
+/// Extracts every remaining member of `reader` under `dir` (created if
+/// missing; may already hold files, e.g. from another component of the same
+/// package, which are never overwritten). Refused with Errc::format naming
+/// the archive and member: absolute names, `..` segments, device nodes, FIFOs,
+/// a member whose parent is a symlink, an existing file (O_EXCL), symlink
+/// targets that are absolute, not in normal form (`..` only as a prefix) or
+/// climb above the target, hardlinks to anything but an already extracted
+/// regular file. Every path is opened component by component with
+/// O_NOFOLLOW under directory fds, so nothing is ever written outside `dir`;
+/// members before the refused one may already have been written. Modes are
+/// kept (masked to 0777).
+/// Throws Errc::io when `dir` cannot be created or a write fails.
 TarExtractReport extract_tar(TarReader& reader,
                              const std::filesystem::path& dir,
                              const TarExtractOptions& options = {});

@@ -53,6 +53,8 @@
 
 namespace libpkg::archive {
 
+/// How a ZipWriter compresses, stamps and schedules members, and the chunk
+/// cache it may use.
 struct ZipWriterOptions {
   unsigned threads = 0;        // 0: one per core
   ThreadPool* pool = nullptr;  // the job's pool; null: own `threads`
@@ -74,12 +76,15 @@ struct ZipWriterOptions {
   std::shared_ptr<ChunkCache> cache;
 };
 
+/// A member's permission bits, mtime and (optional) deflate level.
 struct ZipMemberAttrs {
   unsigned mode = 0644;   // permission bits; the file type comes from the kind
   i64 mtime = 315532800;  // 1980-01-01T00:00:00Z
   std::optional<int> level;  // overrides ZipWriterOptions::level
 };
 
+/// What was written for one member: sizes, CRC-32, method, whether copied raw
+/// and its SHA-256.
 struct ZipMemberResult {
   std::string name;
   u64 size = 0;  // uncompressed
@@ -92,49 +97,74 @@ struct ZipMemberResult {
   std::optional<std::array<u8, 32>> sha256;
 };
 
+/// The writer described above: add*() queue members, flush() and commit() write
+/// them; after a throw the archive is abandoned and the target left untouched.
 class ZipWriter {
  public:
+  /// Creates a temporary file beside `target`; throws Errc::usage for
+  /// chunk_size 0 or a level outside 0..12, Errc::io when the temporary file
+  /// cannot be created.
   ZipWriter(const std::filesystem::path& target, ZipWriterOptions options = {});
   ~ZipWriter();  // without commit(): the target is left untouched
   ZipWriter(const ZipWriter&) = delete;
   ZipWriter& operator=(const ZipWriter&) = delete;
 
+  /// Queues a regular file member read from `content`; throws Errc::usage for a
+  /// null source, a refused or duplicate name, or a writer that failed or
+  /// committed. Content errors surface at flush()/commit().
   void add(std::string name, SourcePtr content, ZipMemberAttrs attrs = {});
+  /// add() of file_source(`path`); also throws what file_source throws.
   void add_file(std::string name, const std::filesystem::path& path,
                 ZipMemberAttrs attrs = {});
+  /// add() of a copy of `bytes`; throws as add() does.
   void add_bytes(std::string name, std::string_view bytes,
                  ZipMemberAttrs attrs = {});
+  /// Queues a directory member (stored, empty); throws Errc::usage as add()
+  /// does.
   void add_directory(std::string name, ZipMemberAttrs attrs = {});
+  /// Queues a symlink member whose stored content is `target`; throws
+  /// Errc::usage as add() does and for a target the extractor would refuse
+  /// (empty, NUL byte, too long).
   void add_symlink(std::string name, std::string target,
                    ZipMemberAttrs attrs = {});
-  // Copies `entry` of `source` verbatim (compressed bytes, CRC, sizes,
-  // method) under `name`. `source` must outlive commit(). The bytes come
-  // from the archive `source` validated (its descriptor, shared from here
-  // on, or its bytes for a from_bytes() reader), never from whatever file
-  // sits at its path by commit(). `sha256`, when the caller knows it (a
-  // verified RECORD row), is passed through to the result.
+  /// Copies `entry` of `source` verbatim (compressed bytes, CRC, sizes,
+  /// method) under `name`. `source` must outlive commit(). The bytes come
+  /// from the archive `source` validated (its descriptor, shared from here
+  /// on, or its bytes for a from_bytes() reader), never from whatever file
+  /// sits at its path by commit(). `sha256`, when the caller knows it (a
+  /// verified RECORD row), is passed through to the result.
+  /// Throws Errc::unsupported for an encrypted entry and Errc::usage as add()
+  /// does.
   void add_raw(std::string name, const ZipReader& source, const ZipEntry& entry,
                ZipMemberAttrs attrs,
                std::optional<std::array<u8, 32>> sha256 = std::nullopt);
-  // A STORED member whose bytes `produce` writes through the sink it is
-  // given, straight into the archive: no temporary file, no second pass
-  // (a .conda's pkg-*.tar.zst is compressed directly into its place). Writes
-  // every member added before, then the member, on the calling thread.
-  // `max_size` bounds what `produce` writes; it decides ZIP64 for the member
-  // (the local header precedes the data) and writing more is an error. CRC-32
-  // is computed on the way; the result carries no SHA-256.
+  /// The sink add_stream()'s `produce` writes the member's bytes through.
   using StreamSink = std::function<void(std::span<const u8>)>;
+  /// A STORED member whose bytes `produce` writes through the sink it is
+  /// given, straight into the archive: no temporary file, no second pass
+  /// (a .conda's pkg-*.tar.zst is compressed directly into its place). Writes
+  /// every member added before, then the member, on the calling thread.
+  /// `max_size` bounds what `produce` writes; it decides ZIP64 for the member
+  /// (the local header precedes the data) and writing more is an error. CRC-32
+  /// is computed on the way; the result carries no SHA-256.
+  /// Throws Errc::usage as add() does, and when `produce` writes more than
+  /// `max_size`; whatever `produce` throws abandons the archive.
   void add_stream(std::string name, u64 max_size,
                   const std::function<void(const StreamSink&)>& produce,
                   ZipMemberAttrs attrs = {});
 
-  // Waits until every member added so far is written; results in add order.
+  /// Waits until every member added so far is written; results in add order.
+  /// Throws Errc::usage on a failed or committed writer, Errc::io when a source
+  /// changed or cannot be read or the output cannot be written,
+  /// Errc::unsupported when a non-ZIP64 member outgrows 4 GiB.
   const std::vector<ZipMemberResult>& flush();
-  // Writes the central directory and end records and renames the file into
-  // place. Returns the results of all members.
+  /// Writes the central directory and end records and renames the file into
+  /// place. Returns the results of all members.
+  /// Throws as flush() does, and Errc::io when the rename fails.
   const std::vector<ZipMemberResult>& commit();
-  // Bytes of the archive written (after commit: its whole size, also when
-  // the target was a device or FIFO that keeps no size of its own).
+  /// Bytes of the archive written (after commit: its whole size, also when
+  /// the target was a device or FIFO that keeps no size of its own).
+  /// Never throws.
   u64 size() const;
 
  private:
@@ -142,8 +172,8 @@ class ZipWriter {
   std::unique_ptr<Impl> impl_;
 };
 
-// SOURCE_DATE_EPOCH from the environment, for frontends (the library itself
-// reads no environment). Throws Errc::usage when set but not an integer.
+/// SOURCE_DATE_EPOCH from the environment, for frontends (the library itself
+/// reads no environment). Throws Errc::usage when set but not an integer.
 std::optional<i64> source_date_epoch();
 
 }  // namespace libpkg::archive
