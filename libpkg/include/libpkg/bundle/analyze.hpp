@@ -32,6 +32,7 @@
 
 namespace libpkg::bundle {
 
+/// How analyze_wheel resolves, evaluates and reads the wheel.
 struct AnalyzeOptions {
   deps::SearchConfig search;
   // Policies to evaluate against; nullptr = deps::PolicySet::builtin().
@@ -58,7 +59,7 @@ struct AnalyzeOptions {
   std::filesystem::path scratch_parent;
 };
 
-// One ELF member of the wheel.
+/// One ELF member of the wheel.
 struct PackageBinary {
   std::string member;  // name in the wheel
   // Where it would be unpacked in the scratch directory: an empty
@@ -72,7 +73,7 @@ struct PackageBinary {
   deps::BinaryFacts facts;
 };
 
-// A library resolved outside the wheel (system or build tree).
+/// A library resolved outside the wheel (system or build tree).
 struct ExternalLibrary {
   std::string soname;
   std::filesystem::path path, realpath;
@@ -85,6 +86,9 @@ struct ExternalLibrary {
   deps::BinaryFacts facts;  // grafted = true; path = soname
 };
 
+/// What analyze_wheel found: the wheel's ELF members, the libraries outside it,
+/// the libc family and the tags it reaches as is and after repair; it keeps the
+/// open wheel and the scratch directory.
 struct WheelAnalysis {
   std::filesystem::path wheel;
   wheel::WheelName name;
@@ -109,36 +113,40 @@ struct WheelAnalysis {
   std::shared_ptr<ScratchDir> scratch;
   std::filesystem::path tree;  // root of the unpacked members (canonical)
 
+  /// The external library named \p soname, or nullptr.
   const ExternalLibrary* external(std::string_view soname) const;
+  /// The ELF member named \p member, or nullptr.
   const PackageBinary* binary(std::string_view member) const;
-  // Whether repairing to the best reachable tag bundles `lib` (for
-  // "linux": whatever no policy of the family allows).
+  /// Whether repairing to the best reachable tag bundles `lib` (for
+  /// "linux": whatever no policy of the family allows).
   bool would_graft(const ExternalLibrary& lib) const;
 };
 
-// Throws libpkg::Error: Errc::format for a wheel that does not parse or has
-// hostile member names, Errc::unsupported for ELF files of several
-// architectures (naming two), of a machine or ARM float ABI no policy
-// covers (saying why) or an ELF file under .data/purelib, Errc::usage for a
-// wheel without ELF files (a pure-Python wheel needs no repair) and for a
-// wheel whose libc cannot be decided (naming --libc).
-//
-// The libc family, in order: what the binaries say (deps::libc_of; two
-// families is Errc::unsupported), the extension suffixes
-// (deps::libc_from_extension_suffix), the wheel's platform tags
-// (manylinux_/musllinux_/android_), AnalyzeOptions::libc.
+/// Analyses `wheel` (see above) with `options`.
+/// Throws libpkg::Error: Errc::format for a wheel that does not parse or has
+/// hostile member names, Errc::unsupported for ELF files of several
+/// architectures (naming two), of a machine or ARM float ABI no policy
+/// covers (saying why) or an ELF file under .data/purelib, Errc::usage for a
+/// wheel without ELF files (a pure-Python wheel needs no repair) and for a
+/// wheel whose libc cannot be decided (naming --libc).
+///
+/// The libc family, in order: what the binaries say (deps::libc_of; two
+/// families is Errc::unsupported), the extension suffixes
+/// (deps::libc_from_extension_suffix), the wheel's platform tags
+/// (manylinux_/musllinux_/android_), AnalyzeOptions::libc.
 WheelAnalysis analyze_wheel(const std::filesystem::path& wheel,
                             const AnalyzeOptions& options = {});
 
-// True when `wheel` has no ELF member: a pure-Python wheel, which
-// analyze_wheel refuses; `show`/`repair --allow-pure-python-wheel`
-// (auditwheel's) ask this first to accept it as it is.
+/// True when `wheel` has no ELF member: a pure-Python wheel, which
+/// analyze_wheel refuses; `show`/`repair --allow-pure-python-wheel`
+/// (auditwheel's) ask this first to accept it as it is. Throws
+/// ZipReader::open's errors.
 bool is_pure_wheel(const std::filesystem::path& wheel);
 
-// The `pkgtool show --json` document (schema "libpkg-show/1", documented in
-// docs/repair.md).
+/// The `pkgtool show --json` document (schema "libpkg-show/1", documented in
+/// docs/repair.md).
 std::string show_json(const WheelAnalysis& analysis, int indent = 2);
-// The human report of `pkgtool show`.
+/// The human report of `pkgtool show`.
 std::string show_text(const WheelAnalysis& analysis);
 
 }  // namespace libpkg::bundle

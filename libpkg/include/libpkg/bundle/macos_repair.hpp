@@ -31,7 +31,7 @@
 
 namespace libpkg::bundle {
 
-// How a reference to a bundled library is written.
+/// How a reference to a bundled library is written.
 enum class MacosRefs {
   // delocate: `@loader_path/<relative path>/<name>`; bundled ids
   // `/DLC/<member path>`.
@@ -41,6 +41,8 @@ enum class MacosRefs {
   rpath,
 };
 
+/// Where plan_macos_repair looks for libraries, where it bundles them, and how
+/// it references, tags and signs them.
 struct MacosRepairOptions {
   // Searched first, by leaf name (DYLD_LIBRARY_PATH): where the libraries
   // to bundle live on the build machine.
@@ -72,7 +74,7 @@ struct MacosRepairOptions {
   std::filesystem::path scratch_parent;  // empty: the system temp dir
 };
 
-// A library copied into the wheel.
+/// A library copied into the wheel.
 struct MacosGraft {
   std::string name;                // leaf name, its file name in the wheel
   std::filesystem::path source;    // as dyld found it
@@ -83,14 +85,16 @@ struct MacosGraft {
   std::vector<std::string> needed_by;      // members or other grafts
 };
 
-// A reference to a library outside the wheel whose name a wheel member
-// already has (libomp in torch/lib): pointed at that member, not copied.
+/// A reference to a library outside the wheel whose name a wheel member
+/// already has (libomp in torch/lib): pointed at that member, not copied.
 struct MacosRedirect {
   std::filesystem::path source;  // what the reference found outside
   std::string member;            // the wheel's own copy
   std::vector<std::string> needed_by;
 };
 
+/// The load-command edits of one output Mach-O file (id, install-name changes,
+/// run paths), and why.
 struct MacosFileEdit {
   std::string member;  // output member (a graft's member for grafts)
   bool graft = false;
@@ -106,6 +110,8 @@ struct MacosFileEdit {
   std::shared_ptr<const Overlay> overlay;
 };
 
+/// The whole macOS repair: output name and tags, bundle directory, grafts,
+/// redirects, edits and notes, plus the open wheel and scratch tree for apply.
 struct MacosRepairPlan {
   std::filesystem::path wheel;
   wheel::WheelName name;
@@ -130,25 +136,30 @@ struct MacosRepairPlan {
   // Every Mach-O member of the input.
   std::vector<std::string> binaries;
 
-  // Schema "libpkg-macos-repair-plan/1" (docs/repair.md).
+  /// Schema "libpkg-macos-repair-plan/1" (docs/repair.md).
   std::string to_json(int indent = 2) const;
+  /// The plan as human-readable lines.
   std::string to_text() const;
 };
 
-// Whether `wheel`'s file name carries a macOS platform tag: `pkgtool
-// repair` takes this path for it.
+/// Whether `wheel`'s file name carries a macOS platform tag: `pkgtool
+/// repair` takes this path for it. Throws Errc::format for a file name that is
+/// not a wheel's.
 bool is_macos_wheel(const std::filesystem::path& wheel);
 
-// Throws libpkg::Error naming the wheel: Errc::not_found for a dependency
-// that is not found (naming the file that needs it and the install name)
-// or found only for other archs; Errc::format for two different libraries
-// with one leaf name, a file missing a required arch or above the
-// deployment target; Errc::usage for a wheel without Mach-O files.
+/// Plans the repair of `wheel` (see above) without writing it.
+/// Throws libpkg::Error naming the wheel: Errc::not_found for a dependency
+/// that is not found (naming the file that needs it and the install name)
+/// or found only for other archs; Errc::format for two different libraries
+/// with one leaf name, a file missing a required arch or above the
+/// deployment target; Errc::usage for a wheel without Mach-O files.
 MacosRepairPlan plan_macos_repair(const std::filesystem::path& wheel,
                                   const MacosRepairOptions& options = {});
 
-// Writes `out_dir`/plan.output_name (temporary file + rename; nothing is
-// left behind on failure). ApplyOptions::sbom is not used here.
+/// Writes `out_dir`/plan.output_name (temporary file + rename; nothing is
+/// left behind on failure). ApplyOptions::sbom is not used here. Throws
+/// Errc::usage when the output would replace the input, Errc::format for a
+/// wheel without its WHEEL file.
 RepairResult apply_macos_repair(const MacosRepairPlan& plan,
                                 const std::filesystem::path& out_dir,
                                 const ApplyOptions& options = {});

@@ -26,21 +26,22 @@
 
 namespace libpkg::bundle {
 
-// Libraries that are dlopen'd by name keep their file name (renaming them
-// would break the dlopen), as PyTorch's build scripts learned the hard way.
+/// Libraries that are dlopen'd by name keep their file name (renaming them
+/// would break the dlopen), as PyTorch's build scripts learned the hard way.
 std::vector<std::string> default_keep_names();
 
-// The name of a grafted copy: `<stem>-<sha256[:8]>.<rest>`, split at the
-// first dot (libz.so.1.2.13 → libz-0123abcd.so.1.2.13); a name that already
-// carries this hash is returned unchanged.
+/// The name of a grafted copy: `<stem>-<sha256[:8]>.<rest>`, split at the
+/// first dot (libz.so.1.2.13 → libz-0123abcd.so.1.2.13); a name that already
+/// carries this hash is returned unchanged.
 std::string hashed_name(const std::string& soname, const std::string& sha256);
 
-// The $ORIGIN-relative search-path entry from the directory of `member` to
-// the wheel directory `dir`: ("foo/_ext.so", "foo.libs") →
-// "$ORIGIN/../foo.libs",
-// ("torch/lib/a.so", "torch/lib") → "$ORIGIN".
+/// The $ORIGIN-relative search-path entry from the directory of `member` to
+/// the wheel directory `dir`: ("foo/_ext.so", "foo.libs") →
+/// "$ORIGIN/../foo.libs",
+/// ("torch/lib/a.so", "torch/lib") → "$ORIGIN".
 std::string origin_relative(const std::string& member, const std::string& dir);
 
+/// What plan_repair aims at and how it names, places and links the grafts.
 struct RepairOptions {
   // Target platform: "auto" (the most compatible tag reachable), a policy
   // name or alias with or without the arch ("manylinux2014",
@@ -68,11 +69,11 @@ struct RepairOptions {
   bool strip = false;
   std::string strip_level = "none";  // none, debug, unneeded, all
 
-  // How libraries asked for with AnalyzeOptions::include are grafted.
-  // Without a matching rule an included library keeps its name (it is
-  // loaded with dlopen by name); a rule with `rename` lets keep_names
-  // decide, as for any graft: the per-CUDA tables list libraries that
-  // are linked normally (libcudart) next to ones loaded by name (cuDNN).
+  /// How libraries asked for with AnalyzeOptions::include are grafted.
+  /// Without a matching rule an included library keeps its name (it is
+  /// loaded with dlopen by name); a rule with `rename` lets keep_names
+  /// decide, as for any graft: the per-CUDA tables list libraries that
+  /// are linked normally (libcudart) next to ones loaded by name (cuDNN).
   struct IncludeRule {
     std::string match;   // glob on the soname or the source path
     std::string reason;  // shown in the plan ("CUDA 12.4 table"); "" = default
@@ -97,6 +98,8 @@ struct RepairOptions {
   ThreadPool* pool = nullptr;  // the job's pool; null: own `threads`
 };
 
+/// One library copied into the wheel: where from, its new member and name, and
+/// why.
 struct Graft {
   std::string soname;            // as in DT_NEEDED
   std::filesystem::path source;  // where it was found
@@ -108,6 +111,7 @@ struct Graft {
   std::vector<std::string> needed_by;
 };
 
+/// The DT_NEEDED, SONAME and search-path edits of one output ELF file, and why.
 struct FileEdit {
   std::string member;  // output member (a graft's member for grafts)
   bool graft = false;
@@ -119,6 +123,8 @@ struct FileEdit {
   std::vector<std::string> why;
 };
 
+/// The whole repair: output name, target policy and tags, grafts, edits and
+/// notes.
 struct RepairPlan {
   std::filesystem::path wheel;
   std::string output_name;  // file name of the repaired wheel
@@ -133,17 +139,19 @@ struct RepairPlan {
   bool strip = false;      // some stripping happens
   std::string strip_flag;  // strip's option: -g, --strip-unneeded, -s
 
-  // Schema "libpkg-repair-plan/1" (docs/repair.md).
+  /// Schema "libpkg-repair-plan/1" (docs/repair.md).
   std::string to_json(int indent = 2) const;
+  /// The plan as human-readable lines: target and tags, grafts, edits, notes.
   std::string to_text() const;
 };
 
-// Throws Errc::not_found for a missing library (unless ignore_missing),
-// Errc::usage for an unknown or unreachable --plat (the message names the
-// file and the symbol or library that blocks it).
+/// Throws Errc::not_found for a missing library (unless ignore_missing),
+/// Errc::usage for an unknown or unreachable --plat (the message names the
+/// file and the symbol or library that blocks it).
 RepairPlan plan_repair(const WheelAnalysis& analysis,
                        const RepairOptions& options = {});
 
+/// How apply_repair writes the output wheel.
 struct ApplyOptions {
   int level = 6;
   unsigned threads = 0;
@@ -164,6 +172,7 @@ struct ApplyOptions {
   std::shared_ptr<archive::ChunkCache> cache;
 };
 
+/// What apply_repair wrote: the path and how each member was written.
 struct RepairResult {
   std::filesystem::path path;
   u64 members = 0;
@@ -172,8 +181,9 @@ struct RepairResult {
   u64 grafted_bytes = 0;
 };
 
-// Writes `out_dir`/plan.output_name (temporary file + rename; nothing is
-// left behind on failure).
+/// Writes `out_dir`/plan.output_name (temporary file + rename; nothing is
+/// left behind on failure). Throws Errc::io when `strip` cannot run,
+/// Errc::format for a wheel without its WHEEL file, and the writers' errors.
 RepairResult apply_repair(const WheelAnalysis& analysis, const RepairPlan& plan,
                           const std::filesystem::path& out_dir,
                           const ApplyOptions& options = {});

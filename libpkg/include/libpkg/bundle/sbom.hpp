@@ -26,46 +26,48 @@
 
 namespace libpkg::bundle {
 
-// The OS package that owns a file.
+/// The OS package that owns a file.
 struct OsPackage {
   std::string name, version, arch;
   std::string type = "deb";          // purl type: deb, rpm
   std::string vendor = "debian";     // purl namespace (os-release ID for rpm)
   std::string publisher = "Debian";  // the component's publisher
-  // pkg:TYPE/VENDOR/NAME@VERSION?arch=ARCH
+  /// pkg:TYPE/VENDOR/NAME@VERSION?arch=ARCH
   std::string purl() const;
 };
 
-// Asks dpkg which packages own `files`: one `dpkg -S` for all of them
-// (each tried as given, resolved, and without a leading /usr for
-// merged-/usr systems), then one `dpkg-query` for the versions — a lookup
-// per file cost ~0.4 s each. Files no package owns, or all of them when
-// dpkg is absent, are left out of the result.
+/// Asks dpkg which packages own `files`: one `dpkg -S` for all of them
+/// (each tried as given, resolved, and without a leading /usr for
+/// merged-/usr systems), then one `dpkg-query` for the versions — a lookup
+/// per file cost ~0.4 s each. Files no package owns, or all of them when
+/// dpkg is absent, are left out of the result.
 std::map<std::filesystem::path, OsPackage> dpkg_owners(
     const std::vector<std::filesystem::path>& files);
 
-// Asks rpm which packages own `files`: one `rpm -qf --queryformat` for all
-// the files that exist (each as given and resolved), NAME, VERSION-RELEASE
-// and ARCH per file; purl pkg:rpm/<os-release ID>/NAME@VERSION-RELEASE.
-// When the answer has not one line per file (a file owned by several
-// packages), each file is asked alone. The database is rpm's own (its
-// macros: %_dbpath).
+/// Asks rpm which packages own `files`: one `rpm -qf --queryformat` for all
+/// the files that exist (each as given and resolved), NAME, VERSION-RELEASE
+/// and ARCH per file; purl pkg:rpm/<os-release ID>/NAME@VERSION-RELEASE.
+/// When the answer has not one line per file (a file owned by several
+/// packages), each file is asked alone. The database is rpm's own (its
+/// macros: %_dbpath).
 std::map<std::filesystem::path, OsPackage> rpm_owners(
     const std::vector<std::filesystem::path>& files);
 
-// The lookup of the build host's package manager, as auditwheel chooses
-// it: dpkg when `dpkg` is on PATH, else rpm when `rpm` is; none otherwise
-// (the SBOM then names no OS package).
+/// The lookup of the build host's package manager, as auditwheel chooses
+/// it: dpkg when `dpkg` is on PATH, else rpm when `rpm` is; none otherwise
+/// (the SBOM then names no OS package).
 std::map<std::filesystem::path, OsPackage> system_owners(
     const std::vector<std::filesystem::path>& files);
 
+/// A lookup of the OS packages that own files (system_owners, or a fake in
+/// tests).
 using OwnerLookup = std::function<std::map<std::filesystem::path, OsPackage>(
     const std::vector<std::filesystem::path>&)>;
 
-// The member name: "<dist-info>/sboms/pkgtool.cdx.json".
+/// The member name: "<dist-info>/sboms/pkgtool.cdx.json".
 std::string sbom_member(const std::string& dist_info);
 
-// The document for `plan` (grafts with their source and sha256).
+/// The document for `plan` (grafts with their source and sha256).
 std::string sbom_json(const WheelAnalysis& analysis, const RepairPlan& plan,
                       const OwnerLookup& owners = system_owners);
 

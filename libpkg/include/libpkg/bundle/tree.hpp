@@ -45,8 +45,8 @@
 
 namespace libpkg::bundle {
 
-// A library to bundle whether or not a NEEDED entry asks for it (dlopen'd
-// libraries, a CUDA table's list, OpenMP).
+/// A library to bundle whether or not a NEEDED entry asks for it (dlopen'd
+/// libraries, a CUDA table's list, OpenMP).
 struct TreeLibraryRequest {
   std::string spec;    // a path (contains '/') or a soname to search for
   std::string reason;  // "CUDA 12.4 table", "OpenMP", "--include"
@@ -55,6 +55,8 @@ struct TreeLibraryRequest {
   bool optional = false;
 };
 
+/// What plan_tree_bundle bundles into which directory, with which policy, names
+/// and search paths.
 struct TreeBundleOptions {
   // The directory (relative to the tree) grafts go to and RPATHs point at.
   std::string lib_dir = "lib";
@@ -83,6 +85,7 @@ struct TreeBundleOptions {
   bool ignore_missing = false;
 };
 
+/// One library copied into lib/: where from, its name there, and why.
 struct TreeGraft {
   std::string soname;            // the name it is needed / asked for as
   std::filesystem::path source;  // where it was found (realpath)
@@ -93,6 +96,7 @@ struct TreeGraft {
   std::vector<std::string> needed_by;
 };
 
+/// The edits of one ELF file of the tree (NEEDED, SONAME, search path).
 struct TreeEdit {
   std::string file;  // relative to the tree ("lib/libtorch_cpu.so"), or
                      // the graft's "lib/<file_name>"
@@ -103,6 +107,7 @@ struct TreeEdit {
   std::optional<std::string> old_rpath;
 };
 
+/// The whole tree bundle: grafts, edits, and what stays outside or is missing.
 struct TreeBundlePlan {
   std::filesystem::path tree;
   std::string lib_dir;
@@ -118,30 +123,34 @@ struct TreeBundlePlan {
   std::vector<std::string> notes;
   std::size_t elf_files = 0;
 
-  // One line per graft, edit group and note, for a driver's plan.
+  /// One line per graft, edit group and note, for a driver's plan.
   std::vector<std::string> lines() const;
-  // Schema "libpkg-tree-bundle/1".
+  /// Schema "libpkg-tree-bundle/1".
   std::string to_json(int indent = 2) const;
 };
 
-// Plans without writing. Throws Errc::usage when `tree` has no lib_dir,
-// Errc::not_found for a missing dependency or requested library (unless
-// ignore_missing / optional), Errc::usage for a graft whose file name is
-// already taken in lib/ by a different file.
+/// Plans without writing. Throws Errc::usage when `tree` has no lib_dir
+/// (or is not a directory) or the policy is unknown,
+/// Errc::not_found for a missing dependency or requested library (unless
+/// ignore_missing / optional), Errc::usage for a graft whose file name is
+/// already taken in lib/ by a different file.
 TreeBundlePlan plan_tree_bundle(const std::filesystem::path& tree,
                                 const TreeBundleOptions& options = {});
 
-// Applies `plan` to `tree` (the planned tree or a copy with the same
-// relative paths): copies the grafts, then edits files by temporary file +
-// rename (a hard-linked input is never written through).
+/// Applies `plan` to `tree` (the planned tree or a copy with the same
+/// relative paths): copies the grafts, then edits files by temporary file +
+/// rename (a hard-linked input is never written through). Throws the copy's
+/// and the ELF editor's errors.
 void apply_tree_bundle(const TreeBundlePlan& plan,
                        const std::filesystem::path& tree);
 
-// Makes `staging` (created; must not exist or be empty) a copy of `input`:
-// directories recreated, symlinks copied as symlinks, regular files
-// hard-linked (copied when the file systems differ). Top-level entries
-// named in `skip` are left out; when `only` is non-empty, only those
-// top-level entries are staged.
+/// Makes `staging` (created; must not exist or be empty) a copy of `input`:
+/// directories recreated, symlinks copied as symlinks, regular files
+/// hard-linked (copied when the file systems differ). Top-level entries
+/// named in `skip` are left out; when `only` is non-empty, only those
+/// top-level entries are staged. Throws Errc::usage when `input` is not a
+/// directory, `staging` is not empty or an entry is not a regular file,
+/// directory or symlink; an errno Error when a link fails.
 void stage_tree(const std::filesystem::path& input,
                 const std::filesystem::path& staging,
                 const std::vector<std::string>& skip = {},

@@ -62,6 +62,7 @@ class CudaTables;
 
 namespace libpkg::check {
 
+/// What kind of artifact check::run found at the path it was given.
 enum class ArtifactKind {
   wheel,
   conda,           // .conda or .tar.bz2
@@ -71,10 +72,11 @@ enum class ArtifactKind {
   conda_tree,      // a conda prefix or an extracted conda package
   libtorch_tree,   // an unpacked libtorch (lib/, include/, build-version)
 };
+/// The kind's name as the report shows it ("wheel", "libtorch_zip", ...).
 const char* artifact_kind_name(ArtifactKind kind);
 
-// What the package is expected to be. Unset fields are not checked against
-// (the checks then only test the package's own consistency).
+/// What the package is expected to be. Unset fields are not checked against
+/// (the checks then only test the package's own consistency).
 struct Expectation {
   // Package type named by the caller (PACKAGE_TYPE: manywheel, conda,
   // libtorch, wheel_macos); checked against the artifact kind.
@@ -93,25 +95,29 @@ struct Expectation {
   bool table_libraries = false;
 };
 
-// The expectation from the old scripts' environment: DESIRED_CUDA,
-// DESIRED_DEVTOOLSET (contains "cxx11-abi" → cxx11, otherwise pre-cxx11;
-// a ROCm DESIRED_CUDA → cxx11), PACKAGE_TYPE, each falling back to its
-// MATRIX_ variant (MATRIX_DESIRED_CUDA, MATRIX_DESIRED_DEVTOOLSET,
-// MATRIX_PACKAGE_TYPE). `getenv` is injected so the library never reads
-// the environment itself. Throws Errc::usage naming a variable whose value
-// doesn't parse.
+/// The expectation from the old scripts' environment: DESIRED_CUDA,
+/// DESIRED_DEVTOOLSET (contains "cxx11-abi" → cxx11, otherwise pre-cxx11;
+/// a ROCm DESIRED_CUDA → cxx11), PACKAGE_TYPE, each falling back to its
+/// MATRIX_ variant (MATRIX_DESIRED_CUDA, MATRIX_DESIRED_DEVTOOLSET,
+/// MATRIX_PACKAGE_TYPE). `getenv` is injected so the library never reads
+/// the environment itself. Throws Errc::usage naming a variable whose value
+/// doesn't parse.
 Expectation expectation_from_env(
     const std::function<std::optional<std::string>(const std::string&)>&
         getenv);
 
+/// The status of one check.
 enum class Status { pass, fail, skip };
+/// "pass", "fail" or "skip".
 const char* status_name(Status status);
 
+/// One thing a failed check found wrong, and in which file.
 struct Problem {
   std::string file;  // member or path concerned ("" for the whole package)
   std::string message;
 };
 
+/// The outcome of one check: its id, status, summary, problems and notes.
 struct CheckResult {
   std::string id;  // "integrity", "cxx-abi", ...
   Status status = Status::skip;
@@ -121,6 +127,8 @@ struct CheckResult {
   std::vector<std::string> notes;  // informational lines (passes too)
 };
 
+/// What run checks the artifact against, which checks it runs, and the tools
+/// and search paths they use.
 struct CheckOptions {
   Expectation expect;
   // Per-CUDA tables for Expectation::table_libraries (nullptr =
@@ -164,26 +172,32 @@ struct CheckOptions {
   LogFn log;                             // progress lines, optional
 };
 
+/// The results of every check on one artifact.
 struct Report {
   std::filesystem::path artifact;
   ArtifactKind kind = ArtifactKind::wheel;
   std::vector<CheckResult> checks;
 
+  /// The number of checks with \p status.
   std::size_t count(Status status) const;
+  /// True when no check failed (skips do not fail).
   bool passed() const { return count(Status::fail) == 0; }
+  /// The result of the check \p id, or nullptr when the report has none.
   const CheckResult* find(std::string_view id) const;
+  /// The human report: one PASS/FAIL/SKIP line per check and its problems (and
+  /// notes when \p verbose).
   std::string to_text(bool verbose = false) const;
-  // Schema "libpkg-check/1" (docs/check.md).
+  /// Schema "libpkg-check/1" (docs/check.md).
   std::string to_json(int indent = 2) const;
 };
 
-// All check ids, in report order.
+/// All check ids, in report order.
 const std::vector<std::string>& check_ids();
 
-// Runs the checks on `artifact`. Throws libpkg::Error for bad input: a path
-// that is neither a known archive nor a recognisable tree, an archive that
-// doesn't read, hostile member names, an unknown --only/--skip id or
-// platform, a package type that contradicts the artifact.
+/// Runs the checks on `artifact`. Throws libpkg::Error for bad input: a path
+/// that is neither a known archive nor a recognisable tree, an archive that
+/// doesn't read, hostile member names, an unknown --only/--skip id or
+/// platform, a package type that contradicts the artifact.
 Report run(const std::filesystem::path& artifact,
            const CheckOptions& options = {});
 

@@ -7,6 +7,7 @@
 
 namespace libpkg::macho {
 
+/// A half-open range [offset, offset + size) of bytes in a file or slice.
 struct ByteRange {
   u64 offset = 0;
   u64 size = 0;

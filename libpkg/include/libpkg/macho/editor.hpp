@@ -30,6 +30,7 @@
 
 namespace libpkg::macho {
 
+/// The install_name_tool operations to apply, and to which slices.
 struct EditOptions {
   std::optional<std::string> id;                             // -id
   std::vector<std::pair<std::string, std::string>> changes;  // -change A B
@@ -44,6 +45,7 @@ struct EditOptions {
   // ones (editor_sign.cpp); false (--no-sign) leaves signatures stale.
   bool sign = true;
 
+  /// True when no operation is requested (archs and sign alone change nothing).
   bool empty() const {
     return !id && changes.empty() && add_rpaths.empty() &&
            prepend_rpaths.empty() && delete_rpaths.empty() &&
@@ -51,6 +53,8 @@ struct EditOptions {
   }
 };
 
+/// What the plan does to one slice: whether it was edited or changed, the byte
+/// ranges changed and its signature.
 struct SliceReport {
   std::string arch;
   u64 slice_offset = 0;
@@ -61,32 +65,38 @@ struct SliceReport {
   // has one: a signer must regenerate it when `changed`.
   std::optional<LinkeditData> code_signature;
   std::vector<ByteRange> changed_ranges;  // file offsets
-  // What happened to the code signature of a changed slice.
+  /// What happened to the code signature of a changed slice.
   enum class Signing { none, resigned, adhoc_signed, stale };
   Signing signing = Signing::none;
   u64 sizeofcmds_before = 0, sizeofcmds_after = 0;
   u64 padding_free_before = 0;  // bytes free before the edit
 };
 
+/// The planned edit: the file's bytes as an Overlay of patches, and one report
+/// per slice.
 struct EditPlan {
+  /// An empty plan over a file of \p size bytes.
   explicit EditPlan(u64 size) : overlay(size) {}
   Overlay overlay;
   std::vector<SliceReport> slices;
+  /// True when some slice's report says it changed.
   bool changed() const;
 };
 
-// Plans `opts` over every selected slice of `file`. Throws (nothing
-// written) on a usage error (rpath to delete or rename not found, an rpath
-// that would be duplicated, an unknown or unparsed arch) or when the new
-// load commands of a slice do not fit its padding.
+/// Plans `opts` over every selected slice of `file`. Throws (nothing
+/// written) on a usage error (rpath to delete or rename not found, an rpath
+/// that would be duplicated, an unknown or unparsed arch) or when the new
+/// load commands of a slice do not fit its padding: Error(Errc::usage) for
+/// the usage errors, Errc::unsupported for no room or an unparsed slice.
 EditPlan plan_edit(const MachOFile& file, const EditOptions& opts);
 
-// Writes the plan over the file (or to `output`). An edit never changes the
-// file size (the load commands stay in the header padding), so in place with
-// WriteMode::patch_in_place only the changed header bytes are written into
-// the existing inode (hard links see the edit), which costs nothing like a
-// copy of a large dylib; WriteMode::atomic writes a temp file and renames
-// it. A plan that changes nothing writes nothing in place.
+/// Writes the plan over the file (or to `output`). An edit never changes the
+/// file size (the load commands stay in the header padding), so in place with
+/// WriteMode::patch_in_place only the changed header bytes are written into
+/// the existing inode (hard links see the edit), which costs nothing like a
+/// copy of a large dylib; WriteMode::atomic writes a temp file and renames
+/// it. A plan that changes nothing writes nothing in place. Throws
+/// Error(Errc::usage) when `file` was not opened with MachOFile::open.
 WriteResult apply_edit(const MachOFile& file, const EditPlan& plan,
                        const std::filesystem::path& output,
                        WriteMode mode = WriteMode::patch_in_place);

@@ -79,72 +79,87 @@ inline constexpr u32 kSThreadLocalZerofill = 0x12;
 
 inline constexpr u32 kPlatformMacos = 1;
 
+/// The fat header (big-endian): FAT_MAGIC or FAT_MAGIC_64 and the slice count.
 struct FatHeader {
   ub32 magic, nfat_arch;
 };
+/// One 32-bit fat_arch entry: a slice's CPU, file offset, size and log2
+/// alignment.
 struct FatArch {
   ub32 cputype, cpusubtype, offset, size, align;
 };
+/// One fat_arch_64 entry (FAT_MAGIC_64 files): 64-bit offset and size.
 struct FatArch64 {
   ub32 cputype, cpusubtype;
   ub64 offset, size;
   ub32 align, reserved;
 };
 
-// Thin headers are read little-endian; a big-endian (PPC) slice is listed
-// from its header fields swapped by hand and never parsed further.
+/// Thin headers are read little-endian; a big-endian (PPC) slice is listed
+/// from its header fields swapped by hand and never parsed further.
 struct MachHeader {
   ul32 magic, cputype, cpusubtype, filetype, ncmds, sizeofcmds, flags;
 };
+/// The 64-bit thin header (MH_MAGIC_64), one reserved word longer.
 struct MachHeader64 {
   ul32 magic, cputype, cpusubtype, filetype, ncmds, sizeofcmds, flags, reserved;
 };
+/// The header every load command starts with.
 struct LoadCommand {
   ul32 cmd, cmdsize;
 };
+/// LC_SEGMENT_64, followed by its nsects Section64 entries.
 struct SegmentCommand64 {
   ul32 cmd, cmdsize;
   char segname[16];
   ul64 vmaddr, vmsize, fileoff, filesize;
   ul32 maxprot, initprot, nsects, flags;
 };
+/// One section entry of a segment command.
 struct Section64 {
   char sectname[16];
   char segname[16];
   ul64 addr, size;
   ul32 offset, align, reloff, nreloc, flags, reserved1, reserved2, reserved3;
 };
-// LC_ID_DYLIB, LC_LOAD_*DYLIB, LC_REEXPORT_DYLIB: the name is an lc_str, an
-// offset from the command's start, NUL-terminated inside cmdsize.
+/// LC_ID_DYLIB, LC_LOAD_*DYLIB, LC_REEXPORT_DYLIB: the name is an lc_str, an
+/// offset from the command's start, NUL-terminated inside cmdsize.
 struct DylibCommand {
   ul32 cmd, cmdsize, name, timestamp, current_version, compatibility_version;
 };
+/// LC_RPATH: `path` is an lc_str offset from the command's start.
 struct RpathCommand {
   ul32 cmd, cmdsize, path;
 };
+/// LC_UUID.
 struct UuidCommand {
   ul32 cmd, cmdsize;
   u8 uuid[16];
 };
-// LC_CODE_SIGNATURE, LC_FUNCTION_STARTS, LC_DYLD_CHAINED_FIXUPS, ...
+/// LC_CODE_SIGNATURE, LC_FUNCTION_STARTS, LC_DYLD_CHAINED_FIXUPS, ...
 struct LinkeditDataCommand {
   ul32 cmd, cmdsize, dataoff, datasize;
 };
+/// LC_VERSION_MIN_MACOSX and its siblings (versions as xxxx.yy.zz nibbles).
 struct VersionMinCommand {
   ul32 cmd, cmdsize, version, sdk;
 };
+/// LC_BUILD_VERSION, followed by ntools build_tool_version entries.
 struct BuildVersionCommand {
   ul32 cmd, cmdsize, platform, minos, sdk, ntools;
 };
 
+/// LC_SYMTAB: where the nlist_64 table and the string table are.
 struct SymtabCommand {
   ul32 cmd, cmdsize, symoff, nsyms, stroff, strsize;
 };
+/// LC_DYLD_INFO / LC_DYLD_INFO_ONLY: the dyld opcode streams and exports trie.
 struct DyldInfoCommand {
   ul32 cmd, cmdsize, rebase_off, rebase_size, bind_off, bind_size,
       weak_bind_off, weak_bind_size, lazy_bind_off, lazy_bind_size, export_off,
       export_size;
 };
+/// One entry of the LC_SYMTAB symbol table.
 struct Nlist64 {
   ul32 n_strx;
   u8 n_type, n_sect;

@@ -16,6 +16,7 @@
 
 namespace libpkg::macho {
 
+/// One symbol of a slice, with nm's letter and where it came from.
 struct MachOSymbol {
   std::string name;  // as stored: C names have a leading '_'
   u64 value = 0;     // address (trie: image offset + text vmaddr)
@@ -29,14 +30,17 @@ struct MachOSymbol {
   bool reexport = false;   // a trie re-export (no address of its own)
 };
 
-// Every nlist_64 entry that is not a debugging (stab) entry, in table order.
+/// Every nlist_64 entry that is not a debugging (stab) entry, in table order;
+/// throws Error(Errc::format) naming the symbol on a bad string index or
+/// section.
 std::vector<MachOSymbol> symtab_symbols(const Slice& slice);
 
-// The exports trie's symbols (empty when the slice has none).
+/// The exports trie's symbols (empty when the slice has none); throws
+/// Error(Errc::format) when a trie edge or ULEB128 runs past the trie.
 std::vector<MachOSymbol> trie_exports(const Slice& slice);
 
-// `nm -gU`: the defined external symbols of the symbol table plus those only
-// the exports trie has, sorted by name (then value).
+/// `nm -gU`: the defined external symbols of the symbol table plus those only
+/// the exports trie has, sorted by name (then value); throws as both above.
 std::vector<MachOSymbol> defined_external_symbols(const Slice& slice);
 
 }  // namespace libpkg::macho

@@ -33,6 +33,7 @@
 
 namespace libpkg::nightly {
 
+/// One job of a nightly as the job file gives it (placeholders not yet filled).
 struct JobSpec {
   std::string name;               // [A-Za-z0-9._+-]+, unique in the nightly
   std::vector<std::string> argv;  // placeholders not yet filled
@@ -43,31 +44,34 @@ struct JobSpec {
   unsigned timeout_s = 0;                     // 0: none
 };
 
-// Parses a job file's text; Errc::format "ORIGIN: jobs[3]: ..." on anything
-// malformed (not JSON, a field of the wrong type, an empty argv, a bad or
-// duplicate name, an artifact_dir that leaves the nightly directory).
+/// Parses a job file's text; Errc::format "ORIGIN: jobs[3]: ..." on anything
+/// malformed (not JSON, a field of the wrong type, an empty argv, a bad or
+/// duplicate name, an artifact_dir that leaves the nightly directory).
 std::vector<JobSpec> parse_jobs(std::string_view json_text,
                                 const std::string& origin);
 
-// One job per configuration, named config::build_name, its argv
-// {"sh", "-c", command_template} (the template's placeholders are filled
-// shell-quoted), artifact dir "<package_type>/<accelerator tag>", and config
-// fields package_type, python, accelerator, cxx_abi, libtorch_variant, os,
-// arch, build_environment.
+/// One job per configuration, named config::build_name, its argv
+/// {"sh", "-c", command_template} (the template's placeholders are filled
+/// shell-quoted), artifact dir "<package_type>/<accelerator tag>/<name>", and
+/// config fields package_type, python, accelerator, cxx_abi, libtorch_variant,
+/// os, arch, build_environment. Errc::usage when the template is empty.
 std::vector<JobSpec> jobs_from_matrix(
     const std::vector<config::BuildConfig>& configs,
     const std::string& command_template);
 
-// The argv and env of a job with every placeholder filled.
+/// The argv and env of a job with every placeholder filled.
 struct ResolvedJob {
   std::vector<std::string> argv;
   std::vector<std::string> env;  // "NAME=value"
 };
+/// Fills every placeholder of \p job's argv and env for the nightly in \p
+/// nightly_dir on \p date; Errc::usage naming the job for an unknown
+/// placeholder.
 ResolvedJob resolve_job(const JobSpec& job,
                         const std::filesystem::path& nightly_dir,
                         const std::string& date);
 
-// The stored form (what parse_jobs reads back).
+/// The stored form (what parse_jobs reads back).
 std::string jobs_json(const std::vector<JobSpec>& jobs);
 
 }  // namespace libpkg::nightly

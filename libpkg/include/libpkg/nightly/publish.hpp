@@ -22,6 +22,7 @@
 
 namespace libpkg::nightly {
 
+/// How publish_nightly prunes the channel.
 struct PublishOptions {
   // Keep the last N nightlies' versions of each package and configuration
   // (project + wheel tags + local version label, or the libtorch name
@@ -29,20 +30,21 @@ struct PublishOptions {
   unsigned keep = 0;
 };
 
+/// What publish_nightly changed in the channel.
 struct PublishResult {
   std::vector<std::string> added;   // file names newly published
   std::vector<std::string> pruned;  // file names removed by retention
   std::filesystem::path release;    // the release `current` points to
 };
 
-// Publishes the SUCCEEDED jobs' wheels (.whl), conda packages (.conda,
-// .tar.bz2) and libtorch zips (libtorch*.zip) of
-// `layout` into `channel`. Errc::usage when a runner still holds the
-// nightly; Errc::format naming a wheel whose name or METADATA is bad.
+/// Publishes the SUCCEEDED jobs' wheels (.whl), conda packages (.conda,
+/// .tar.bz2) and libtorch zips (libtorch*.zip) of
+/// `layout` into `channel`. Errc::usage when a runner still holds the
+/// nightly; Errc::format naming a wheel whose name or METADATA is bad.
 PublishResult publish_nightly(const Layout& layout, const std::filesystem::path& channel,
                               const PublishOptions& options);
 
-// PEP 503's normalized project name: lowercase, runs of -_. become '-'.
+/// PEP 503's normalized project name: lowercase, runs of -_. become '-'.
 std::string normalize_project(const std::string& name);
 
 }  // namespace libpkg::nightly

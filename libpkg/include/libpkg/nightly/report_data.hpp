@@ -15,6 +15,8 @@
 
 namespace libpkg::nightly {
 
+/// What build_report shows: the window of nights, the report date, the
+/// size-growth threshold and where logs are.
 struct ReportOptions {
   int days = 30;      // nights shown, ending at `today`; 0: all
   std::string today;  // YYYY-MM-DD; empty: the latest date in the store
@@ -23,13 +25,15 @@ struct ReportOptions {
   std::filesystem::path nightly_root;
 };
 
-// One configuration on one night (the latest document of that pair).
+/// One configuration on one night (the latest document of that pair).
 struct ReportCell {
   std::string config, date, status, job, failure;
   std::optional<std::filesystem::path> log;  // absolute
   std::optional<double> duration_s;
 };
 
+/// One value of a series on one night, with the document (and artifact) it came
+/// from.
 struct ReportPoint {
   std::string date;
   double value = 0;
@@ -37,16 +41,20 @@ struct ReportPoint {
   std::string artifact;  // sizes: the artifact's file name
 };
 
+/// A time series of one configuration: a package's artifact size or the job
+/// duration.
 struct ReportSeries {
   std::string config, name;  // name: the package (sizes) or "duration"
   std::vector<ReportPoint> points;
 };
 
+/// One archive member's size on the two nights of a size regression.
 struct MemberGrowth {
   std::string name;
   u64 old_size = 0, new_size = 0;
 };
 
+/// A package that grew more than the threshold from one night to the next.
 struct SizeRegression {
   std::string config, package, old_date, new_date, old_artifact, new_artifact;
   u64 old_size = 0, new_size = 0;
@@ -55,11 +63,14 @@ struct SizeRegression {
   std::vector<MemberGrowth> members;
 };
 
+/// A configuration FAILED on the report date that SUCCEEDED on its previous
+/// night.
 struct StatusRegression {
   std::string config, old_date, old_status, status, failure;
   std::optional<std::filesystem::path> log;
 };
 
+/// Everything the report shows, as build_report computes it.
 struct ReportData {
   std::string today;
   double size_threshold = 0;
@@ -72,15 +83,18 @@ struct ReportData {
   std::vector<StatusRegression> status_regressions;
 };
 
-// "manywheel py3.11 cu124": the configuration's label.
+/// "manywheel py3.11 cu124": the configuration's label.
 std::string config_label(const std::string& package_type,
                          const std::string& python,
                          const std::string& accelerator);
-// The package an artifact belongs to across nightlies (its name without
-// version): "torch.whl", "pytorch.tar.bz2", "libtorch-cxx11-abi-….zip".
+/// The package an artifact belongs to across nightlies (its name without
+/// version): "torch.whl", "pytorch.tar.bz2", "libtorch-cxx11-abi-….zip".
 std::string package_of(const std::string& artifact);
 
+/// Queries \p store for the window of \p options; Errc::usage when the report
+/// date is not YYYY-MM-DD, and the store's errors.
 ReportData build_report(StatsStore& store, const ReportOptions& options);
+/// The report data as JSON text.
 std::string report_json(const ReportData& data, int indent = 2);
 
 }  // namespace libpkg::nightly

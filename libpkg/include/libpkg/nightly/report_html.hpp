@@ -10,7 +10,8 @@
 
 namespace libpkg::nightly {
 
-// Log links are made relative to `out_dir`, where the page will be.
+/// The report as one HTML page; log links are made relative to `out_dir`,
+/// where the page will be.
 std::string report_html(const ReportData& data,
                         const std::filesystem::path& out_dir);
 

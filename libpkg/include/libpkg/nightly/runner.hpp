@@ -18,12 +18,14 @@
 
 namespace libpkg::nightly {
 
+/// Which jobs run_nightly runs.
 enum class RunMode {
   fresh,         // a nightly without jobs yet (refused when it has some)
   resume,        // after a runner crash: unfinished jobs run again
   retry_failed,  // only the FAILED jobs run again
 };
 
+/// How run_nightly runs the jobs.
 struct RunnerOptions {
   unsigned parallel = 0;  // queues; 0: from the number of cores
   RunMode mode = RunMode::fresh;
@@ -36,31 +38,40 @@ struct RunnerOptions {
   std::function<void(const JobRecord&)> on_finished;
 };
 
+/// What run_nightly did: every job's state after the run.
 struct RunSummary {
   std::vector<JobRecord> jobs;  // the states after the run, job-list order
   unsigned ran = 0;             // jobs started by this run
   bool interrupted = false;
+  /// The number of jobs in \p state.
   unsigned count(JobState state) const;
 };
 
-// The runner lock of one nightly directory (flock on runner.lock, holding
-// the pid). Errc::usage "DIR/runner.lock: another runner (pid N) is running
-// this nightly" when held.
+/// The runner lock of one nightly directory (flock on runner.lock, holding
+/// the pid). Errc::usage "DIR/runner.lock: another runner (pid N) is running
+/// this nightly" when held.
 class RunnerLock {
  public:
+  /// Takes the lock of \p layout (creating runner.lock) and writes this
+  /// process's pid; throws Errc::usage when another runner holds it, an errno
+  /// Error when the file cannot be opened or written.
   explicit RunnerLock(const Layout& layout);
   ~RunnerLock();
   RunnerLock(const RunnerLock&) = delete;
   RunnerLock& operator=(const RunnerLock&) = delete;
-  // The pid of the runner holding the lock of `layout`, 0 when none, -1
-  // when held by a process that did not write its pid.
+  /// The pid of the runner holding the lock of `layout`, 0 when none, -1
+  /// when held by a process that did not write its pid.
   static long holder(const Layout& layout);
 
  private:
   int fd_ = -1;
 };
 
-// `jobs` may be empty for resume/retry (the stored jobs.json is used).
+/// Runs the jobs of `layout` under its runner lock and records each one's
+/// state, log and job document. `jobs` may be empty for resume/retry (the
+/// stored jobs.json is used). Throws Errc::usage for an unknown placeholder, a
+/// held lock, a fresh run of a nightly with jobs or none to run, and a
+/// resume without jobs.json.
 RunSummary run_nightly(const Layout& layout, std::vector<JobSpec> jobs,
                        const RunnerOptions& options);
 

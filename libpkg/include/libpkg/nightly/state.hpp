@@ -14,11 +14,17 @@
 
 namespace libpkg::nightly {
 
+/// The state of one job of a nightly.
 enum class JobState { pending, running, succeeded, failed, cancelled };
+/// "PENDING", "RUNNING", "SUCCEEDED", "FAILED" or "CANCELLED".
 const char* state_name(JobState state);  // "PENDING", ...
+/// The state named \p text (as state_name spells it); Errc::format naming \p
+/// origin otherwise.
 JobState parse_state(const std::string& text, const std::string& origin);
+/// True for succeeded, failed and cancelled.
 bool is_finished(JobState state);
 
+/// One job's state/<job>.json: its state, times, exit, process and log.
 struct JobRecord {
   std::string job;
   JobState state = JobState::pending;
@@ -33,19 +39,27 @@ struct JobRecord {
   int attempt = 0;          // 1 for the first run, +1 per retry
 };
 
-// Errc::format naming the file when it is not a state document.
+/// The job's recorded state, nullopt when it has no state file yet;
+/// Errc::format naming the file when it is not a state document.
 std::optional<JobRecord> read_state(const Layout& layout,
                                     const std::string& job);
+/// Writes \p record to its state file atomically; throws
+/// write_text_atomically's errors.
 void write_state(const Layout& layout, const JobRecord& record);
-// Every state of the nightly, in job-list order (jobs without a state file
-// yet are PENDING).
+/// Every state of the nightly, in job-list order (jobs without a state file
+/// yet are PENDING); without jobs.json, the state files in name order. Throws
+/// parse_jobs's and read_state's errors.
 std::vector<JobRecord> read_states(const Layout& layout);
+/// The state document's JSON text.
 std::string state_json(const JobRecord& record);
 
-// Writes `text` to `path` through a temporary in the same folder and a
-// rename, so readers never see a partial file.
+/// Writes `text` to `path` through a temporary in the same folder and a
+/// rename, so readers never see a partial file; an errno Error naming the
+/// file on failure.
 void write_text_atomically(const std::filesystem::path& path,
                            const std::string& text);
+/// The whole file as text; an errno Error naming \p path when it cannot be
+/// opened.
 std::string read_text_file(const std::filesystem::path& path);
 
 }  // namespace libpkg::nightly

@@ -22,12 +22,14 @@
 
 namespace libpkg::nightly {
 
+/// One artifact file a document lists: its name, size and SHA-256.
 struct StatsArtifact {
   std::string name;  // file name
   u64 size = 0;
   std::optional<std::string> sha256;
 };
 
+/// One document mapped to the columns of the stats store.
 struct StatsRow {
   std::string key;     // identity: "job:<nightly>/<job>" or "driver:<sha256>"
   std::string schema;  // "libpkg-job/1" or "libpkg-driver/1"
@@ -45,14 +47,14 @@ struct StatsRow {
   std::string doc;  // the document's text as given
 };
 
-// Maps one document. `source` names it in errors (the file); `date` is used
-// for documents without one (driver summaries), YYYY-MM-DD. Throws
-// Errc::format "SOURCE: ..." on malformed JSON, an unknown schema or a
-// field of the wrong type.
+/// Maps one document. `source` names it in errors (the file); `date` is used
+/// for documents without one (driver summaries), YYYY-MM-DD. Throws
+/// Errc::format "SOURCE: ..." on malformed JSON, an unknown schema or a
+/// field of the wrong type.
 StatsRow stats_row(std::string text, const std::string& source,
                    const std::string& date);
 
-// "2026_11_24" / "2026-11-24" → "2026-11-24"; nullopt if not a date.
+/// "2026_11_24" / "2026-11-24" → "2026-11-24"; nullopt if not a date.
 std::optional<std::string> iso_date(std::string_view nightly);
 
 }  // namespace libpkg::nightly
