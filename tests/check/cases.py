@@ -191,7 +191,7 @@ def case_usrlib(c: Case, f: fx.Fixtures) -> None:
     so_name = member(w, r"^bzpkg/_bz.*\.so$")
     so = extract(w, so_name, c.scratch / "x")
     c.begin("independent: readelf -d, ldd")
-    soname = next(n for n in fx.dynamic(so)["NEEDED"] if n.startswith("libbz2"))
+    soname = next(n for n in fx.readelf_dynamic(so)["NEEDED"] if n.startswith("libbz2"))
     ldd = sh(["ldd", so]).stdout
     m = re.search(rf"{re.escape(soname)} => (\S+)", ldd)
     c.expect(m is not None and "/lib" in m.group(1), f"ldd resolves {soname} from the system: {ldd}")
@@ -214,7 +214,7 @@ def case_rpath(c: Case, f: fx.Fixtures) -> None:
     so_name = member(w, r"^rpathpkg/_ext.*\.so$")
     so = extract(w, so_name, c.scratch / "x")
     c.begin("independent: readelf -d")
-    dyn = fx.dynamic(so)
+    dyn = fx.readelf_dynamic(so)
     c.expect(build_dir in (dyn["RPATH"] or dyn["RUNPATH"] or ""), f"RPATH/RUNPATH {dyn}")
 
     c.begin("extension with an RPATH into the build directory")
@@ -233,7 +233,7 @@ def case_openmp(c: Case, f: fx.Fixtures) -> None:
     needed = set()
     for n in names:
         if re.search(r"^omppkg/_[ab].*\.so$", n):
-            needed |= set(fx.dynamic(extract(w, n, c.scratch / "x"))["NEEDED"])
+            needed |= set(fx.readelf_dynamic(extract(w, n, c.scratch / "x"))["NEEDED"])
     c.expect({Path(p).name for p in copies} <= needed, f"both copies needed: {needed}")
 
     c.begin("two OpenMP runtimes")
@@ -304,7 +304,7 @@ def case_cpu_cudart(c: Case, f: fx.Fixtures) -> None:
     w = f.get("cpu_cudart")
     c.begin("independent: libcudart.so.12 carried and needed")
     so = extract(w, member(w, r"^cudapkg/_ext.*\.so$"), c.scratch / "x")
-    c.expect("libcudart.so.12" in fx.dynamic(so)["NEEDED"], "NEEDED libcudart.so.12")
+    c.expect("libcudart.so.12" in fx.readelf_dynamic(so)["NEEDED"], "NEEDED libcudart.so.12")
     c.expect(bool(member(w, r"/libcudart\.so\.12$")), "carried")
 
     c.begin("no accelerator expected: consistent")
