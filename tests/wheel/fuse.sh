@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # `pkgtool wheel fuse` (delocate-merge): two single-arch wheels built at test
 # time (arm64 macOS 11 and x86_64 macOS 10.15, clang-14 + ld64.lld) become
-# one universal2 wheel. Every fused member is byte-identical to
+# one universal2 wheel, refused (exit 2, naming the file and the arch it
+# lacks, nothing written) when a loadable Mach-O file lacks an arch of the
+# tag. Every fused member is byte-identical to
 # `llvm-lipo-14 -create A B` of the two members (in argument order, both
 # orders), llvm-objdump-14 reads its fat header, equal members are copied
 # raw, one-sided members are kept, WHEEL and the name carry the universal2
@@ -40,9 +42,14 @@ tree() {
 }
 tree "$D/ta" arm64-apple-macos11 arm64 macosx_11_0_arm64
 tree "$D/tb" x86_64-apple-macos10.15 x86_64 macosx_10_15_x86_64
-# A Mach-O file only one wheel has (an arm64-only helper).
-mcc arm64-apple-macos11 -dynamiclib -o "$D/ta/demo/.dylibs/libarm.dylib" "$D/lib.c" \
+# A Mach-O file only one wheel has: already universal (both archs), so the
+# fused wheel may still be universal2.
+mcc arm64-apple-macos11 -dynamiclib -o "$D/libarm.arm64" "$D/lib.c" \
   -install_name @rpath/libarm.dylib
+mcc x86_64-apple-macos10.15 -dynamiclib -o "$D/libarm.x86_64" "$D/lib.c" \
+  -install_name @rpath/libarm.dylib
+llvm-lipo-14 -create "$D/libarm.arm64" "$D/libarm.x86_64" \
+  -output "$D/ta/demo/.dylibs/libarm.dylib"
 mkdir -p "$D/in"
 "$PKGTOOL" wheel pack "$D/ta" -d "$D/in" >/dev/null
 "$PKGTOOL" wheel pack "$D/tb" -d "$D/in" >/dev/null
@@ -119,6 +126,21 @@ for m in demo/__init__.py demo/data.txt demo/only_arm64.txt demo/.dylibs/libarm.
 done
 check "demo/only_x86_64.txt copied raw from b" grep -qx "raw b demo/only_x86_64.txt" "$D/facts.txt"
 check "inputs untouched" "$PKGTOOL" wheel verify "$A" "$B"
+
+case_begin "a thin Mach-O file only one wheel has: not universal2, exit 2"
+# delocate-merge would tag this universal2; the extension cannot load on arm64.
+rm -rf "$D/te" && cp -r "$D/tb" "$D/te"
+mcc x86_64-apple-macos10.15 -bundle -o "$D/te/demo/_x86only.cpython-311-darwin.so" "$D/ext.c"
+mkdir -p "$D/in4"
+"$PKGTOOL" wheel pack "$D/te" -d "$D/in4" >/dev/null
+E=$D/in4/demo-1.0-cp311-cp311-macosx_10_15_x86_64.whl
+for order in ab ba; do
+  if [[ $order == ab ]]; then first=$A second=$E; else first=$E second=$A; fi
+  expect_exit "$order: x86_64-only extension refused" 2 \
+    "^error: $U: would be tagged macosx_10_15_universal2 but 1 loadable Mach-O file\(s\) lack an architecture of that tag: demo/_x86only.cpython-311-darwin.so lacks arm64$" \
+    "$PKGTOOL" wheel fuse "$first" "$second" -w "$D/out.thin"
+done
+check "nothing written" test ! -e "$D/out.thin"
 
 case_begin "differing non-Mach-O file: error unless --prefer"
 rm -rf "$D/tc" && cp -r "$D/tb" "$D/tc"

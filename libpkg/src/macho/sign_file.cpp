@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Signing whole thin and fat files (sign_file.hpp): moved here from
-// `pkgtool macho sign` so the Python module signs the same way. The fat
-// header is read here with its own bounds checks, as the command did.
+// `pkgtool macho sign` so the Python module signs the same way. Thin and fat
+// files are read with the library's Mach-O reader (macho/view.hpp), so bad
+// input gets the same messages as every other Mach-O command.
 #include "libpkg/macho/sign_file.hpp"
 
 #include <fcntl.h>
@@ -15,96 +16,22 @@
 #include "libpkg/base/error.hpp"
 #include "libpkg/base/mapped_file.hpp"
 #include "libpkg/macho/codesign.hpp"
+#include "libpkg/macho/format.hpp"
+#include "libpkg/macho/view.hpp"
 
 namespace libpkg::macho {
 
 namespace {
 
-constexpr u32 kFatMagic = 0xcafebabe;
-constexpr u32 kFatMagic64 = 0xcafebabf;
-constexpr u32 kMhMagic64 = 0xfeedfacf;
-
-struct FatSlice {
-  u32 cputype = 0;
-  u64 offset = 0;
-  u64 size = 0;
-  u32 align = 0;
-};
-
-struct FileSlices {
-  bool fat = false;
-  bool fat64 = false;
-  std::vector<FatSlice> slices;
-};
-
-std::string arch_name(u32 cputype) {
-  switch (cputype) {
-    case 0x0100000c:
-      return "arm64";
-    case 0x01000007:
-      return "x86_64";
-    case 7:
-      return "i386";
-    case 12:
-      return "arm";
-    case 18:
-      return "ppc";
-    case 0x01000012:
-      return "ppc64";
-    default:
-      return fmt::format("cputype 0x{:x}", cputype);
-  }
-}
-
-FileSlices read_slices(const ByteView& file) {
-  FileSlices out;
-  u32 magic = file.size() >= 4 ? u32{file.at<ub32>(0, "magic")} : 0;
-  if (magic != kFatMagic && magic != kFatMagic64) {
-    u32 le = file.size() >= 8 ? u32{file.at<ul32>(0, "magic")} : 0;
-    if (le != kMhMagic64)
-      throw Error(Errc::format, file.name(), "not a 64-bit Mach-O or fat file");
-    out.slices.push_back({u32{file.at<ul32>(4, "cputype")}, 0, file.size(), 0});
-    return out;
-  }
-  out.fat = true;
-  out.fat64 = magic == kFatMagic64;
-  u32 n = file.at<ub32>(4, "nfat_arch");
-  u64 entry = out.fat64 ? 32 : 20;
-  if (n == 0 || n > (file.size() - 8) / entry)
-    throw_format(file.name(), 4, fmt::format("nfat_arch {} out of range", n));
-  for (u32 i = 0; i < n; ++i) {
-    u64 at = 8 + i * entry;
-    FatSlice s;
-    s.cputype = file.at<ub32>(at, "fat_arch");
-    s.offset = out.fat64 ? u64{file.at<ub64>(at + 8, "fat_arch")}
-                         : u64{file.at<ub32>(at + 8, "fat_arch")};
-    s.size = out.fat64 ? u64{file.at<ub64>(at + 16, "fat_arch")}
-                       : u64{file.at<ub32>(at + 12, "fat_arch")};
-    s.align = out.fat64 ? u32{file.at<ub32>(at + 24, "fat_arch")}
-                        : u32{file.at<ub32>(at + 16, "fat_arch")};
-    if (!file.contains(s.offset, s.size) || s.offset < 8 + n * entry ||
-        s.align > 15)
-      throw_format(
-          file.name(), at,
-          fmt::format("slice {} ({}) offset 0x{:x} size 0x{:x} align 2^{} "
-                      "out of range",
-                      i, arch_name(s.cputype), s.offset, s.size, s.align));
-    for (const auto& o : out.slices)
-      if (s.offset < o.offset + o.size && o.offset < s.offset + s.size)
-        throw_format(file.name(), at,
-                     fmt::format("slice {} ({}) overlaps slice {}", i,
-                                 arch_name(s.cputype), arch_name(o.cputype)));
-    out.slices.push_back(s);
-  }
-  return out;
-}
-
-bool is_64bit_slice(const ByteView& slice) {
-  return slice.size() >= 4 && u32{slice.at<ul32>(0, "magic")} == kMhMagic64;
-}
-
-std::string slice_name(const std::string& file, const FatSlice& s) {
-  return fmt::format("{} ({})", file, arch_name(s.cputype));
+// The file's slices, read by the library's Mach-O reader (fat table
+// bounds, overlaps, alignment). A thin file that is not 64-bit is refused, as
+// the signer handles only 64-bit slices (a fat file's 32-bit ones are left
+// alone).
+MachOFile read_slices(const ByteView& file) {
+  MachOFile f = MachOFile::parse(file);
+  if (!f.is_fat() && !f.slices().front().parsed())
+    throw Error(Errc::format, file.name(), "not a 64-bit Mach-O or fat file");
+  return f;
 }
 
 struct Patch {
@@ -115,14 +42,11 @@ struct Patch {
 // When every 64-bit slice is signed, re-signing changes only the signature
 // bytes: the new signatures as patches of the file, or nullopt when a slice
 // needs a new signature (and so grows).
-std::optional<std::vector<Patch>> resign_patches(const std::string& path,
-                                                 const ByteView& view,
-                                                 const FileSlices& fs) {
+std::optional<std::vector<Patch>> resign_patches(const MachOFile& file) {
   std::vector<std::pair<ByteView, SliceLayout>> todo;
-  for (const auto& s : fs.slices) {
-    ByteView slice(view.span().subspan(s.offset, s.size), slice_name(path, s),
-                   s.offset);
-    if (!is_64bit_slice(slice)) continue;
+  for (const Slice& s : file.slices()) {
+    if (!s.parsed()) continue;
+    const ByteView& slice = s.bytes();
     SliceLayout layout = find_slice_layout(slice);
     if (!layout.signed_()) return std::nullopt;
     todo.emplace_back(slice, layout);
@@ -167,12 +91,11 @@ bool write_patched(const std::string& path, const MappedFile& file,
 
 std::vector<FileSlice> signature_slices(const ByteView& file,
                                         const std::string& path) {
+  // Kept in a variable: a range-for over a temporary's slices() would
+  // outlive the temporary.
+  const MachOFile fs = read_slices(ByteView(file.span(), path, file.base()));
   std::vector<FileSlice> out;
-  for (const auto& s : read_slices(file).slices) {
-    ByteView slice(file.span().subspan(s.offset, s.size), slice_name(path, s),
-                   s.offset);
-    out.push_back({slice, is_64bit_slice(slice)});
-  }
+  for (const Slice& s : fs.slices()) out.push_back({s.bytes(), s.parsed()});
   return out;
 }
 
@@ -181,21 +104,18 @@ SignFileResult sign_file(const std::filesystem::path& file_path) {
   SignFileResult res;
   auto file = MappedFile::open(path);
   ByteView view = file.view();
-  FileSlices fs = read_slices(view);
-  if (auto patches = resign_patches(path, view, fs)) {
+  MachOFile fs = read_slices(ByteView(view.span(), path, view.base()));
+  if (auto patches = resign_patches(fs)) {
     res.rewritten = write_patched(path, file, *patches);
-    for (const auto& s : fs.slices)
-      res.slices.push_back(
-          {slice_name(path, s),
-           is_64bit_slice(view.slice(s.offset, s.size, "slice"))});
+    for (const Slice& s : fs.slices())
+      res.slices.push_back({s.where(), s.parsed()});
     return res;
   }
   std::string identifier = std::filesystem::path(path).filename().string();
   std::vector<std::vector<u8>> outs;
-  for (const auto& s : fs.slices) {
-    ByteView slice(view.span().subspan(s.offset, s.size), slice_name(path, s),
-                   s.offset);
-    if (!is_64bit_slice(slice)) {
+  for (const Slice& s : fs.slices()) {
+    const ByteView& slice = s.bytes();
+    if (!s.parsed()) {
       res.slices.push_back({slice.name(), false});
       outs.emplace_back(slice.data(), slice.data() + slice.size());
       continue;
@@ -205,17 +125,24 @@ SignFileResult sign_file(const std::filesystem::path& file_path) {
     res.slices.push_back({slice.name(), true});
   }
   std::vector<u8> result;
-  if (!fs.fat) {
+  if (!fs.is_fat()) {
     result = std::move(outs[0]);
   } else {
     // Slices that kept their size keep their offsets; otherwise every slice
     // is laid out again at its alignment, in the original order.
     bool same = true;
     for (size_t i = 0; i < outs.size(); ++i)
-      same = same && outs[i].size() == fs.slices[i].size;
+      same = same && outs[i].size() == fs.slices()[i].size();
     result.assign(view.data(), view.data() + view.size());
-    u64 cursor = fs.slices.front().offset;
-    std::vector<FatSlice> order = fs.slices;
+    // Offset, size and alignment of each slice, in fat-table order.
+    struct Placed {
+      u64 offset, size;
+      u32 align;
+    };
+    std::vector<Placed> order;
+    for (const Slice& s : fs.slices())
+      order.push_back({s.offset(), s.size(), s.fat_align()});
+    u64 cursor = order.front().offset;
     std::vector<size_t> idx(order.size());
     for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
     std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
@@ -223,7 +150,7 @@ SignFileResult sign_file(const std::filesystem::path& file_path) {
     });
     if (!same) result.resize(cursor);
     for (size_t i : idx) {
-      FatSlice& s = order[i];
+      Placed& s = order[i];
       if (!same) {
         s.offset = align_up(cursor, u64{1} << s.align);
         s.size = outs[i].size();
@@ -233,8 +160,9 @@ SignFileResult sign_file(const std::filesystem::path& file_path) {
       } else {
         std::copy(outs[i].begin(), outs[i].end(), result.begin() + s.offset);
       }
-      u64 at = 8 + i * (fs.fat64 ? 32 : 20);
-      if (fs.fat64) {
+      const bool fat64 = fs.fat_magic() == kFatMagic64;
+      u64 at = 8 + i * (fat64 ? 32 : 20);
+      if (fat64) {
         *reinterpret_cast<ub64*>(result.data() + at + 8) = s.offset;
         *reinterpret_cast<ub64*>(result.data() + at + 16) = s.size;
       } else {

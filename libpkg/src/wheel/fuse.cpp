@@ -20,6 +20,7 @@
 #include "libpkg/base/fd.hpp"
 #include "libpkg/base/mapped_file.hpp"
 #include "libpkg/base/scratch_dir.hpp"
+#include "libpkg/macho/format.hpp"
 #include "libpkg/macho/lipo.hpp"
 #include "libpkg/macho/view.hpp"
 #include "libpkg/wheel/macos_tag.hpp"
@@ -171,16 +172,28 @@ std::string wheel_text(const Input& in) {
   return in.zip.read_text(*e);
 }
 
+// The Mach-O slices of the output: `versioned` for the platform tag, and
+// `loadable` (every slice of an executable, dylib or bundle) to check that
+// each such file has every arch the tag claims.
+struct OutputSlices {
+  std::vector<MacosBinary> versioned, loadable;
+};
+
 // Every slice's minos, for the platform tag (slices without a version
 // command are left out, as delocate does).
 void add_binaries(const MachOPtr& m, const std::string& member,
-                  std::vector<MacosBinary>& out) {
+                  OutputSlices& out_slices) {
   for (const auto& slice : m->file->slices()) {
+    const u32 type = slice.filetype();
+    if (type == macho::kMhExecute || type == macho::kMhDylib ||
+        type == macho::kMhBundle)
+      out_slices.loadable.push_back({member, slice.arch(), {}});
     if (!slice.parsed()) continue;
     auto v = slice.platform_version();
     if (!v) continue;
-    out.push_back({member, slice.arch(),
-                   MacosVersion{v->minos >> 16, (v->minos >> 8) & 0xff}});
+    out_slices.versioned.push_back(
+        {member, slice.arch(),
+         MacosVersion{v->minos >> 16, (v->minos >> 8) & 0xff}});
   }
 }
 
@@ -210,7 +223,7 @@ FuseResult fuse(const fs::path& a_path, const fs::path& b_path,
   WheelEdits edits;
   FuseResult result;
   std::vector<std::string> differing;
-  std::vector<MacosBinary> binaries;  // every slice of the output, for the tag
+  OutputSlices binaries;  // every slice of the output, for the tag
   const std::string wheel_member = a.dist_info + "/WHEEL";
 
   for (const auto& ea : a.zip.entries()) {
@@ -263,9 +276,19 @@ FuseResult fuse(const fs::path& a_path, const fs::path& b_path,
     edits.raw_from[eb.name] = {&b.zip, &eb, b.sha256(eb.name)};
   }
 
-  const WheelName out_name = with_platform_tags(
-      a.name,
-      compute_macos_platform_tags(binaries, {}, a.zip.name()).platform_tags);
+  const MacosTagResult tags =
+      compute_macos_platform_tags(binaries.versioned, {}, a.zip.name());
+  const WheelName out_name = with_platform_tags(a.name, tags.platform_tags);
+  // A multi-arch tag promises every arch for the whole wheel; a file only
+  // one input has (or thin in both) would fail to load on the other arch.
+  // delocate-merge tags such a wheel universal2 anyway.
+  if (auto lacking = files_lacking_tag_archs(binaries.loadable, tags);
+      !lacking.empty())
+    throw Error(Errc::usage, out_name.format(),
+                fmt::format("would be tagged {} but {} loadable Mach-O "
+                            "file(s) lack an architecture of that tag: {}",
+                            fmt::join(tags.platform_tags, "."), lacking.size(),
+                            fmt::join(lacking, ", ")));
   // WHEEL: apart from its Tag lines it must agree too.
   const std::string wheel_file = a.zip.name() + ":" + wheel_member;
   const std::string wheel_a =

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <map>
+#include <set>
 
 #include "libpkg/base/error.hpp"
 #include "libpkg/wheel/metadata.hpp"
@@ -111,6 +113,24 @@ MacosTagResult compute_macos_platform_tags(
   }
   std::sort(result.platform_tags.begin(), result.platform_tags.end());
   return result;
+}
+
+std::vector<std::string> files_lacking_tag_archs(
+    const std::vector<MacosBinary>& loadable, const MacosTagResult& tags) {
+  std::vector<std::string> out;
+  if (tags.arch_versions.size() < 2) return out;
+  std::map<std::string, std::set<std::string>> archs;  // file -> tag archs
+  for (const MacosBinary& b : loadable) archs[b.file].insert(tag_arch(b.arch));
+  for (const auto& [file, has] : archs) {
+    std::vector<std::string> missing;
+    for (const auto& [arch, version] : tags.arch_versions)
+      if (!has.contains(arch)) missing.push_back(arch);
+    if (missing.empty()) continue;
+    std::string list;
+    for (const auto& a : missing) list += (list.empty() ? "" : " and ") + a;
+    out.push_back(file + " lacks " + list);
+  }
+  return out;
 }
 
 bool is_macos_platform_tag(std::string_view tag) {

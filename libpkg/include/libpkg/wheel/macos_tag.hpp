@@ -91,6 +91,13 @@ MacosTagResult compute_macos_platform_tags(
     const std::vector<MacosBinary>& binaries, const MacosTagOptions& options,
     const std::string& wheel);
 
+/// The files of `loadable` (one entry per slice, minos unused) that lack an
+/// arch of a multi-arch tag in `tags` (universal2, or one tag per arch), as
+/// "FILE lacks arm64": such a file cannot load on that arch although the
+/// tag says the wheel runs there. Empty for a single-arch tag. Never throws.
+std::vector<std::string> files_lacking_tag_archs(
+    const std::vector<MacosBinary>& loadable, const MacosTagResult& tags);
+
 /// Whether a platform tag is a macOS one ("macosx_*").
 /// Never throws.
 bool is_macos_platform_tag(std::string_view tag);
