@@ -10,7 +10,7 @@ source "$(dirname "$0")/lib/common.sh"
 source "$ELFTEST_DIR/lib/fixtures.sh"
 source "$ELFTEST_DIR/lib/checks.sh"
 
-require_tools eu-elflint
+require_elf_tools eu-elflint
 make_scratch
 
 # chk_needed_set WHAT FILE "NAMES...": DT_NEEDED holds exactly these names, in

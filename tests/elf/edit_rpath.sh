@@ -11,7 +11,7 @@ source "$(dirname "$0")/lib/common.sh"
 source "$ELFTEST_DIR/lib/fixtures.sh"
 source "$ELFTEST_DIR/lib/checks.sh"
 
-require_tools eu-elflint
+require_elf_tools eu-elflint
 make_scratch
 
 # Long enough that no implementation can fit it into the old string.

@@ -10,7 +10,7 @@ source "$(dirname "$0")/lib/common.sh"
 source "$ELFTEST_DIR/lib/fixtures.sh"
 source "$ELFTEST_DIR/lib/checks.sh"
 
-require_tools eu-elflint
+require_elf_tools eu-elflint
 make_scratch
 
 # chk_links_as WHAT LIB SONAME: a program linked against LIB records SONAME as

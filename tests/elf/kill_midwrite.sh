@@ -13,7 +13,7 @@ source "$(dirname "$0")/lib/common.sh"
 source "$ELFTEST_DIR/lib/fixtures.sh"
 source "$ELFTEST_DIR/lib/checks.sh"
 
-require_tools objcopy
+require_elf_tools objcopy
 make_scratch
 
 BIG_MB=${ELFTEST_BIG_MB:-300}
@@ -77,7 +77,7 @@ kill_after() {
 }
 
 main() {
-  fx_target x86_64 || skip "x86_64 target unavailable: $FX_MISSING"
+  fx_target x86_64 || missing "x86_64 target unavailable: $FX_MISSING"
   FXD=$SCRATCH/fx-$FX_T
   mkdir -p "$FXD/obj" "$FXD/bin"
   log "building a ${BIG_MB} MB shared library"

@@ -14,7 +14,7 @@ source "$(dirname "$0")/lib/common.sh"
 source "$ELFTEST_DIR/lib/fixtures.sh"
 source "$ELFTEST_DIR/lib/checks.sh"
 
-require_tools
+require_elf_tools
 make_scratch
 
 LONG="/opt/libpkg/$(printf 'long-runpath-entry-%.0s' {1..20})"

@@ -17,7 +17,7 @@
 # whose cost is a few stat(2) per missing library, grows at most 40x from
 # 10k to 100k distinct names and takes under 10 s on 1M entries of one name.
 source "$(dirname "$0")/lib/common.sh"
-require_tools
+require_elf_tools
 make_scratch
 cd "$SCRATCH"
 GEN=("$LIBPKG_PYTHON" "$ELFTEST_DIR/lib/many_needed.py")

@@ -9,7 +9,7 @@ source "$(dirname "$0")/lib/common.sh"
 source "$ELFTEST_DIR/lib/fixtures.sh"
 source "$ELFTEST_DIR/lib/checks.sh"
 
-require_tools eu-elflint
+require_elf_tools eu-elflint
 make_scratch
 
 LONG_DIR="libs-with-a-long-directory-name-so-that-the-runpath-has-to-grow-0123456789abcdef0123456789"

@@ -8,7 +8,7 @@
 # (0.14: --no-default-lib, --clear-symbol-version: identical readelf views),
 # otherwise with readelf, eu-elflint and by running the edited program.
 source "$(dirname "$0")/lib/common.sh"
-require_tools eu-elflint gcc
+require_elf_tools eu-elflint gcc
 make_scratch
 cd "$SCRATCH"
 P=$PATCHELF_OURS

@@ -11,7 +11,7 @@
 # (patchelf_options.sh), rename-dynamic-symbols (rename_symbols.sh).
 # Runs against Debian's patchelf too: PATCHELF_UNDER_TEST=/usr/bin/patchelf.
 source "$(dirname "$0")/lib/common.sh"
-require_tools gcc objcopy nm strings eu-elflint
+require_elf_tools gcc objcopy nm strings eu-elflint
 make_scratch
 cd "$SCRATCH"
 T=$TOOL

@@ -10,8 +10,8 @@ source "$(dirname "$0")/lib/common.sh"
 source "$ELFTEST_DIR/lib/fixtures.sh"
 source "$ELFTEST_DIR/lib/checks.sh"
 
-require_tools
-[[ -x $REF_PATCHELF ]] || skip "reference patchelf not installed: $REF_PATCHELF"
+require_elf_tools
+[[ -x $REF_PATCHELF ]] || missing "reference patchelf not installed: $REF_PATCHELF"
 make_scratch
 
 OPTION_SETS=(

@@ -13,7 +13,7 @@ source "$(dirname "$0")/lib/common.sh"
 source "$ELFTEST_DIR/lib/fixtures.sh"
 source "$ELFTEST_DIR/lib/checks.sh"
 
-require_tools
+require_elf_tools
 make_scratch
 
 # corrupt IN OUT KIND: copy IN to OUT with one oddity (see above); the

@@ -19,7 +19,7 @@
 source "$(dirname "$0")/lib/common.sh"
 source "$(dirname "$0")/lib/fixtures.sh"
 source "$(dirname "$0")/lib/checks.sh"
-require_tools readelf eu-elflint
+require_elf_tools readelf eu-elflint
 make_scratch
 cd "$SCRATCH"
 

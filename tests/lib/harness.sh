@@ -22,7 +22,12 @@ CURRENT_CASE=""
 log() { printf '%s\n' "$*"; }
 fail() {
   FAILS=$((FAILS + 1))
-  printf 'FAIL: %s%s\n' "${CURRENT_CASE:+[$CURRENT_CASE] }" "$*" >&2
+  local msg="$*"
+  # Many checks start their message with the case name; add it otherwise.
+  if [[ -n $CURRENT_CASE && $msg != "$CURRENT_CASE"* ]]; then
+    msg="[$CURRENT_CASE] $msg"
+  fi
+  printf 'FAIL: %s\n' "$msg" >&2
 }
 pass() { CHECKS=$((CHECKS + 1)); }
 # missing WHAT: fail now; scripts/setup.sh (or the build) provides WHAT.
@@ -93,7 +98,11 @@ expect_eq() {
 }
 # expect_same_file WHAT A B: byte-identical.
 expect_same_file() {
-  if cmp -s "$2" "$3"; then pass; else fail "$1: $3 differs from $2"; fi
+  if cmp -s "$2" "$3"; then
+    pass
+  else
+    fail "$1: $3 differs from $2 ($(cmp "$2" "$3" 2>&1 | head -n 1 || true))"
+  fi
 }
 # expect_ok WHAT CMD...: the command must succeed (its output goes to
 # $SCRATCH/out.log, shown on failure).

@@ -1,5 +1,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
-# Shared harness for the tests/elf integration scripts (sourced, not run).
+# ELF-specific part of the harness for the tests/elf integration scripts
+# (sourced, not run). The generic helpers (fail/pass/check/expect_*, finish,
+# make_scratch, require_tools, missing, the shell options and ERR trap) come
+# from the shared tests/lib/harness.sh; this file adds only the patchelf and
+# ELF helpers.
 #
 # Environment (set by ctest through libpkg_add_script_test):
 #   PKGTOOL, PATCHELF_OURS        the tools under test
@@ -7,105 +11,37 @@
 #                                 (e.g. /usr/bin/patchelf to validate the scripts)
 #   LIBPKG_PYTHON                 /usr/bin/python3
 #   ELF_TARGETS                   space-separated targets (x86_64 i686 aarch64 s390x armhf)
-#   ELFTEST_KEEP=1                keep the scratch directory (its path is printed)
-set -Eeuo pipefail
-shopt -s nullglob
-# An unexpected failing command aborts the script (set -e); say where.
-trap 'echo "ERROR: unexpected failure at ${BASH_SOURCE[0]##*/}:$LINENO: $BASH_COMMAND" >&2' ERR
+#   ELFTEST_KEEP=1                keep the scratch directory (same as TEST_KEEP=1)
+
+# harness.sh sets exactly the options these scripts always ran under
+# (set -Eeuo pipefail, nullglob, an ERR trap naming the failing line), so
+# sourcing it does not change how the ELF scripts behave.
+source "$(dirname "${BASH_SOURCE[0]}")/../../lib/harness.sh"
 
 ELFTEST_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-LIBPKG_PYTHON=${LIBPKG_PYTHON:-/usr/bin/python3}
+TEST_KEEP=${TEST_KEEP:-${ELFTEST_KEEP:-0}}
 REF_PATCHELF=${REF_PATCHELF:-/usr/bin/patchelf}
 PATCHELF_OURS=${PATCHELF_OURS:-}
 TOOL=${PATCHELF_UNDER_TEST:-$PATCHELF_OURS}
-PKGTOOL=${PKGTOOL:-}
 ELFCHECK=("$LIBPKG_PYTHON" "$ELFTEST_DIR/lib/elfcheck.py")
-# A stray LD_LIBRARY_PATH would let programs find libraries the test did not
-# put in place, hiding a broken RPATH/NEEDED edit.
-unset LD_LIBRARY_PATH LD_PRELOAD
-
-FAILS=0
-CHECKS=0
-CURRENT_CASE=""
-
-log() { printf '%s\n' "$*"; }
-fail() {
-  FAILS=$((FAILS + 1))
-  local msg="$*"
-  # Checks usually start their message with the case name; add it otherwise.
-  if [[ -n $CURRENT_CASE && $msg != "$CURRENT_CASE"* ]]; then
-    msg="[$CURRENT_CASE] $msg"
-  fi
-  printf 'FAIL: %s\n' "$msg" >&2
-}
-pass() { CHECKS=$((CHECKS + 1)); }
-skip() {
-  printf 'SKIP: %s\n' "$*"
-  exit 77
-}
-case_begin() {
-  CURRENT_CASE=$1
-  log "--- $1"
-}
-
-# finish: the script's last call; exit status 1 if any check failed.
-finish() {
-  CURRENT_CASE=""
-  if ((FAILS > 0)); then
-    log "$FAILS check(s) FAILED, $CHECKS passed (tool under test: $TOOL)"
-    exit 1
-  fi
-  log "PASS: $CHECKS checks (tool under test: $TOOL)"
-  exit 0
-}
 
 # is_ours: true when the patchelf under test is libpkg's (strict error-format checks).
 is_ours() {
   [[ -n $PATCHELF_OURS && $TOOL == "$PATCHELF_OURS" ]]
 }
 
-# make_scratch: a private scratch directory in $SCRATCH, removed on exit.
-make_scratch() {
-  SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/libpkg-elftest.XXXXXX")
-  if [[ ${ELFTEST_KEEP:-0} == 1 ]]; then
-    log "scratch directory kept: $SCRATCH"
-  else
-    trap 'rm -rf "$SCRATCH"' EXIT
-  fi
-}
-
-# require_tools: skip unless the tool under test and the helpers exist.
-require_tools() {
-  [[ -n $TOOL ]] || skip "neither PATCHELF_UNDER_TEST nor PATCHELF_OURS is set"
-  [[ -x $TOOL ]] || skip "patchelf under test not found: $TOOL"
-  [[ -x $LIBPKG_PYTHON ]] || skip "python not found: $LIBPKG_PYTHON"
-  command -v readelf >/dev/null || skip "readelf not installed (binutils)"
-  local t
-  for t in "$@"; do
-    command -v "$t" >/dev/null || skip "$t not installed"
-  done
+# require_elf_tools TOOL...: the patchelf under test, python, readelf and
+# TOOL... must exist; a missing one is a failure (harness.sh's missing).
+require_elf_tools() {
+  [[ -n $TOOL ]] || missing "neither PATCHELF_UNDER_TEST nor PATCHELF_OURS is set"
+  [[ -x $TOOL ]] || missing "patchelf under test not found: $TOOL"
+  [[ -x $LIBPKG_PYTHON ]] || missing "python not found: $LIBPKG_PYTHON"
+  require_tools readelf "$@"
+  log "patchelf under test: $TOOL"
 }
 
 sha() { sha256sum "$1" | cut -d' ' -f1; }
 fsize() { stat -c %s "$1"; }
-
-# expect_eq WHAT EXPECTED ACTUAL
-expect_eq() {
-  if [[ $2 == "$3" ]]; then
-    pass
-  else
-    fail "$1: expected [$2], got [$3]"
-  fi
-}
-
-# expect_same_file WHAT A B: byte-identical (cmp).
-expect_same_file() {
-  if cmp -s "$2" "$3"; then
-    pass
-  else
-    fail "$1: $3 differs from $2 ($(cmp "$2" "$3" 2>&1 | head -n 1 || true))"
-  fi
-}
 
 # pe FILE... : run the patchelf under test, capturing stderr in $SCRATCH/pe.err;
 # returns its exit status (never aborts the script).
