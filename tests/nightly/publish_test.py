@@ -187,4 +187,60 @@ def a_failed_publish_changes_nothing_visible():
     assert os.readlink(f"{CHANNEL}/current") == before
 
 
+EVIL_CONDA = r"""
+import io, json, sys, tarfile
+data = json.dumps({"name": "evil", "version": "1", "build": "0", "build_number": 0,
+                   "subdir": sys.argv[2]}).encode()
+with tarfile.open(sys.argv[1] + "/evil-1-0.tar.bz2", "w:bz2") as t:
+    info = tarfile.TarInfo("info/index.json")
+    info.size = len(data)
+    t.addfile(info, io.BytesIO(data))
+"""
+
+
+@case
+def a_conda_subdir_that_is_not_a_platform_is_refused():
+    with open(f"{D}/evil_conda.py", "w") as f:
+        f.write(EVIL_CONDA)
+    before = os.readlink(f"{CHANNEL}/current")
+    for i, subdir in enumerate(["../../escaped", "/tmp/abs", "Linux-64"]):
+        date = f"2026_04_0{i + 1}"
+        evil = sh_job("evil", f"{PY} {D}/evil_conda.py {{artifact_dir}} '{subdir}'")
+        p = pkgtool("nightly", "run", "--jobs", write_jobs(f"{D}/evil-{i}.json", [evil]),
+                    "--root", ROOT, "--date", date, "--channel", CHANNEL, check=2)
+        assert p.stderr.startswith("error: ") and "evil-1-0.tar.bz2" in p.stderr \
+            and subdir in p.stderr, p.stderr
+        assert os.readlink(f"{CHANNEL}/current") == before
+        assert not os.path.exists(f"{D}/escaped") and not os.path.exists(f"{CHANNEL}/escaped")
+        assert not os.path.exists("/tmp/abs")
+        assert not os.path.exists(f"{CHANNEL}/files/evil-1-0.tar.bz2")
+
+
+@case
+def a_manifest_with_a_bad_conda_subdir_is_refused():
+    manifest = f"{CHANNEL}/manifest.json"
+    with open(manifest) as f:
+        original = f.read()
+    before = os.readlink(f"{CHANNEL}/current")
+    for field in ("subdir", "index_json"):
+        doc = json.loads(original)
+        entry = next(e for e in doc["files"] if e["kind"] == "conda")
+        if field == "subdir":
+            entry["subdir"] = "../../escaped"
+        else:
+            index = json.loads(entry["index_json"])
+            index["subdir"] = "../../escaped"
+            entry["index_json"] = json.dumps(index)
+        with open(manifest, "w") as f:
+            json.dump(doc, f)
+        p = pkgtool("nightly", "publish", "--root", ROOT, "--date", DATES[2],
+                    "--channel", CHANNEL, check=2)
+        assert "manifest.json" in p.stderr and entry["file"] in p.stderr \
+            and "../../escaped" in p.stderr, p.stderr
+        assert os.readlink(f"{CHANNEL}/current") == before
+        assert not os.path.exists(f"{D}/escaped")
+    with open(manifest, "w") as f:
+        f.write(original)
+
+
 finish()

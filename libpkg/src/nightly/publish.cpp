@@ -49,7 +49,7 @@ json to_json(const Entry& e) {
   return j;
 }
 
-Entry from_json(const json& j) {
+Entry from_json(const json& j, const fs::path& manifest) {
   Entry e;
   e.file = j.at("file");
   e.sha256 = j.at("sha256");
@@ -63,6 +63,12 @@ Entry from_json(const json& j) {
     e.md5 = j.at("md5");
     e.subdir = j.at("subdir");
     e.index_json = j.at("index_json");
+    // Both name the directory the package lands in (the index's subdir is
+    // what write_conda_channel uses): a hand-edited manifest must not lead
+    // outside the channel either.
+    check_conda_subdir(e.subdir, manifest.string() + ": " + e.file);
+    check_conda_subdir(json::parse(e.index_json).at("subdir"),
+                       manifest.string() + ": " + e.file);
   }
   return e;
 }
@@ -287,7 +293,8 @@ PublishResult publish_nightly(const Layout& layout, const fs::path& channel_in,
     try {
       // Named: a range-for over a temporary's member would dangle.
       json doc = json::parse(read_text_file(manifest));
-      for (const auto& j : doc.at("files")) entries.push_back(from_json(j));
+      for (const auto& j : doc.at("files"))
+        entries.push_back(from_json(j, manifest));
     } catch (const json::exception& e) {
       throw Error(Errc::format, manifest.string(),
                   std::string("not a channel manifest: ") + e.what());
