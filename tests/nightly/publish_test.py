@@ -243,4 +243,39 @@ def a_manifest_with_a_bad_conda_subdir_is_refused():
         f.write(original)
 
 
+@case
+def symlinked_artifacts_are_neither_recorded_nor_published():
+    root, channel, outside = f"{D}/root-links", f"{D}/channel-links", f"{D}/outside"
+    os.makedirs(outside)
+    v = version("2026_05_01")
+    subprocess.run([PY, f"{HERE}/make_wheel.py", outside, "secretpkg", v], check=True)
+    secret = f"secretpkg-{v}-py3-none-any.whl"
+    jobs = write_jobs(f"{D}/links.json", [
+        sh_job("links", f"{PY} {HERE}/make_wheel.py {{artifact_dir}} torchlike {v} && "
+               f"ln -s {outside}/{secret} {{artifact_dir}}/{secret} && "
+               f"mkdir {{artifact_dir}}/sub && ln -s {outside} {{artifact_dir}}/sub/dir")])
+    p = pkgtool("nightly", "run", "--jobs", jobs, "--root", root, "--date", "2026_05_01",
+                "--channel", channel, check=0)
+    doc_file = f"{root}/2026_05_01/jobs/links.json"
+    doc = load(doc_file)
+    names = [a["name"] for a in doc["artifacts"]]
+    assert len(names) == 1 and names[0].endswith(f"torchlike-{v}-py3-none-any.whl"), names
+    assert not os.path.isabs(names[0]) and ".." not in names[0], names
+    assert os.listdir(f"{channel}/files") == [f"torchlike-{v}-py3-none-any.whl"]
+    assert any("symlink" in n for n in doc["notes"]), doc["notes"]
+    # a job document naming a file outside the nightly, or a symlink, is refused
+    before = os.readlink(f"{channel}/current")
+    for name, says in ((f"../outside/{secret}", "leaves the nightly directory"),
+                       (f"{outside}/{secret}", "leaves the nightly directory"),
+                       (names[0].replace("torchlike", "secretpkg"), "symlink")):
+        bad = dict(doc, artifacts=[dict(doc["artifacts"][0], name=name)])
+        with open(doc_file, "w") as f:
+            json.dump(bad, f)
+        p = pkgtool("nightly", "publish", "--root", root, "--date", "2026_05_01",
+                    "--channel", channel, check=2)
+        assert says in p.stderr and p.stderr.startswith("error: "), p.stderr
+        assert os.readlink(f"{channel}/current") == before
+        assert secret not in os.listdir(f"{channel}/files")
+
+
 finish()

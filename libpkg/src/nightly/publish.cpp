@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -259,6 +260,34 @@ void write_conda_part(const fs::path& release, const fs::path& channel,
   write_conda_channel(release / "conda", records);
 }
 
+// The artifact `name` of a job document, as a path in the nightly
+// directory: a name leaving it (absolute, "..") or a file that is a symlink
+// is refused, so a job document cannot publish an arbitrary file.
+fs::path checked_artifact(const Layout& layout, const fs::path& doc_file,
+                          const std::string& name) {
+  fs::path rel(name);
+  bool escapes = rel.empty() || rel.is_absolute() || rel.has_root_name();
+  for (const auto& part : rel)
+    if (part == "..") escapes = true;
+  if (escapes)
+    throw Error(Errc::format, doc_file.string(),
+                "artifact name \"" + name + "\" leaves the nightly directory");
+  fs::path src = layout.dir / rel;
+  int fd = ::open(src.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ELOOP)
+      throw Error(Errc::format, src.string(),
+                  "is a symlink: artifacts must be regular files");
+    throw_errno(src.string(), "open");
+  }
+  struct stat st {};
+  bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  ::close(fd);
+  if (!regular)
+    throw Error(Errc::format, src.string(), "is not a regular file");
+  return src;
+}
+
 }  // namespace
 
 std::string normalize_project(const std::string& name) {
@@ -310,7 +339,8 @@ PublishResult publish_nightly(const Layout& layout, const fs::path& channel_in,
       throw Error(Errc::format, doc_file.string(),
                   "not a libpkg-job/1 document");
     for (const auto& a : doc["artifacts"]) {
-      fs::path src = layout.dir / a.at("name").get<std::string>();
+      fs::path src =
+          checked_artifact(layout, doc_file, a.at("name").get<std::string>());
       std::string file = src.filename().string();
       Entry e;
       e.file = file;
