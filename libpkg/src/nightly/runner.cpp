@@ -37,15 +37,6 @@ long read_pid(int fd) {
   return n > 0 ? std::atol(buf) : 0;
 }
 
-// A process group left by a crashed runner (its pid is the group id):
-// stopped before its job runs again, so two copies never write the same
-// artifacts. Only a live group whose leader is still its own group.
-void stop_stale_group(long pid) {
-  if (pid <= 0) return;
-  if (::getpgid(static_cast<pid_t>(pid)) != pid) return;
-  ::killpg(static_cast<pid_t>(pid), SIGKILL);
-}
-
 bool path_exists(const fs::path& p) {
   std::error_code ec;
   return fs::exists(p, ec);
@@ -198,7 +189,7 @@ class Runner {
       return interrupted() || cancel_requested(job.name);
     };
     req.on_started = [&](long pid) {
-      record.pid = pid;
+      record_job_process(record, pid);
       write_state(layout_, record);
     };
     {
@@ -337,13 +328,18 @@ RunSummary run_nightly(const Layout& layout, std::vector<JobSpec> jobs,
         break;
     }
     if (!run) continue;
-    if (rec && rec->state == JobState::running) stop_stale_group(rec->pid);
+    // A process group left by a crashed runner is stopped before its job
+    // runs again, so two copies never write the same artifacts; only when
+    // its pid is still that job's process (not one reused after a reboot).
+    if (rec && rec->state == JobState::running) kill_recorded_job_group(*rec);
     todo.push_back(i);
     JobRecord pending = rec.value_or(JobRecord{});
     pending.job = jobs[i].name;
     pending.state = JobState::pending;
     pending.runner_pid = ::getpid();
     pending.pid = 0;
+    pending.pid_start_time.clear();
+    pending.boot_id.clear();
     write_state(layout, pending);
   }
   RunSummary summary;
