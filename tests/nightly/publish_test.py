@@ -278,4 +278,27 @@ def symlinked_artifacts_are_neither_recorded_nor_published():
         assert secret not in os.listdir(f"{channel}/files")
 
 
+@case
+def a_published_file_is_never_replaced_by_other_bytes():
+    root, channel = f"{D}/root-same", f"{D}/channel-same"
+    name = "libtorch-shared-with-deps-latest.zip"
+    for date, content, status in (("2026_06_01", "one", 0), ("2026_06_02", "one", 0),
+                                  ("2026_06_03", "two", 2)):
+        jobs = write_jobs(f"{D}/same-{date}.json", [
+            sh_job("lt", f"cd {{artifact_dir}} && echo {content} > lib.txt && "
+                   f"{PY} -c \"import zipfile; z = zipfile.ZipFile('{name}', 'w'); "
+                   "z.writestr(zipfile.ZipInfo('lib.txt', (2026, 1, 1, 0, 0, 0)), "
+                   "open('lib.txt').read()); z.close()\" && rm lib.txt")])
+        before = os.readlink(f"{channel}/current") if os.path.exists(channel) else None
+        with open(f"{channel}/files/{name}", "rb") if before else open(os.devnull, "rb") as f:
+            published = f.read()
+        p = pkgtool("nightly", "run", "--jobs", jobs, "--root", root, "--date", date,
+                    "--channel", channel, check=status)
+        if status == 2:
+            assert p.stderr.startswith("error: ") and f"files/{name}" in p.stderr, p.stderr
+            assert os.readlink(f"{channel}/current") == before
+            with open(f"{channel}/files/{name}", "rb") as f:
+                assert f.read() == published, "the live file was replaced"
+
+
 finish()

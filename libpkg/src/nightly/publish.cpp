@@ -370,13 +370,23 @@ PublishResult publish_nightly(const Layout& layout, const fs::path& channel_in,
         throw Error(Errc::format, src.string(),
                     "changed since its job ended (sha256 differs from " +
                         doc_file.string() + ")");
+      // A published file is never replaced by other bytes: pip would see a
+      // sha256 that the live index does not list, and a publish failing
+      // after the copy would leave the live channel inconsistent.
+      fs::path live = channel / "files" / e.file;
+      if (fs::exists(live) && Sha256::hex(Sha256::of_file(live)) != e.sha256)
+        throw Error(Errc::format, src.string(),
+                    "differs from the published " + live.string() +
+                        ": a published file is never replaced (give the new "
+                        "build another name)");
       incoming.emplace_back(src, e);
     }
   }
   // Copied only once every artifact was read and found valid: a bad wheel
   // leaves the channel as it was.
   for (const auto& [src, e] : incoming) {
-    copy_file_atomically(src, channel / "files" / e.file, 0644);
+    if (!fs::exists(channel / "files" / e.file))  // else the same bytes
+      copy_file_atomically(src, channel / "files" / e.file, 0644);
     entries.erase(
         std::remove_if(entries.begin(), entries.end(),
                        [&](const Entry& old) { return old.file == e.file; }),
