@@ -281,6 +281,22 @@ def a_reused_pid_is_never_killed():
 
 
 @case
+def a_retry_starts_with_an_empty_artifact_dir():
+    d = scratch()
+    nd = f"{d}/{DATE}"
+    jobs = write_jobs(f"{d}/jobs.json", [sh_job(
+        "flaky", "if [ -e {nightly_dir}/../second-time ]; then echo b > {artifact_dir}/b.txt; "
+        "else echo a > {artifact_dir}/a.txt; exit 1; fi")])
+    pkgtool("nightly", "run", "--jobs", jobs, "--root", d, "--date", DATE, check=1)
+    open(f"{d}/second-time", "w").close()
+    pkgtool("nightly", "run", "--retry-failed", "--root", d, "--date", DATE, check=0)
+    doc = load(f"{nd}/jobs/flaky.json")
+    names = [a["name"] for a in doc["artifacts"]]
+    assert names == ["flaky/b.txt"], names
+    assert os.listdir(f"{nd}/flaky.attempt1") == ["a.txt"]
+
+
+@case
 def bad_input_is_one_line_exit_2():
     d = scratch()
     cases = [

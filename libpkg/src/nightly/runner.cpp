@@ -56,6 +56,25 @@ void keep_earlier_log(const Layout& layout, const JobRecord& previous) {
   }
 }
 
+// The artifacts of an earlier attempt are moved aside to
+// <artifact_dir>.attempt<N> (the first free N from the attempt's number), so
+// the new attempt starts empty and never records or publishes stale files.
+void keep_earlier_artifacts(const fs::path& dir, const JobRecord& previous) {
+  std::error_code ec;
+  if (!fs::exists(dir, ec) || fs::is_empty(dir, ec)) return;
+  for (int n = std::max(previous.attempt, 1);; ++n) {
+    fs::path kept = dir;
+    kept += ".attempt" + std::to_string(n);
+    if (path_exists(kept)) continue;
+    fs::rename(dir, kept, ec);
+    if (ec)
+      throw Error(
+          Errc::io, dir.string(),
+          "cannot move the earlier attempt's artifacts aside: " + ec.message());
+    return;
+  }
+}
+
 void append_line(const fs::path& log, const std::string& line) {
   int fd = ::open(log.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
   if (fd < 0) return;
@@ -155,7 +174,10 @@ class Runner {
       finish(job, record, 0, {});
       return;
     }
-    if (previous) keep_earlier_log(layout_, *previous);
+    if (previous) {
+      keep_earlier_log(layout_, *previous);
+      keep_earlier_artifacts(layout_.dir / job.artifact_dir, *previous);
+    }
     std::error_code ec;
     fs::remove(layout_.summary_file(job.name), ec);
     fs::create_directories(layout_.dir / job.artifact_dir, ec);
