@@ -4,13 +4,19 @@
 #include "libpkg/nightly/jobs.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 
+#include <cerrno>
+#include <csignal>
+#include <filesystem>
 #include <fstream>
+#include <stdexcept>
 
 #include "libpkg/base/error.hpp"
 #include "libpkg/base/scratch_dir.hpp"
 #include "libpkg/nightly/control.hpp"
 #include "libpkg/nightly/job_document.hpp"
+#include "nightly/job_process.hpp"
 
 namespace nl = libpkg::nightly;
 
@@ -99,4 +105,42 @@ TEST(NightlyControl, TailLines) {
   EXPECT_EQ(nl::tail_lines(file, 2), "b\nc\n");
   EXPECT_EQ(nl::tail_lines(file, 0), "a\nb\nc\n");
   EXPECT_EQ(nl::tail_lines(file, 9), "a\nb\nc\n");
+}
+
+namespace {
+std::size_t open_fds() {
+  std::size_t n = 0;
+  for ([[maybe_unused]] const auto& e :
+       std::filesystem::directory_iterator("/proc/self/fd"))
+    ++n;
+  return n;
+}
+}  // namespace
+
+// When on_started (the runner's write_state) throws, the job must not keep
+// running unreaped, and the log's two descriptors must not leak.
+TEST(NightlyJobProcess, AThrowingOnStartedKillsAndReapsTheJob) {
+  auto dir = libpkg::ScratchDir::in_temp("nightly-proc-");
+  long started = 0;
+  nl::ProcessRequest req;
+  req.argv = {"sleep", "30"};
+  req.log = dir.path() / "job.log";
+  req.on_started = [&](long pid) {
+    started = pid;
+    throw std::runtime_error("cannot write the state");
+  };
+  std::size_t fds_before = open_fds();
+  EXPECT_THROW(nl::run_job_process(req), std::runtime_error);
+  ASSERT_GT(started, 0);
+  // Reaped, not a zombie: the pid no longer exists.
+  errno = 0;
+  int alive = ::kill(static_cast<pid_t>(started), 0);
+  int kill_errno = errno;
+  EXPECT_EQ(alive, -1);
+  EXPECT_EQ(kill_errno, ESRCH);
+  EXPECT_EQ(open_fds(), fds_before);
+  if (alive == 0) {  // leave nothing behind when the test fails
+    ::killpg(static_cast<pid_t>(started), SIGKILL);
+    ::waitpid(static_cast<pid_t>(started), nullptr, 0);
+  }
 }

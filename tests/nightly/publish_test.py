@@ -187,4 +187,118 @@ def a_failed_publish_changes_nothing_visible():
     assert os.readlink(f"{CHANNEL}/current") == before
 
 
+EVIL_CONDA = r"""
+import io, json, sys, tarfile
+data = json.dumps({"name": "evil", "version": "1", "build": "0", "build_number": 0,
+                   "subdir": sys.argv[2]}).encode()
+with tarfile.open(sys.argv[1] + "/evil-1-0.tar.bz2", "w:bz2") as t:
+    info = tarfile.TarInfo("info/index.json")
+    info.size = len(data)
+    t.addfile(info, io.BytesIO(data))
+"""
+
+
+@case
+def a_conda_subdir_that_is_not_a_platform_is_refused():
+    with open(f"{D}/evil_conda.py", "w") as f:
+        f.write(EVIL_CONDA)
+    before = os.readlink(f"{CHANNEL}/current")
+    for i, subdir in enumerate(["../../escaped", "/tmp/abs", "Linux-64"]):
+        date = f"2026_04_0{i + 1}"
+        evil = sh_job("evil", f"{PY} {D}/evil_conda.py {{artifact_dir}} '{subdir}'")
+        p = pkgtool("nightly", "run", "--jobs", write_jobs(f"{D}/evil-{i}.json", [evil]),
+                    "--root", ROOT, "--date", date, "--channel", CHANNEL, check=2)
+        assert p.stderr.startswith("error: ") and "evil-1-0.tar.bz2" in p.stderr \
+            and subdir in p.stderr, p.stderr
+        assert os.readlink(f"{CHANNEL}/current") == before
+        assert not os.path.exists(f"{D}/escaped") and not os.path.exists(f"{CHANNEL}/escaped")
+        assert not os.path.exists("/tmp/abs")
+        assert not os.path.exists(f"{CHANNEL}/files/evil-1-0.tar.bz2")
+
+
+@case
+def a_manifest_with_a_bad_conda_subdir_is_refused():
+    manifest = f"{CHANNEL}/manifest.json"
+    with open(manifest) as f:
+        original = f.read()
+    before = os.readlink(f"{CHANNEL}/current")
+    for field in ("subdir", "index_json"):
+        doc = json.loads(original)
+        entry = next(e for e in doc["files"] if e["kind"] == "conda")
+        if field == "subdir":
+            entry["subdir"] = "../../escaped"
+        else:
+            index = json.loads(entry["index_json"])
+            index["subdir"] = "../../escaped"
+            entry["index_json"] = json.dumps(index)
+        with open(manifest, "w") as f:
+            json.dump(doc, f)
+        p = pkgtool("nightly", "publish", "--root", ROOT, "--date", DATES[2],
+                    "--channel", CHANNEL, check=2)
+        assert "manifest.json" in p.stderr and entry["file"] in p.stderr \
+            and "../../escaped" in p.stderr, p.stderr
+        assert os.readlink(f"{CHANNEL}/current") == before
+        assert not os.path.exists(f"{D}/escaped")
+    with open(manifest, "w") as f:
+        f.write(original)
+
+
+@case
+def symlinked_artifacts_are_neither_recorded_nor_published():
+    root, channel, outside = f"{D}/root-links", f"{D}/channel-links", f"{D}/outside"
+    os.makedirs(outside)
+    v = version("2026_05_01")
+    subprocess.run([PY, f"{HERE}/make_wheel.py", outside, "secretpkg", v], check=True)
+    secret = f"secretpkg-{v}-py3-none-any.whl"
+    jobs = write_jobs(f"{D}/links.json", [
+        sh_job("links", f"{PY} {HERE}/make_wheel.py {{artifact_dir}} torchlike {v} && "
+               f"ln -s {outside}/{secret} {{artifact_dir}}/{secret} && "
+               f"mkdir {{artifact_dir}}/sub && ln -s {outside} {{artifact_dir}}/sub/dir")])
+    p = pkgtool("nightly", "run", "--jobs", jobs, "--root", root, "--date", "2026_05_01",
+                "--channel", channel, check=0)
+    doc_file = f"{root}/2026_05_01/jobs/links.json"
+    doc = load(doc_file)
+    names = [a["name"] for a in doc["artifacts"]]
+    assert len(names) == 1 and names[0].endswith(f"torchlike-{v}-py3-none-any.whl"), names
+    assert not os.path.isabs(names[0]) and ".." not in names[0], names
+    assert os.listdir(f"{channel}/files") == [f"torchlike-{v}-py3-none-any.whl"]
+    assert any("symlink" in n for n in doc["notes"]), doc["notes"]
+    # a job document naming a file outside the nightly, or a symlink, is refused
+    before = os.readlink(f"{channel}/current")
+    for name, says in ((f"../outside/{secret}", "leaves the nightly directory"),
+                       (f"{outside}/{secret}", "leaves the nightly directory"),
+                       (names[0].replace("torchlike", "secretpkg"), "symlink")):
+        bad = dict(doc, artifacts=[dict(doc["artifacts"][0], name=name)])
+        with open(doc_file, "w") as f:
+            json.dump(bad, f)
+        p = pkgtool("nightly", "publish", "--root", root, "--date", "2026_05_01",
+                    "--channel", channel, check=2)
+        assert says in p.stderr and p.stderr.startswith("error: "), p.stderr
+        assert os.readlink(f"{channel}/current") == before
+        assert secret not in os.listdir(f"{channel}/files")
+
+
+@case
+def a_published_file_is_never_replaced_by_other_bytes():
+    root, channel = f"{D}/root-same", f"{D}/channel-same"
+    name = "libtorch-shared-with-deps-latest.zip"
+    for date, content, status in (("2026_06_01", "one", 0), ("2026_06_02", "one", 0),
+                                  ("2026_06_03", "two", 2)):
+        jobs = write_jobs(f"{D}/same-{date}.json", [
+            sh_job("lt", f"cd {{artifact_dir}} && echo {content} > lib.txt && "
+                   f"{PY} -c \"import zipfile; z = zipfile.ZipFile('{name}', 'w'); "
+                   "z.writestr(zipfile.ZipInfo('lib.txt', (2026, 1, 1, 0, 0, 0)), "
+                   "open('lib.txt').read()); z.close()\" && rm lib.txt")])
+        before = os.readlink(f"{channel}/current") if os.path.exists(channel) else None
+        with open(f"{channel}/files/{name}", "rb") if before else open(os.devnull, "rb") as f:
+            published = f.read()
+        p = pkgtool("nightly", "run", "--jobs", jobs, "--root", root, "--date", date,
+                    "--channel", channel, check=status)
+        if status == 2:
+            assert p.stderr.startswith("error: ") and f"files/{name}" in p.stderr, p.stderr
+            assert os.readlink(f"{channel}/current") == before
+            with open(f"{channel}/files/{name}", "rb") as f:
+                assert f.read() == published, "the live file was replaced"
+
+
 finish()

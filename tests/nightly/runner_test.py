@@ -241,6 +241,62 @@ def killed_runner_then_resume():
 
 
 @case
+def a_reused_pid_is_never_killed():
+    """After a reboot the pid in a RUNNING state may lead an unrelated group:
+    cancel and --resume without a runner must leave it alone."""
+    for how in ("cancel", "resume"):
+        d = scratch()
+        nd = f"{d}/{DATE}"
+        jobs = write_jobs(f"{d}/jobs.json", [
+            sh_job("long", "if [ ! -e {nightly_dir}/../second-time ]; then sleep 60; fi")])
+        runner = subprocess.Popen([PKGTOOL, "nightly", "run", "--jobs", jobs, "--root", d,
+                                   "--date", DATE],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wait_for(lambda: (state(nd, "long") or {}).get("state") == "RUNNING", "long running")
+        child = state(nd, "long")["pid"]
+        runner.kill()
+        runner.wait()
+        os.killpg(child, signal.SIGKILL)
+        wait_for(lambda: group_gone(child), "the job gone")
+        open(f"{d}/second-time", "w").close()
+        # an unrelated process group leader now holds the pid of the state
+        unrelated = subprocess.Popen(["sleep", "60"], start_new_session=True)
+        try:
+            path = f"{nd}/state/long.json"
+            doc = load(path)
+            doc["pid"] = unrelated.pid
+            with open(path, "w") as f:
+                json.dump(doc, f)
+            if how == "cancel":
+                pkgtool("nightly", "cancel", "long", "--root", d, "--date", DATE, check=0)
+                assert state(nd, "long")["state"] == "CANCELLED"
+            else:
+                pkgtool("nightly", "run", "--resume", "--root", d, "--date", DATE, check=0)
+                assert state(nd, "long")["state"] == "SUCCEEDED"
+            time.sleep(0.2)
+            assert unrelated.poll() is None, f"{how} killed an unrelated process"
+        finally:
+            unrelated.kill()
+            unrelated.wait()
+
+
+@case
+def a_retry_starts_with_an_empty_artifact_dir():
+    d = scratch()
+    nd = f"{d}/{DATE}"
+    jobs = write_jobs(f"{d}/jobs.json", [sh_job(
+        "flaky", "if [ -e {nightly_dir}/../second-time ]; then echo b > {artifact_dir}/b.txt; "
+        "else echo a > {artifact_dir}/a.txt; exit 1; fi")])
+    pkgtool("nightly", "run", "--jobs", jobs, "--root", d, "--date", DATE, check=1)
+    open(f"{d}/second-time", "w").close()
+    pkgtool("nightly", "run", "--retry-failed", "--root", d, "--date", DATE, check=0)
+    doc = load(f"{nd}/jobs/flaky.json")
+    names = [a["name"] for a in doc["artifacts"]]
+    assert names == ["flaky/b.txt"], names
+    assert os.listdir(f"{nd}/flaky.attempt1") == ["a.txt"]
+
+
+@case
 def bad_input_is_one_line_exit_2():
     d = scratch()
     cases = [

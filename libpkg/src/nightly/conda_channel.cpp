@@ -72,7 +72,31 @@ std::string index_from_tar(archive::TarReader& tar) {
   return "";
 }
 
+bool lower_alnum(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+}
+
 }  // namespace
+
+void check_conda_subdir(const std::string& subdir, const std::string& file) {
+  // ^[a-z0-9]+(-[a-z0-9_]+)*$ : a first run of [a-z0-9], then runs of
+  // [a-z0-9_] each after one '-'.
+  bool ok = !subdir.empty() && lower_alnum(subdir[0]);
+  bool first_run = true;
+  for (std::size_t i = 0; ok && i < subdir.size(); ++i) {
+    char c = subdir[i];
+    if (c == '-') {
+      ok = i + 1 < subdir.size() && subdir[i + 1] != '-';
+      first_run = false;
+    } else {
+      ok = lower_alnum(c) || (c == '_' && !first_run);
+    }
+  }
+  if (!ok)
+    throw Error(Errc::format, file,
+                "info/index.json subdir \"" + subdir +
+                    "\" is not a platform name like linux-64 or noarch");
+}
 
 CondaRecord read_conda_record(const fs::path& package) {
   CondaRecord r;
@@ -97,6 +121,7 @@ CondaRecord read_conda_record(const fs::path& package) {
   if (!j.is_object() || !j.contains("subdir") || !j["subdir"].is_string())
     throw Error(Errc::format, package.string(),
                 "info/index.json has no subdir");
+  check_conda_subdir(j["subdir"].get<std::string>(), package.string());
   r.index_json = text;
   digests(package, r);
   return r;

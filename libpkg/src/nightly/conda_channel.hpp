@@ -18,8 +18,15 @@ struct CondaRecord {
   unsigned long long size = 0;
 };
 
-// Errc::format naming the package when it has no readable info/index.json.
+// Errc::format naming the package when it has no readable info/index.json,
+// or when its subdir is not a plain platform name (see check_conda_subdir).
 CondaRecord read_conda_record(const std::filesystem::path& package);
+
+/// Throws Errc::format naming `file` unless `subdir` matches
+/// ^[a-z0-9]+(-[a-z0-9_]+)*$ (linux-64, osx-arm64, noarch, ...): the subdir
+/// becomes a directory of the channel, so "../x" or "/abs" would write
+/// outside it.
+void check_conda_subdir(const std::string& subdir, const std::string& file);
 
 // Writes <dir>/<subdir>/repodata.json for every subdir of `records` (and an
 // empty noarch/ one when absent, which conda clients request), and

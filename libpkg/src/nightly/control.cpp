@@ -49,9 +49,7 @@ std::string cancel_job(const Layout& layout, const std::string& job) {
            std::to_string(RunnerLock::holder(layout)) + ")";
   }
   // No runner: whatever is left of the job is stopped and recorded here.
-  if (r.state == JobState::running && r.pid > 0 &&
-      ::getpgid(static_cast<pid_t>(r.pid)) == r.pid)
-    ::killpg(static_cast<pid_t>(r.pid), SIGKILL);
+  if (r.state == JobState::running) kill_recorded_job_group(r);
   r.state = JobState::cancelled;
   r.end = iso_utc(std::chrono::system_clock::now());
   if (r.failed_step.empty())

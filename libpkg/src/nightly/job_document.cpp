@@ -58,18 +58,30 @@ json artifacts(const fs::path& dir, const fs::path& nightly_dir, json& notes) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return out;
   std::vector<fs::path> files;
+  // symlink_status, not status: a symlink in the artifact dir may point at
+  // any file of the machine, which must never be hashed and published.
   for (auto it = fs::recursive_directory_iterator(dir, ec);
-       !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
-    if (it->is_regular_file(ec) && it->path().filename().string()[0] != '.')
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (it->path().filename().string()[0] == '.') continue;
+    auto type = it->symlink_status(ec).type();
+    if (type == fs::file_type::symlink)
+      notes.push_back("refused symlink " + it->path().string() +
+                      ": artifacts must be regular files");
+    else if (type == fs::file_type::regular)
       files.push_back(it->path());
+  }
   std::sort(files.begin(), files.end());
+  // Lexical: fs::relative would resolve symlinked directories above.
+  fs::path base = fs::absolute(nightly_dir).lexically_normal();
   for (const auto& f : files) {
     u64 size = 0;
     auto digest = Sha256::of_file(f, &size);
-    json a = {{"name", fs::relative(f, nightly_dir).string()},
-              {"size", size},
-              {"sha256", Sha256::hex(digest)},
-              {"largest_members", nullptr}};
+    json a = {
+        {"name",
+         fs::absolute(f).lexically_normal().lexically_relative(base).string()},
+        {"size", size},
+        {"sha256", Sha256::hex(digest)},
+        {"largest_members", nullptr}};
     if (is_zip_name(f.filename().string())) {
       try {
         a["largest_members"] = largest_members(f);

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <map>
@@ -172,11 +173,31 @@ ProcessOutcome run_job_process(const ProcessRequest& req) {
     out.exit_code = 127;
     return out;
   }
+  // From here anything that throws (on_started writing the state, the
+  // scanner reading the log) must not leave the job running unreaped nor
+  // leak the log's descriptors.
+  struct StartedGuard {
+    pid_t pid;
+    int log_fd, read_fd;
+    int pidfd = -1;
+    bool reaped = false;
+    ~StartedGuard() {
+      if (!reaped) {
+        ::killpg(pid, SIGKILL);
+        while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+        }
+      }
+      if (pidfd >= 0) ::close(pidfd);
+      ::close(read_fd);
+      ::close(log_fd);
+    }
+  } guard{pid, log_fd, read_fd};
   if (req.on_started) req.on_started(pid);
 
   StepScanner scanner(read_fd, start);
   scanner.scan(start);  // skip nothing: markers written before start count
   int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  guard.pidfd = pidfd;
   Clock::time_point kill_at{};
   bool term_sent = false;
   int status = 0;
@@ -189,7 +210,10 @@ ProcessOutcome run_job_process(const ProcessRequest& req) {
     }
     pid_t w = ::waitpid(pid, &status, WNOHANG);
     auto now = Clock::now();
-    if (w == pid) break;
+    if (w == pid) {
+      guard.reaped = true;
+      break;
+    }
     scanner.scan(now);
     bool timeout =
         req.timeout_s && seconds_between(start, now) >= req.timeout_s;
@@ -205,7 +229,6 @@ ProcessOutcome run_job_process(const ProcessRequest& req) {
     }
   }
   auto end = Clock::now();
-  if (pidfd >= 0) ::close(pidfd);
   // Whatever the job left running in its group (a background server, a
   // stuck child) goes with it: the next job must not find it.
   ::killpg(pid, SIGKILL);
@@ -213,9 +236,7 @@ ProcessOutcome run_job_process(const ProcessRequest& req) {
   if (WIFSIGNALED(status)) out.signal = WTERMSIG(status);
   out.duration_s = seconds_between(start, end);
   out.steps = scanner.finish(end);
-  ::close(read_fd);
-  ::close(log_fd);
-  return out;
+  return out;  // the guard closes the descriptors
 }
 
 }  // namespace libpkg::nightly

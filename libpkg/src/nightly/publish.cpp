@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -49,7 +50,7 @@ json to_json(const Entry& e) {
   return j;
 }
 
-Entry from_json(const json& j) {
+Entry from_json(const json& j, const fs::path& manifest) {
   Entry e;
   e.file = j.at("file");
   e.sha256 = j.at("sha256");
@@ -63,6 +64,12 @@ Entry from_json(const json& j) {
     e.md5 = j.at("md5");
     e.subdir = j.at("subdir");
     e.index_json = j.at("index_json");
+    // Both name the directory the package lands in (the index's subdir is
+    // what write_conda_channel uses): a hand-edited manifest must not lead
+    // outside the channel either.
+    check_conda_subdir(e.subdir, manifest.string() + ": " + e.file);
+    check_conda_subdir(json::parse(e.index_json).at("subdir"),
+                       manifest.string() + ": " + e.file);
   }
   return e;
 }
@@ -253,6 +260,34 @@ void write_conda_part(const fs::path& release, const fs::path& channel,
   write_conda_channel(release / "conda", records);
 }
 
+// The artifact `name` of a job document, as a path in the nightly
+// directory: a name leaving it (absolute, "..") or a file that is a symlink
+// is refused, so a job document cannot publish an arbitrary file.
+fs::path checked_artifact(const Layout& layout, const fs::path& doc_file,
+                          const std::string& name) {
+  fs::path rel(name);
+  bool escapes = rel.empty() || rel.is_absolute() || rel.has_root_name();
+  for (const auto& part : rel)
+    if (part == "..") escapes = true;
+  if (escapes)
+    throw Error(Errc::format, doc_file.string(),
+                "artifact name \"" + name + "\" leaves the nightly directory");
+  fs::path src = layout.dir / rel;
+  int fd = ::open(src.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ELOOP)
+      throw Error(Errc::format, src.string(),
+                  "is a symlink: artifacts must be regular files");
+    throw_errno(src.string(), "open");
+  }
+  struct stat st {};
+  bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  ::close(fd);
+  if (!regular)
+    throw Error(Errc::format, src.string(), "is not a regular file");
+  return src;
+}
+
 }  // namespace
 
 std::string normalize_project(const std::string& name) {
@@ -287,7 +322,8 @@ PublishResult publish_nightly(const Layout& layout, const fs::path& channel_in,
     try {
       // Named: a range-for over a temporary's member would dangle.
       json doc = json::parse(read_text_file(manifest));
-      for (const auto& j : doc.at("files")) entries.push_back(from_json(j));
+      for (const auto& j : doc.at("files"))
+        entries.push_back(from_json(j, manifest));
     } catch (const json::exception& e) {
       throw Error(Errc::format, manifest.string(),
                   std::string("not a channel manifest: ") + e.what());
@@ -303,7 +339,8 @@ PublishResult publish_nightly(const Layout& layout, const fs::path& channel_in,
       throw Error(Errc::format, doc_file.string(),
                   "not a libpkg-job/1 document");
     for (const auto& a : doc["artifacts"]) {
-      fs::path src = layout.dir / a.at("name").get<std::string>();
+      fs::path src =
+          checked_artifact(layout, doc_file, a.at("name").get<std::string>());
       std::string file = src.filename().string();
       Entry e;
       e.file = file;
@@ -333,13 +370,23 @@ PublishResult publish_nightly(const Layout& layout, const fs::path& channel_in,
         throw Error(Errc::format, src.string(),
                     "changed since its job ended (sha256 differs from " +
                         doc_file.string() + ")");
+      // A published file is never replaced by other bytes: pip would see a
+      // sha256 that the live index does not list, and a publish failing
+      // after the copy would leave the live channel inconsistent.
+      fs::path live = channel / "files" / e.file;
+      if (fs::exists(live) && Sha256::hex(Sha256::of_file(live)) != e.sha256)
+        throw Error(Errc::format, src.string(),
+                    "differs from the published " + live.string() +
+                        ": a published file is never replaced (give the new "
+                        "build another name)");
       incoming.emplace_back(src, e);
     }
   }
   // Copied only once every artifact was read and found valid: a bad wheel
   // leaves the channel as it was.
   for (const auto& [src, e] : incoming) {
-    copy_file_atomically(src, channel / "files" / e.file, 0644);
+    if (!fs::exists(channel / "files" / e.file))  // else the same bytes
+      copy_file_atomically(src, channel / "files" / e.file, 0644);
     entries.erase(
         std::remove_if(entries.begin(), entries.end(),
                        [&](const Entry& old) { return old.file == e.file; }),

@@ -37,15 +37,6 @@ long read_pid(int fd) {
   return n > 0 ? std::atol(buf) : 0;
 }
 
-// A process group left by a crashed runner (its pid is the group id):
-// stopped before its job runs again, so two copies never write the same
-// artifacts. Only a live group whose leader is still its own group.
-void stop_stale_group(long pid) {
-  if (pid <= 0) return;
-  if (::getpgid(static_cast<pid_t>(pid)) != pid) return;
-  ::killpg(static_cast<pid_t>(pid), SIGKILL);
-}
-
 bool path_exists(const fs::path& p) {
   std::error_code ec;
   return fs::exists(p, ec);
@@ -62,6 +53,25 @@ void keep_earlier_log(const Layout& layout, const JobRecord& previous) {
                      std::to_string(std::max(previous.attempt, 1)) + ".log");
     std::error_code ec;
     fs::rename(old, kept, ec);
+  }
+}
+
+// The artifacts of an earlier attempt are moved aside to
+// <artifact_dir>.attempt<N> (the first free N from the attempt's number), so
+// the new attempt starts empty and never records or publishes stale files.
+void keep_earlier_artifacts(const fs::path& dir, const JobRecord& previous) {
+  std::error_code ec;
+  if (!fs::exists(dir, ec) || fs::is_empty(dir, ec)) return;
+  for (int n = std::max(previous.attempt, 1);; ++n) {
+    fs::path kept = dir;
+    kept += ".attempt" + std::to_string(n);
+    if (path_exists(kept)) continue;
+    fs::rename(dir, kept, ec);
+    if (ec)
+      throw Error(
+          Errc::io, dir.string(),
+          "cannot move the earlier attempt's artifacts aside: " + ec.message());
+    return;
   }
 }
 
@@ -164,7 +174,10 @@ class Runner {
       finish(job, record, 0, {});
       return;
     }
-    if (previous) keep_earlier_log(layout_, *previous);
+    if (previous) {
+      keep_earlier_log(layout_, *previous);
+      keep_earlier_artifacts(layout_.dir / job.artifact_dir, *previous);
+    }
     std::error_code ec;
     fs::remove(layout_.summary_file(job.name), ec);
     fs::create_directories(layout_.dir / job.artifact_dir, ec);
@@ -198,7 +211,7 @@ class Runner {
       return interrupted() || cancel_requested(job.name);
     };
     req.on_started = [&](long pid) {
-      record.pid = pid;
+      record_job_process(record, pid);
       write_state(layout_, record);
     };
     {
@@ -337,13 +350,18 @@ RunSummary run_nightly(const Layout& layout, std::vector<JobSpec> jobs,
         break;
     }
     if (!run) continue;
-    if (rec && rec->state == JobState::running) stop_stale_group(rec->pid);
+    // A process group left by a crashed runner is stopped before its job
+    // runs again, so two copies never write the same artifacts; only when
+    // its pid is still that job's process (not one reused after a reboot).
+    if (rec && rec->state == JobState::running) kill_recorded_job_group(*rec);
     todo.push_back(i);
     JobRecord pending = rec.value_or(JobRecord{});
     pending.job = jobs[i].name;
     pending.state = JobState::pending;
     pending.runner_pid = ::getpid();
     pending.pid = 0;
+    pending.pid_start_time.clear();
+    pending.boot_id.clear();
     write_state(layout, pending);
   }
   RunSummary summary;

@@ -2,12 +2,14 @@
 #include "libpkg/nightly/state.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -85,6 +87,47 @@ void write_text_atomically(const fs::path& path, const std::string& text) {
   }
 }
 
+namespace {
+
+// Field 22 (starttime) of /proc/PID/stat, "" when the process is gone. The
+// command name (field 2) may hold spaces and parentheses: fields are counted
+// after its last ')'.
+std::string process_start_time(long pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)),
+                   std::istreambuf_iterator<char>());
+  auto close = text.rfind(')');
+  if (close == std::string::npos) return "";
+  std::istringstream fields(text.substr(close + 1));
+  std::string field;
+  for (int n = 3; fields >> field; ++n)
+    if (n == 22) return field;
+  return "";
+}
+
+std::string current_boot_id() {
+  std::ifstream in("/proc/sys/kernel/random/boot_id");
+  std::string id;
+  in >> id;
+  return id;
+}
+
+}  // namespace
+
+void record_job_process(JobRecord& record, long pid) {
+  record.pid = pid;
+  record.pid_start_time = process_start_time(pid);
+  record.boot_id = current_boot_id();
+}
+
+bool kill_recorded_job_group(const JobRecord& r) {
+  if (r.pid <= 0 || r.pid_start_time.empty() || r.boot_id.empty()) return false;
+  if (r.boot_id != current_boot_id()) return false;
+  if (process_start_time(r.pid) != r.pid_start_time) return false;
+  if (::getpgid(static_cast<pid_t>(r.pid)) != r.pid) return false;
+  return ::killpg(static_cast<pid_t>(r.pid), SIGKILL) == 0;
+}
+
 std::string state_json(const JobRecord& r) {
   json j = {{"job", r.job},
             {"state", state_name(r.state)},
@@ -94,6 +137,8 @@ std::string state_json(const JobRecord& r) {
             {"signal", r.signal},
             {"pid", r.pid},
             {"runner_pid", r.runner_pid},
+            {"pid_start_time", r.pid_start_time},
+            {"boot_id", r.boot_id},
             {"failed_step", r.failed_step},
             {"log", r.log},
             {"attempt", r.attempt}};
@@ -117,6 +162,10 @@ std::optional<JobRecord> read_state(const Layout& layout,
     r.signal = j.at("signal").get<int>();
     r.pid = j.at("pid").get<long>();
     r.runner_pid = j.at("runner_pid").get<long>();
+    // Absent in states written before they were recorded: such a pid is
+    // never signalled.
+    r.pid_start_time = j.value("pid_start_time", "");
+    r.boot_id = j.value("boot_id", "");
     r.failed_step = j.at("failed_step").get<std::string>();
     r.log = j.at("log").get<std::string>();
     r.attempt = j.at("attempt").get<int>();

@@ -34,6 +34,10 @@ struct JobRecord {
   int signal = 0;  // the signal that ended the job, 0 if none
   long pid = 0;    // the job's process (its process group leader)
   long runner_pid = 0;
+  // Who `pid` was: its start time (field 22 of /proc/PID/stat) and the boot
+  // it ran in, so a pid reused later (after a reboot) is never taken for it.
+  std::string pid_start_time;
+  std::string boot_id;
   std::string failed_step;  // "" unless FAILED or CANCELLED
   std::string log;          // relative to the nightly dir
   int attempt = 0;          // 1 for the first run, +1 per retry
@@ -50,6 +54,13 @@ void write_state(const Layout& layout, const JobRecord& record);
 /// yet are PENDING); without jobs.json, the state files in name order. Throws
 /// parse_jobs's and read_state's errors.
 std::vector<JobRecord> read_states(const Layout& layout);
+/// Fills record.pid and the start time and boot id that identify it.
+void record_job_process(JobRecord& record, long pid);
+/// SIGKILLs the job's process group when record.pid is still the process
+/// recorded (same start time, same boot, leads its group); otherwise the job
+/// is dead and nothing is signalled. Returns whether it signalled.
+bool kill_recorded_job_group(const JobRecord& record);
+
 /// The state document's JSON text.
 std::string state_json(const JobRecord& record);
 
