@@ -6,10 +6,13 @@
 #include "libpkg/archive/chunk_cache.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -297,6 +300,79 @@ TEST(ChunkCache, DefaultDirectoryFollowsXdg) {
     ::setenv("XDG_CACHE_HOME", saved.c_str(), 1);
   else
     ::unsetenv("XDG_CACHE_HOME");
+}
+
+TEST(ChunkCache, DefaultDirectoryIsAbsoluteWhateverTmpdirSays) {
+  // HOME and XDG_CACHE_HOME unset: the temporary directory is used, and a
+  // TMPDIR that is missing or relative must not make a relative cache path.
+  TempDir tmp;
+  const fs::path cwd = fs::current_path();
+  fs::create_directories(tmp / "rel");
+  fs::current_path(tmp.path());
+  const auto env = [](const char* n) {
+    const char* v = std::getenv(n);
+    return v ? std::optional<std::string>(v) : std::nullopt;
+  };
+  const auto home = env("HOME"), xdg = env("XDG_CACHE_HOME"),
+             tmpdir = env("TMPDIR");
+  ::unsetenv("HOME");
+  ::unsetenv("XDG_CACHE_HOME");
+  for (const char* t : {"/nonexistent-libpkg-tmp", "rel"}) {
+    ::setenv("TMPDIR", t, 1);
+    const fs::path d = ChunkCache::default_dir();
+    EXPECT_TRUE(d.is_absolute()) << t << " -> " << d;
+    EXPECT_EQ(d.filename(), "libpkg-chunks") << t;
+  }
+  ::setenv("TMPDIR", tmp.path().c_str(), 1);
+  EXPECT_EQ(ChunkCache::default_dir(), tmp / "libpkg-chunks");
+  fs::current_path(cwd);
+  for (auto [n, v] : {std::pair{"HOME", home}, std::pair{"XDG_CACHE_HOME", xdg},
+                      std::pair{"TMPDIR", tmpdir}})
+    v ? (void)::setenv(n, v->c_str(), 1) : (void)::unsetenv(n);
+}
+
+TEST(ChunkCache, PruneCountsEntriesItCouldNotRemove) {
+  // Entries in read-only subdirectories cannot be removed: prune must still
+  // count them. Root removes them anyway, so as root the prune runs in a
+  // child that drops to nobody.
+  TempDir tmp;
+  auto cache = make_cache(tmp / "c");
+  for (u32 i = 0; i < 3; ++i) {
+    const std::vector<u8> input = random_bytes(1000, i);
+    cache->store(ChunkCache::key(input, 6, true), zlib_crc32(input),
+                 std::vector<u8>(5000, 7));
+  }
+  const ChunkCache::Usage before = cache->usage();
+  ASSERT_EQ(before.entries, 3u);
+  fs::permissions(tmp.path(), fs::perms(0755));
+  fs::permissions(tmp / "c", fs::perms(0755));
+  for (const fs::path& f : entries(tmp / "c"))
+    fs::permissions(f.parent_path(), fs::perms(0555));
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::close(fds[0]);
+    if (::geteuid() == 0 && (::setgid(65534) != 0 || ::setuid(65534) != 0))
+      ::_exit(3);
+    const ChunkCache::Usage u = cache->prune(0);
+    const u64 r[2] = {u.entries, u.bytes};
+    ::_exit(::write(fds[1], r, sizeof r) == sizeof r ? 0 : 4);
+  }
+  ::close(fds[1]);
+  u64 r[2] = {0, 0};
+  const ssize_t n = ::read(fds[0], r, sizeof r);
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  ASSERT_EQ(n, static_cast<ssize_t>(sizeof r));
+  EXPECT_EQ(cache->usage().entries, 3u);  // nothing could be removed
+  EXPECT_EQ(r[0], before.entries);
+  EXPECT_EQ(r[1], before.bytes);
+  for (const fs::path& f : entries(tmp / "c"))
+    fs::permissions(f.parent_path(), fs::perms(0755));
 }
 
 TEST(ChunkCache, ConcurrentWritersShareOneDirectory) {

@@ -111,8 +111,13 @@ fs::path ChunkCache::default_dir() {
   const char* home = std::getenv("HOME");
   if (home != nullptr && *home != '\0')
     return fs::path(home) / ".cache/libpkg/chunks";
+  // temp_directory_path() fails on a TMPDIR that is not a directory and
+  // returns a relative TMPDIR as is: a relative cache directory would move
+  // with the working directory, so both fall back to /tmp.
   std::error_code ec;
-  return fs::temp_directory_path(ec) / "libpkg-chunks";
+  fs::path tmp = fs::temp_directory_path(ec);
+  if (ec || tmp.is_relative()) tmp = "/tmp";
+  return tmp / "libpkg-chunks";
 }
 
 bool ChunkCache::disabled_by_environment() {
@@ -289,8 +294,12 @@ ChunkCache::Usage ChunkCache::prune(u64 max_bytes) {
   });
   for (const Item& i : entries) {
     if (kept.bytes <= max_bytes) break;
+    // An entry that could not be removed still takes its room: counting it
+    // as gone would report less than the directory holds.
     std::error_code ec;
+    // (A file another process removed meanwhile is gone: no error.)
     fs::remove(i.path, ec);
+    if (ec) continue;
     kept.bytes -= i.size;
     --kept.entries;
   }

@@ -69,7 +69,8 @@ class ChunkCache {
 
   /// $XDG_CACHE_HOME/libpkg/chunks when XDG_CACHE_HOME is an absolute path,
   /// else $HOME/.cache/libpkg/chunks (the XDG base directory rule).
-  /// When HOME is unset too, <temp dir>/libpkg-chunks. Never throws.
+  /// When HOME is unset too, <temp dir>/libpkg-chunks (/tmp when the temp
+  /// dir is missing or relative: the result is always absolute). Never throws.
   static std::filesystem::path default_dir();
   /// LIBPKG_NO_CACHE set to anything but "" or "0".
   /// Never throws.
@@ -115,7 +116,8 @@ class ChunkCache {
   /// Removes temporary files older than an hour (their writer died), then
   /// the least recently used entries until the rest totals at most
   /// `max_bytes`. Returns what is left.
-  /// Failures to list or remove are skipped (not reported); never throws.
+  /// Failures to list or remove are skipped (not reported; an entry that
+  /// could not be removed is counted as left); never throws.
   Usage prune(u64 max_bytes);
   /// prune(max_bytes()) when this object stored anything: writers call it
   /// after commit.
