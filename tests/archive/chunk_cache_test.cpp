@@ -90,6 +90,17 @@ void expect_valid(const fs::path& zip, const Inputs& in) {
   EXPECT_EQ(noise, std::string(in.noise.begin(), in.noise.end()));
 }
 
+// `input` (at most 65535 bytes) as one final stored deflate block: a real
+// entry for load(), which inflates what it serves.
+std::vector<u8> stored_block(const std::vector<u8>& input, bool final = true) {
+  const u16 n = static_cast<u16>(input.size());
+  std::vector<u8> out = {static_cast<u8>(final ? 1 : 0), static_cast<u8>(n),
+                         static_cast<u8>(n >> 8), static_cast<u8>(~n),
+                         static_cast<u8>(~n >> 8)};
+  out.insert(out.end(), input.begin(), input.end());
+  return out;
+}
+
 std::vector<fs::path> entries(const fs::path& dir) {
   std::vector<fs::path> out;
   if (!fs::exists(dir)) return out;
@@ -178,17 +189,55 @@ TEST(ChunkCache, EntryOfAnotherChunkIsNotUsed) {
   auto cache = make_cache(tmp / "c");
   const std::vector<u8> a = text_bytes(5000), b = random_bytes(5000, 3);
   const auto ka = ChunkCache::key(a, 6, true), kb = ChunkCache::key(b, 6, true);
-  cache->store(ka, zlib_crc32(a), std::vector<u8>(100, 1));
-  cache->store(kb, zlib_crc32(b), std::vector<u8>(100, 2));
+  cache->store(ka, zlib_crc32(a), stored_block(a));
+  cache->store(kb, zlib_crc32(b), stored_block(b));
   const std::vector<fs::path> files = entries(tmp / "c");
   ASSERT_EQ(files.size(), 2u);
   fs::copy_file(files[0], files[1], fs::copy_options::overwrite_existing);
   std::vector<u8> out;
   int hits = 0;
-  hits += cache->load(ka, zlib_crc32(a), 1000, out);
-  hits += cache->load(kb, zlib_crc32(b), 1000, out);
+  hits += cache->load(ka, a, zlib_crc32(a), true, 10000, out);
+  hits += cache->load(kb, b, zlib_crc32(b), true, 10000, out);
   EXPECT_EQ(hits, 1);
   EXPECT_EQ(cache->counters().corrupt, 1u);
+}
+
+TEST(ChunkCache, PlantedEntryWithForgedChecksumsIsRejected) {
+  // Someone who can write the cache directory plants, under the right key,
+  // an entry whose stream inflates to other bytes, with the input CRC of the
+  // real chunk and a correct CRC of its own bytes. The writer takes the zip
+  // CRC and RECORD hash from the input, so using it would silently put
+  // other bytes in the archive.
+  TempDir tmp;
+  Inputs in;
+  write_zip(tmp / "ref.zip", in, 1, nullptr);
+  auto planter = make_cache(tmp / "c");
+  // b/exact.bin is one final chunk of kChunk bytes at the default level 6.
+  std::vector<u8> other = in.exact;
+  for (size_t i = 0; i < other.size(); i += 997) other[i] ^= 0x20;
+  std::vector<u8> forged =
+      stored_block(std::vector<u8>(other.begin(), other.end() - 1), false);
+  const std::vector<u8> last = stored_block({other.back()}, true);
+  forged.insert(forged.end(), last.begin(), last.end());
+  planter->store(ChunkCache::key(in.exact, 6, true), zlib_crc32(in.exact),
+                 forged);
+  ASSERT_EQ(entries(tmp / "c").size(), 1u);
+  Log log;
+  auto cache = make_cache(tmp / "c", &log);
+  write_zip(tmp / "out.zip", in, 2, cache);
+  EXPECT_EQ(read_file(tmp / "out.zip"), read_file(tmp / "ref.zip"));
+  expect_valid(tmp / "out.zip", in);
+  EXPECT_EQ(cache->counters().corrupt, 1u);
+  EXPECT_EQ(cache->counters().hits, 0u);
+  ASSERT_EQ(log.lines.size(), 1u);
+  EXPECT_NE(log.lines[0].find("do not inflate to the chunk's input"),
+            std::string::npos)
+      << log.lines[0];
+  // The planted entry was replaced by the real one.
+  auto warm = make_cache(tmp / "c");
+  write_zip(tmp / "warm.zip", in, 1, warm);
+  EXPECT_EQ(warm->counters().hits, 16u);
+  EXPECT_EQ(read_file(tmp / "warm.zip"), read_file(tmp / "ref.zip"));
 }
 
 TEST(ChunkCache, KeyDependsOnContentLevelAndFinality) {
@@ -209,7 +258,7 @@ TEST(ChunkCache, PruneDropsLeastRecentlyUsedFirst) {
   for (u32 i = 0; i < 4; ++i) {
     inputs.push_back(random_bytes(1000, i));
     keys.push_back(ChunkCache::key(inputs[i], 6, true));
-    cache->store(keys[i], zlib_crc32(inputs[i]), std::vector<u8>(10000, 7));
+    cache->store(keys[i], zlib_crc32(inputs[i]), stored_block(inputs[i]));
   }
   // Ages set explicitly: entry i was last used i hours after entry 0.
   const std::vector<fs::path> files = entries(tmp / "c");
@@ -220,7 +269,8 @@ TEST(ChunkCache, PruneDropsLeastRecentlyUsedFirst) {
   std::vector<u8> out;
   for (u32 i = 0; i < 4; ++i) {
     // Find entry i's file: the one a load of key i refreshes.
-    ASSERT_TRUE(cache->load(keys[i], zlib_crc32(inputs[i]), 20000, out));
+    ASSERT_TRUE(cache->load(keys[i], inputs[i], zlib_crc32(inputs[i]), true,
+                            20000, out));
     fs::path newest;
     for (const auto& f : files)
       if (newest.empty() ||
@@ -229,17 +279,22 @@ TEST(ChunkCache, PruneDropsLeastRecentlyUsedFirst) {
     fs::last_write_time(newest, base + std::chrono::hours(i));
   }
   // A hit makes entry 0, the oldest, the most recently used.
-  ASSERT_TRUE(cache->load(keys[0], zlib_crc32(inputs[0]), 20000, out));
+  ASSERT_TRUE(
+      cache->load(keys[0], inputs[0], zlib_crc32(inputs[0]), true, 20000, out));
   const u64 entry_size = fs::file_size(files[0]);
   const ChunkCache::Usage left = cache->prune(2 * entry_size + 10);
   EXPECT_EQ(left.entries, 2u);
   EXPECT_LE(left.bytes, 2 * entry_size + 10);
   EXPECT_EQ(cache->usage().bytes, left.bytes);
   // Kept: 0 (just used) and 3 (newest); dropped: 1 and 2.
-  EXPECT_TRUE(cache->load(keys[0], zlib_crc32(inputs[0]), 20000, out));
-  EXPECT_FALSE(cache->load(keys[1], zlib_crc32(inputs[1]), 20000, out));
-  EXPECT_FALSE(cache->load(keys[2], zlib_crc32(inputs[2]), 20000, out));
-  EXPECT_TRUE(cache->load(keys[3], zlib_crc32(inputs[3]), 20000, out));
+  EXPECT_TRUE(
+      cache->load(keys[0], inputs[0], zlib_crc32(inputs[0]), true, 20000, out));
+  EXPECT_FALSE(
+      cache->load(keys[1], inputs[1], zlib_crc32(inputs[1]), true, 20000, out));
+  EXPECT_FALSE(
+      cache->load(keys[2], inputs[2], zlib_crc32(inputs[2]), true, 20000, out));
+  EXPECT_TRUE(
+      cache->load(keys[3], inputs[3], zlib_crc32(inputs[3]), true, 20000, out));
   EXPECT_EQ(cache->counters().corrupt, 0u);
 }
 

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string_view>
 #include <system_error>
 #include <utility>
@@ -98,6 +99,37 @@ std::vector<Item> list_items(const fs::path& dir) {
   return items;
 }
 
+// Whether `stored` (a chunk as deflate_chunk() emits it: a whole stream when
+// `final`, else one ending byte-aligned without BFINAL) inflates to exactly
+// `input`. The CRCs of an entry's header are the entry's own word: whoever
+// can write the cache directory can forge them, and the writer takes the
+// zip CRC and the RECORD hash from the input, so only this check keeps an
+// archive from carrying bytes other than its input.
+bool inflates_to(std::span<const u8> stored, bool final,
+                 std::span<const u8> input) {
+  // A non-final chunk is completed with an empty final stored block (it
+  // ends on a byte boundary), as the next chunk's bytes would complete it.
+  std::vector<u8> completed;
+  if (!final) {
+    completed.reserve(stored.size() + 5);
+    completed.assign(stored.begin(), stored.end());
+    completed.insert(completed.end(), {0x01, 0x00, 0x00, 0xff, 0xff});
+    stored = completed;
+  }
+  std::unique_ptr<libdeflate_decompressor, void (*)(libdeflate_decompressor*)>
+      d(libdeflate_alloc_decompressor(), libdeflate_free_decompressor);
+  if (!d) return false;
+  std::vector<u8> plain(input.size());
+  size_t in_used = 0;
+  // A NULL actual_out requires exactly input.size() bytes of output; the
+  // whole entry must be consumed (no trailing bytes carried into the zip).
+  return libdeflate_deflate_decompress_ex(d.get(), stored.data(), stored.size(),
+                                          plain.data(), plain.size(), &in_used,
+                                          nullptr) == LIBDEFLATE_SUCCESS &&
+         in_used == stored.size() &&
+         std::memcmp(plain.data(), input.data(), input.size()) == 0;
+}
+
 }  // namespace
 
 ChunkCache::ChunkCache(ChunkCacheOptions options)
@@ -173,7 +205,8 @@ void ChunkCache::drop(const fs::path& path, const std::string& why) {
   ::unlink(path.c_str());
 }
 
-bool ChunkCache::load(const Key& key, u32 input_crc32, u64 max_size,
+bool ChunkCache::load(const Key& key, std::span<const u8> input,
+                      u32 input_crc32, bool final, u64 max_size,
                       std::vector<u8>& out) {
   const fs::path path = entry_path(key);
   // O_NONBLOCK: a FIFO put there does not hang us (it fails fstat below).
@@ -203,6 +236,11 @@ bool ChunkCache::load(const Key& key, u32 input_crc32, u64 max_size,
         get_le(h.data() + 16, 4) != input_crc32) {
       out.clear();
       drop(path, "checksum of the stored bytes does not match");
+      return false;
+    }
+    if (!inflates_to(out, final, input)) {
+      out.clear();
+      drop(path, "its bytes do not inflate to the chunk's input");
       return false;
     }
   } catch (const Error& e) {  // a read error: same as corrupt

@@ -28,9 +28,11 @@
 // - A cache that cannot be written (read-only, full, not a directory) warns
 //   once and stores nothing more; the archive is written as without it.
 //   Lookups keep working on whatever is readable.
-// The checksums guard against accidents (a crash, a full disk, bit rot), not
-// against someone who can write the cache directory: that person can also
-// replace the tools that read it.
+// The checksums guard against accidents (a crash, a full disk, bit rot).
+// Against someone who can write the cache directory (a shared cache, a
+// planted entry with forged CRCs), a hit is inflated and compared with the
+// chunk's input before use: a cache can only save time, never change what
+// an archive contains.
 #pragma once
 
 #include <array>
@@ -94,11 +96,13 @@ class ChunkCache {
 
   /// On a hit replaces `out` with the entry's bytes (at most `max_size`,
   /// else the entry is corrupt) and returns true. `input_crc32` is the
-  /// chunk's CRC-32, checked against the entry's. Thread-safe.
-  /// A corrupt entry is removed with a warning and counted as a miss; never
-  /// throws.
-  bool load(const Key& key, u32 input_crc32, u64 max_size,
-            std::vector<u8>& out);
+  /// CRC-32 of `input`, checked against the entry's; then the entry is
+  /// inflated (as a whole stream when `final`, else as a non-final chunk)
+  /// and must give exactly `input`. Thread-safe.
+  /// A corrupt or mismatching entry is removed with a warning and counted as
+  /// a miss; never throws.
+  bool load(const Key& key, std::span<const u8> input, u32 input_crc32,
+            bool final, u64 max_size, std::vector<u8>& out);
   /// Stores `bytes` under `key`; failures warn once and are otherwise
   /// ignored. Thread-safe.
   void store(const Key& key, u32 input_crc32, std::span<const u8> bytes);
