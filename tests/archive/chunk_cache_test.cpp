@@ -250,6 +250,20 @@ TEST(ChunkCache, KeyDependsOnContentLevelAndFinality) {
   EXPECT_NE(ChunkCache::key(a, 6, false), ChunkCache::key(a, 6, true));
 }
 
+TEST(ChunkCache, KeyIncludesTheLoadedEncodersFingerprint) {
+  // libdeflate is linked dynamically: another build of it under the same
+  // version string must not be served the bytes of the old one.
+  const std::vector<u8> a = text_bytes(4096);
+  EXPECT_NE(ChunkCache::key(a, 6, true, "encoder A"),
+            ChunkCache::key(a, 6, true, "encoder B"));
+  const std::string print = ChunkCache::encoder_fingerprint(6);
+  EXPECT_EQ(print.size(), 64u) << print;                 // a SHA-256 in hex
+  EXPECT_EQ(ChunkCache::encoder_fingerprint(6), print);  // stable
+  EXPECT_NE(ChunkCache::encoder_fingerprint(1), print);  // per level
+  EXPECT_EQ(ChunkCache::key(a, 6, true), ChunkCache::key(a, 6, true, print));
+  EXPECT_NE(ChunkCache::key(a, 6, true), ChunkCache::key(a, 6, true, "other"));
+}
+
 TEST(ChunkCache, PruneDropsLeastRecentlyUsedFirst) {
   TempDir tmp;
   auto cache = make_cache(tmp / "c");

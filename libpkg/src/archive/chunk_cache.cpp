@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <string_view>
 #include <system_error>
 #include <utility>
@@ -169,14 +170,57 @@ std::shared_ptr<ChunkCache> ChunkCache::open(bool no_cache,
   return std::make_shared<ChunkCache>(std::move(o));
 }
 
+std::string ChunkCache::encoder_fingerprint(int level) {
+  // LIBDEFLATE_VERSION_STRING is the header's, but libdeflate is linked
+  // dynamically: a rebuilt or upgraded library may emit other bytes for the
+  // same input under the same version string. What it emits for a fixed
+  // probe at the level identifies it; computed once per level and process.
+  constexpr int kLevels = 13;  // libdeflate levels 0..12
+  static std::array<std::once_flag, kLevels> once;
+  static std::array<std::string, kLevels> prints;
+  if (level < 0 || level >= kLevels) return "no level";
+  std::call_once(once[level], [level] {
+    // Text-like bytes with repeats at many distances and literals of every
+    // frequency, so that matching, lazy parsing and Huffman choices all
+    // show in the output.
+    std::vector<u8> probe(32 * 1024);
+    u32 x = 12345;
+    for (size_t i = 0; i < probe.size(); ++i) {
+      x = x * 1103515245u + 12345u;
+      probe[i] = (x >> 24) % 3 == 0 && i >= 512
+                     ? probe[i - 1 - (x >> 8) % 64 * (1 + (x >> 20) % 8)]
+                     : static_cast<u8>('a' + (x >> 16) % 26);
+    }
+    std::unique_ptr<libdeflate_compressor, void (*)(libdeflate_compressor*)> c(
+        libdeflate_alloc_compressor(level), libdeflate_free_compressor);
+    if (!c) {
+      prints[level] = "no compressor";
+      return;
+    }
+    std::vector<u8> out(
+        libdeflate_deflate_compress_bound(c.get(), probe.size()));
+    out.resize(libdeflate_deflate_compress(c.get(), probe.data(), probe.size(),
+                                           out.data(), out.size()));
+    Sha256 h;
+    h.update(out);
+    prints[level] = Sha256::hex(h.finish());
+  });
+  return prints[level];
+}
+
 ChunkCache::Key ChunkCache::key(std::span<const u8> input, int level,
                                 bool final) {
+  return key(input, level, final, encoder_fingerprint(level));
+}
+
+ChunkCache::Key ChunkCache::key(std::span<const u8> input, int level,
+                                bool final, std::string_view fingerprint) {
   Sha256 h;
   h.update(
-      fmt::format("libpkg chunk; libdeflate {}; rules {}; level {}; "
-                  "final {}; {} bytes\n",
-                  LIBDEFLATE_VERSION_STRING, kChunkRulesVersion, level,
-                  final ? 1 : 0, input.size()));
+      fmt::format("libpkg chunk; libdeflate {}; encoder {}; rules {}; "
+                  "level {}; final {}; {} bytes\n",
+                  LIBDEFLATE_VERSION_STRING, fingerprint, kChunkRulesVersion,
+                  level, final ? 1 : 0, input.size()));
   h.update(input);
   return h.finish();
 }

@@ -6,10 +6,10 @@
 // depend only on the member size (zip_writer.hpp); a grafted CUDA library
 // has the same bytes in every configuration of a nightly, so its chunks
 // deflate to the same bytes again. The cache maps (SHA-256 of the chunk's
-// input, level, encoder identity: libdeflate's version and
-// kChunkRulesVersion, whether the chunk ends its member) to exactly the
-// bytes the writer would have produced, so archives are byte-identical with
-// or without it and for any thread count.
+// input, level, encoder identity: libdeflate's version, a fingerprint of the
+// loaded libdeflate's output and kChunkRulesVersion, whether the chunk ends its
+// member) to exactly the bytes the writer would have produced, so archives are
+// byte-identical with or without it and for any thread count.
 //
 // Layout: DIR/<2 hex>/<62 hex> per key. An entry is a 32-byte header (magic
 // with the format version, stored length, CRC-32 of the chunk's input,
@@ -43,6 +43,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "libpkg/base/callbacks.hpp"
@@ -90,9 +91,16 @@ class ChunkCache {
   u64 max_bytes() const { return options_.max_bytes; }
 
   /// The key of a chunk: SHA-256 over the encoder identity (libdeflate version,
-  /// chunk rules version), `level`, `final`, the size and `input`; never
-  /// throws.
+  /// encoder_fingerprint(level), chunk rules version), `level`, `final`, the
+  /// size and `input`; never throws.
   static Key key(std::span<const u8> input, int level, bool final);
+  /// key() with the given encoder fingerprint (for tests).
+  static Key key(std::span<const u8> input, int level, bool final,
+                 std::string_view fingerprint);
+  /// SHA-256 (hex) of what the libdeflate loaded in this process emits for a
+  /// fixed probe buffer at `level`: a changed libdeflate build changes every
+  /// key. Computed once per level and process; thread-safe, never throws.
+  static std::string encoder_fingerprint(int level);
 
   /// On a hit replaces `out` with the entry's bytes (at most `max_size`,
   /// else the entry is corrupt) and returns true. `input_crc32` is the
