@@ -444,6 +444,50 @@ TEST(ChunkCache, PruneCountsEntriesItCouldNotRemove) {
     fs::permissions(f.parent_path(), fs::perms(0755));
 }
 
+TEST(ChunkCache, DefaultDirectoryIsPrivateAndRefusedWhenOpenToOthers) {
+  TempDir tmp;
+  Inputs in;
+  write_zip(tmp / "ref.zip", in, 1, nullptr);
+  const char* old_xdg = std::getenv("XDG_CACHE_HOME");
+  const std::optional<std::string> saved =
+      old_xdg ? std::optional<std::string>(old_xdg) : std::nullopt;
+  ::setenv("XDG_CACHE_HOME", (tmp / "xdg").c_str(), 1);
+  const fs::path dir = tmp / "xdg" / "libpkg" / "chunks";
+  {
+    ChunkCache fresh{ChunkCacheOptions{}};
+    ASSERT_EQ(fresh.dir(), dir);
+    EXPECT_EQ(fs::status(dir).permissions(), fs::perms(0700));
+  }
+  for (int bad = 0; bad < 2; ++bad) {
+    if (bad == 0) {
+      fs::permissions(dir, fs::perms(0777));  // writable by others
+    } else {
+      fs::permissions(dir, fs::perms(0700));
+      const uid_t other = ::geteuid() == 0 ? 65534 : 0;  // not ours
+      ASSERT_EQ(::chown(dir.c_str(), other, static_cast<gid_t>(-1)), 0);
+    }
+    Log log;
+    ChunkCacheOptions o;
+    o.log = log.fn();
+    auto cache = std::make_shared<ChunkCache>(o);
+    write_zip(tmp / "out.zip", in, 2, cache);
+    EXPECT_EQ(read_file(tmp / "out.zip"), read_file(tmp / "ref.zip")) << bad;
+    EXPECT_EQ(cache->counters().bytes_stored, 0u) << bad;
+    EXPECT_TRUE(entries(dir).empty()) << bad;
+    ASSERT_EQ(log.lines.size(), 1u) << bad;
+    EXPECT_NE(log.lines[0].find("not used in this run"), std::string::npos);
+    // Given explicitly (--cache-dir), the same directory is used.
+    auto given = make_cache(dir);
+    write_zip(tmp / "given.zip", in, 2, given);
+    EXPECT_GT(given->counters().bytes_stored, 0u) << bad;
+    given->clear();
+  }
+  if (saved)
+    ::setenv("XDG_CACHE_HOME", saved->c_str(), 1);
+  else
+    ::unsetenv("XDG_CACHE_HOME");
+}
+
 TEST(ChunkCache, ConcurrentWritersShareOneDirectory) {
   TempDir tmp;
   Inputs in;

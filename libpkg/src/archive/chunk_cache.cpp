@@ -135,7 +135,26 @@ bool inflates_to(std::span<const u8> stored, bool final,
 
 ChunkCache::ChunkCache(ChunkCacheOptions options)
     : options_(std::move(options)) {
-  if (options_.dir.empty()) options_.dir = default_dir();
+  if (!options_.dir.empty()) return;  // given explicitly: trusted as is
+  options_.dir = default_dir();
+  // The default directory (possibly in a shared /tmp) is created private,
+  // and one that another user owns or may write is not used: its entries
+  // would be theirs to choose.
+  std::error_code ec;
+  fs::create_directories(options_.dir.parent_path(), ec);
+  ::mkdir(options_.dir.c_str(), 0700);
+  struct stat st {};
+  if (::lstat(options_.dir.c_str(), &st) != 0) return;  // store() warns
+  if (!S_ISDIR(st.st_mode) || st.st_uid != ::geteuid() ||
+      (st.st_mode & S_IWOTH) != 0) {
+    disabled_ = true;
+    warn(
+        fmt::format("warning: {}: the chunk cache directory is not a "
+                    "directory owned by this user and closed to others; "
+                    "the cache is not used in this run (give it with "
+                    "--cache-dir to use it anyway)",
+                    options_.dir.string()));
+  }
 }
 
 fs::path ChunkCache::default_dir() {
@@ -252,6 +271,10 @@ void ChunkCache::drop(const fs::path& path, const std::string& why) {
 bool ChunkCache::load(const Key& key, std::span<const u8> input,
                       u32 input_crc32, bool final, u64 max_size,
                       std::vector<u8>& out) {
+  if (disabled_) {
+    ++misses_;
+    return false;
+  }
   const fs::path path = entry_path(key);
   // O_NONBLOCK: a FIFO put there does not hang us (it fails fstat below).
   Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
@@ -303,7 +326,7 @@ bool ChunkCache::load(const Key& key, std::span<const u8> input,
 
 void ChunkCache::store(const Key& key, u32 input_crc32,
                        std::span<const u8> bytes) {
-  if (unwritable_) return;
+  if (unwritable_ || disabled_) return;
   const fs::path path = entry_path(key);
   const fs::path sub = path.parent_path();
   std::error_code ec;

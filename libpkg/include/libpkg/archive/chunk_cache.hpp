@@ -67,7 +67,9 @@ class ChunkCache {
   /// A cache key: the SHA-256 that key() computes.
   using Key = std::array<u8, 32>;
 
-  /// A cache over `options.dir` (default_dir() when empty); touches no file.
+  /// A cache over `options.dir`; touches no file. When `options.dir` is
+  /// empty: default_dir(), created with mode 0700; if it is not a directory
+  /// owned by this user or others may write it, warns and is not used.
   explicit ChunkCache(ChunkCacheOptions options);
 
   /// $XDG_CACHE_HOME/libpkg/chunks when XDG_CACHE_HOME is an absolute path,
@@ -159,6 +161,7 @@ class ChunkCache {
   ChunkCacheOptions options_;
   std::mutex log_mutex_;
   std::atomic<bool> unwritable_{false};
+  bool disabled_ = false;  // the default directory is not safe to use
   std::atomic<u64> hits_{0}, misses_{0}, corrupt_{0}, saved_{0}, stored_{0};
 };
 
