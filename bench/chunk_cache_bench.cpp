@@ -42,8 +42,8 @@ int main(int argc, char** argv) {
   CompressorPool pool;
   std::printf("%10s %7s %12s %12s %12s %12s   MB/s: compress miss hit\n",
               "chunk", "chunks", "compress us", "key us", "miss us", "hit us");
-  for (u64 size : {u64{4} << 10, u64{16} << 10, u64{64} << 10,
-                   u64{256} << 10, u64{1} << 20, u64{8} << 20}) {
+  for (u64 size : {u64{4} << 10, u64{16} << 10, u64{64} << 10, u64{256} << 10,
+                   u64{1} << 20, u64{8} << 20}) {
     const u64 n = data.size() / size;
     std::vector<u8> out;
     auto per_chunk = [&](auto&& body) {
@@ -61,14 +61,14 @@ int main(int argc, char** argv) {
         [&](std::span<const u8> in) { (void)ChunkCache::key(in, 6, false); });
     const double miss = per_chunk([&](std::span<const u8> in) {
       const auto k = ChunkCache::key(in, 6, false);
-      if (!cache.load(k, 0, deflate_chunk_capacity(size), out)) {
+      if (!cache.load(k, in, 0, false, deflate_chunk_capacity(size), out)) {
         compress_chunk(pool, 6, in, false, "bench", out);
         cache.store(k, 0, out);
       }
     });
     const double hit = per_chunk([&](std::span<const u8> in) {
       const auto k = ChunkCache::key(in, 6, false);
-      if (!cache.load(k, 0, deflate_chunk_capacity(size), out))
+      if (!cache.load(k, in, 0, false, deflate_chunk_capacity(size), out))
         std::abort();
     });
     auto mbs = [&](double us) { return static_cast<double>(size) / us; };

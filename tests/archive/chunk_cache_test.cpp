@@ -6,10 +6,13 @@
 #include "libpkg/archive/chunk_cache.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -85,6 +88,17 @@ void expect_valid(const fs::path& zip, const Inputs& in) {
   EXPECT_EQ(text, std::string(in.text.begin(), in.text.end()));
   const std::string noise = r.read_text(*r.find("b/noise.bin"));
   EXPECT_EQ(noise, std::string(in.noise.begin(), in.noise.end()));
+}
+
+// `input` (at most 65535 bytes) as one final stored deflate block: a real
+// entry for load(), which inflates what it serves.
+std::vector<u8> stored_block(const std::vector<u8>& input, bool final = true) {
+  const u16 n = static_cast<u16>(input.size());
+  std::vector<u8> out = {static_cast<u8>(final ? 1 : 0), static_cast<u8>(n),
+                         static_cast<u8>(n >> 8), static_cast<u8>(~n),
+                         static_cast<u8>(~n >> 8)};
+  out.insert(out.end(), input.begin(), input.end());
+  return out;
 }
 
 std::vector<fs::path> entries(const fs::path& dir) {
@@ -175,17 +189,55 @@ TEST(ChunkCache, EntryOfAnotherChunkIsNotUsed) {
   auto cache = make_cache(tmp / "c");
   const std::vector<u8> a = text_bytes(5000), b = random_bytes(5000, 3);
   const auto ka = ChunkCache::key(a, 6, true), kb = ChunkCache::key(b, 6, true);
-  cache->store(ka, zlib_crc32(a), std::vector<u8>(100, 1));
-  cache->store(kb, zlib_crc32(b), std::vector<u8>(100, 2));
+  cache->store(ka, zlib_crc32(a), stored_block(a));
+  cache->store(kb, zlib_crc32(b), stored_block(b));
   const std::vector<fs::path> files = entries(tmp / "c");
   ASSERT_EQ(files.size(), 2u);
   fs::copy_file(files[0], files[1], fs::copy_options::overwrite_existing);
   std::vector<u8> out;
   int hits = 0;
-  hits += cache->load(ka, zlib_crc32(a), 1000, out);
-  hits += cache->load(kb, zlib_crc32(b), 1000, out);
+  hits += cache->load(ka, a, zlib_crc32(a), true, 10000, out);
+  hits += cache->load(kb, b, zlib_crc32(b), true, 10000, out);
   EXPECT_EQ(hits, 1);
   EXPECT_EQ(cache->counters().corrupt, 1u);
+}
+
+TEST(ChunkCache, PlantedEntryWithForgedChecksumsIsRejected) {
+  // Someone who can write the cache directory plants, under the right key,
+  // an entry whose stream inflates to other bytes, with the input CRC of the
+  // real chunk and a correct CRC of its own bytes. The writer takes the zip
+  // CRC and RECORD hash from the input, so using it would silently put
+  // other bytes in the archive.
+  TempDir tmp;
+  Inputs in;
+  write_zip(tmp / "ref.zip", in, 1, nullptr);
+  auto planter = make_cache(tmp / "c");
+  // b/exact.bin is one final chunk of kChunk bytes at the default level 6.
+  std::vector<u8> other = in.exact;
+  for (size_t i = 0; i < other.size(); i += 997) other[i] ^= 0x20;
+  std::vector<u8> forged =
+      stored_block(std::vector<u8>(other.begin(), other.end() - 1), false);
+  const std::vector<u8> last = stored_block({other.back()}, true);
+  forged.insert(forged.end(), last.begin(), last.end());
+  planter->store(ChunkCache::key(in.exact, 6, true), zlib_crc32(in.exact),
+                 forged);
+  ASSERT_EQ(entries(tmp / "c").size(), 1u);
+  Log log;
+  auto cache = make_cache(tmp / "c", &log);
+  write_zip(tmp / "out.zip", in, 2, cache);
+  EXPECT_EQ(read_file(tmp / "out.zip"), read_file(tmp / "ref.zip"));
+  expect_valid(tmp / "out.zip", in);
+  EXPECT_EQ(cache->counters().corrupt, 1u);
+  EXPECT_EQ(cache->counters().hits, 0u);
+  ASSERT_EQ(log.lines.size(), 1u);
+  EXPECT_NE(log.lines[0].find("do not inflate to the chunk's input"),
+            std::string::npos)
+      << log.lines[0];
+  // The planted entry was replaced by the real one.
+  auto warm = make_cache(tmp / "c");
+  write_zip(tmp / "warm.zip", in, 1, warm);
+  EXPECT_EQ(warm->counters().hits, 16u);
+  EXPECT_EQ(read_file(tmp / "warm.zip"), read_file(tmp / "ref.zip"));
 }
 
 TEST(ChunkCache, KeyDependsOnContentLevelAndFinality) {
@@ -198,6 +250,20 @@ TEST(ChunkCache, KeyDependsOnContentLevelAndFinality) {
   EXPECT_NE(ChunkCache::key(a, 6, false), ChunkCache::key(a, 6, true));
 }
 
+TEST(ChunkCache, KeyIncludesTheLoadedEncodersFingerprint) {
+  // libdeflate is linked dynamically: another build of it under the same
+  // version string must not be served the bytes of the old one.
+  const std::vector<u8> a = text_bytes(4096);
+  EXPECT_NE(ChunkCache::key(a, 6, true, "encoder A"),
+            ChunkCache::key(a, 6, true, "encoder B"));
+  const std::string print = ChunkCache::encoder_fingerprint(6);
+  EXPECT_EQ(print.size(), 64u) << print;                 // a SHA-256 in hex
+  EXPECT_EQ(ChunkCache::encoder_fingerprint(6), print);  // stable
+  EXPECT_NE(ChunkCache::encoder_fingerprint(1), print);  // per level
+  EXPECT_EQ(ChunkCache::key(a, 6, true), ChunkCache::key(a, 6, true, print));
+  EXPECT_NE(ChunkCache::key(a, 6, true), ChunkCache::key(a, 6, true, "other"));
+}
+
 TEST(ChunkCache, PruneDropsLeastRecentlyUsedFirst) {
   TempDir tmp;
   auto cache = make_cache(tmp / "c");
@@ -206,7 +272,7 @@ TEST(ChunkCache, PruneDropsLeastRecentlyUsedFirst) {
   for (u32 i = 0; i < 4; ++i) {
     inputs.push_back(random_bytes(1000, i));
     keys.push_back(ChunkCache::key(inputs[i], 6, true));
-    cache->store(keys[i], zlib_crc32(inputs[i]), std::vector<u8>(10000, 7));
+    cache->store(keys[i], zlib_crc32(inputs[i]), stored_block(inputs[i]));
   }
   // Ages set explicitly: entry i was last used i hours after entry 0.
   const std::vector<fs::path> files = entries(tmp / "c");
@@ -217,7 +283,8 @@ TEST(ChunkCache, PruneDropsLeastRecentlyUsedFirst) {
   std::vector<u8> out;
   for (u32 i = 0; i < 4; ++i) {
     // Find entry i's file: the one a load of key i refreshes.
-    ASSERT_TRUE(cache->load(keys[i], zlib_crc32(inputs[i]), 20000, out));
+    ASSERT_TRUE(cache->load(keys[i], inputs[i], zlib_crc32(inputs[i]), true,
+                            20000, out));
     fs::path newest;
     for (const auto& f : files)
       if (newest.empty() ||
@@ -226,17 +293,22 @@ TEST(ChunkCache, PruneDropsLeastRecentlyUsedFirst) {
     fs::last_write_time(newest, base + std::chrono::hours(i));
   }
   // A hit makes entry 0, the oldest, the most recently used.
-  ASSERT_TRUE(cache->load(keys[0], zlib_crc32(inputs[0]), 20000, out));
+  ASSERT_TRUE(
+      cache->load(keys[0], inputs[0], zlib_crc32(inputs[0]), true, 20000, out));
   const u64 entry_size = fs::file_size(files[0]);
   const ChunkCache::Usage left = cache->prune(2 * entry_size + 10);
   EXPECT_EQ(left.entries, 2u);
   EXPECT_LE(left.bytes, 2 * entry_size + 10);
   EXPECT_EQ(cache->usage().bytes, left.bytes);
   // Kept: 0 (just used) and 3 (newest); dropped: 1 and 2.
-  EXPECT_TRUE(cache->load(keys[0], zlib_crc32(inputs[0]), 20000, out));
-  EXPECT_FALSE(cache->load(keys[1], zlib_crc32(inputs[1]), 20000, out));
-  EXPECT_FALSE(cache->load(keys[2], zlib_crc32(inputs[2]), 20000, out));
-  EXPECT_TRUE(cache->load(keys[3], zlib_crc32(inputs[3]), 20000, out));
+  EXPECT_TRUE(
+      cache->load(keys[0], inputs[0], zlib_crc32(inputs[0]), true, 20000, out));
+  EXPECT_FALSE(
+      cache->load(keys[1], inputs[1], zlib_crc32(inputs[1]), true, 20000, out));
+  EXPECT_FALSE(
+      cache->load(keys[2], inputs[2], zlib_crc32(inputs[2]), true, 20000, out));
+  EXPECT_TRUE(
+      cache->load(keys[3], inputs[3], zlib_crc32(inputs[3]), true, 20000, out));
   EXPECT_EQ(cache->counters().corrupt, 0u);
 }
 
@@ -295,6 +367,123 @@ TEST(ChunkCache, DefaultDirectoryFollowsXdg) {
             fs::path("/home/u/.cache/libpkg/chunks"));
   if (old_xdg)
     ::setenv("XDG_CACHE_HOME", saved.c_str(), 1);
+  else
+    ::unsetenv("XDG_CACHE_HOME");
+}
+
+TEST(ChunkCache, DefaultDirectoryIsAbsoluteWhateverTmpdirSays) {
+  // HOME and XDG_CACHE_HOME unset: the temporary directory is used, and a
+  // TMPDIR that is missing or relative must not make a relative cache path.
+  TempDir tmp;
+  const fs::path cwd = fs::current_path();
+  fs::create_directories(tmp / "rel");
+  fs::current_path(tmp.path());
+  const auto env = [](const char* n) {
+    const char* v = std::getenv(n);
+    return v ? std::optional<std::string>(v) : std::nullopt;
+  };
+  const auto home = env("HOME"), xdg = env("XDG_CACHE_HOME"),
+             tmpdir = env("TMPDIR");
+  ::unsetenv("HOME");
+  ::unsetenv("XDG_CACHE_HOME");
+  for (const char* t : {"/nonexistent-libpkg-tmp", "rel"}) {
+    ::setenv("TMPDIR", t, 1);
+    const fs::path d = ChunkCache::default_dir();
+    EXPECT_TRUE(d.is_absolute()) << t << " -> " << d;
+    EXPECT_EQ(d.filename(), "libpkg-chunks") << t;
+  }
+  ::setenv("TMPDIR", tmp.path().c_str(), 1);
+  EXPECT_EQ(ChunkCache::default_dir(), tmp / "libpkg-chunks");
+  fs::current_path(cwd);
+  for (auto [n, v] : {std::pair{"HOME", home}, std::pair{"XDG_CACHE_HOME", xdg},
+                      std::pair{"TMPDIR", tmpdir}})
+    v ? (void)::setenv(n, v->c_str(), 1) : (void)::unsetenv(n);
+}
+
+TEST(ChunkCache, PruneCountsEntriesItCouldNotRemove) {
+  // Entries in read-only subdirectories cannot be removed: prune must still
+  // count them. Root removes them anyway, so as root the prune runs in a
+  // child that drops to nobody.
+  TempDir tmp;
+  auto cache = make_cache(tmp / "c");
+  for (u32 i = 0; i < 3; ++i) {
+    const std::vector<u8> input = random_bytes(1000, i);
+    cache->store(ChunkCache::key(input, 6, true), zlib_crc32(input),
+                 std::vector<u8>(5000, 7));
+  }
+  const ChunkCache::Usage before = cache->usage();
+  ASSERT_EQ(before.entries, 3u);
+  fs::permissions(tmp.path(), fs::perms(0755));
+  fs::permissions(tmp / "c", fs::perms(0755));
+  for (const fs::path& f : entries(tmp / "c"))
+    fs::permissions(f.parent_path(), fs::perms(0555));
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::close(fds[0]);
+    if (::geteuid() == 0 && (::setgid(65534) != 0 || ::setuid(65534) != 0))
+      ::_exit(3);
+    const ChunkCache::Usage u = cache->prune(0);
+    const u64 r[2] = {u.entries, u.bytes};
+    ::_exit(::write(fds[1], r, sizeof r) == sizeof r ? 0 : 4);
+  }
+  ::close(fds[1]);
+  u64 r[2] = {0, 0};
+  const ssize_t n = ::read(fds[0], r, sizeof r);
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  ASSERT_EQ(n, static_cast<ssize_t>(sizeof r));
+  EXPECT_EQ(cache->usage().entries, 3u);  // nothing could be removed
+  EXPECT_EQ(r[0], before.entries);
+  EXPECT_EQ(r[1], before.bytes);
+  for (const fs::path& f : entries(tmp / "c"))
+    fs::permissions(f.parent_path(), fs::perms(0755));
+}
+
+TEST(ChunkCache, DefaultDirectoryIsPrivateAndRefusedWhenOpenToOthers) {
+  TempDir tmp;
+  Inputs in;
+  write_zip(tmp / "ref.zip", in, 1, nullptr);
+  const char* old_xdg = std::getenv("XDG_CACHE_HOME");
+  const std::optional<std::string> saved =
+      old_xdg ? std::optional<std::string>(old_xdg) : std::nullopt;
+  ::setenv("XDG_CACHE_HOME", (tmp / "xdg").c_str(), 1);
+  const fs::path dir = tmp / "xdg" / "libpkg" / "chunks";
+  {
+    ChunkCache fresh{ChunkCacheOptions{}};
+    ASSERT_EQ(fresh.dir(), dir);
+    EXPECT_EQ(fs::status(dir).permissions(), fs::perms(0700));
+  }
+  for (int bad = 0; bad < 2; ++bad) {
+    if (bad == 0) {
+      fs::permissions(dir, fs::perms(0777));  // writable by others
+    } else {
+      fs::permissions(dir, fs::perms(0700));
+      const uid_t other = ::geteuid() == 0 ? 65534 : 0;  // not ours
+      ASSERT_EQ(::chown(dir.c_str(), other, static_cast<gid_t>(-1)), 0);
+    }
+    Log log;
+    ChunkCacheOptions o;
+    o.log = log.fn();
+    auto cache = std::make_shared<ChunkCache>(o);
+    write_zip(tmp / "out.zip", in, 2, cache);
+    EXPECT_EQ(read_file(tmp / "out.zip"), read_file(tmp / "ref.zip")) << bad;
+    EXPECT_EQ(cache->counters().bytes_stored, 0u) << bad;
+    EXPECT_TRUE(entries(dir).empty()) << bad;
+    ASSERT_EQ(log.lines.size(), 1u) << bad;
+    EXPECT_NE(log.lines[0].find("not used in this run"), std::string::npos);
+    // Given explicitly (--cache-dir), the same directory is used.
+    auto given = make_cache(dir);
+    write_zip(tmp / "given.zip", in, 2, given);
+    EXPECT_GT(given->counters().bytes_stored, 0u) << bad;
+    given->clear();
+  }
+  if (saved)
+    ::setenv("XDG_CACHE_HOME", saved->c_str(), 1);
   else
     ::unsetenv("XDG_CACHE_HOME");
 }

@@ -16,7 +16,8 @@ CacheUse cached_deflate_chunk(ChunkCache& cache, CompressorPool& pool,
   const ChunkCache::Key key = ChunkCache::key(input, level, final);
   // An entry longer than compress_chunk() can produce is corrupt, and
   // refusing it keeps `out` within the writer slot's reserved capacity.
-  if (cache.load(key, input_crc32, deflate_chunk_capacity(input.size()), out)) {
+  if (cache.load(key, input, input_crc32, final,
+                 deflate_chunk_capacity(input.size()), out)) {
     cache.count_saved(input.size());
     return CacheUse::hit;
   }

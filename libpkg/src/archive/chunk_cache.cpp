@@ -12,6 +12,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <mutex>
 #include <string_view>
 #include <system_error>
 #include <utility>
@@ -98,11 +100,61 @@ std::vector<Item> list_items(const fs::path& dir) {
   return items;
 }
 
+// Whether `stored` (a chunk as deflate_chunk() emits it: a whole stream when
+// `final`, else one ending byte-aligned without BFINAL) inflates to exactly
+// `input`. The CRCs of an entry's header are the entry's own word: whoever
+// can write the cache directory can forge them, and the writer takes the
+// zip CRC and the RECORD hash from the input, so only this check keeps an
+// archive from carrying bytes other than its input.
+bool inflates_to(std::span<const u8> stored, bool final,
+                 std::span<const u8> input) {
+  // A non-final chunk is completed with an empty final stored block (it
+  // ends on a byte boundary), as the next chunk's bytes would complete it.
+  std::vector<u8> completed;
+  if (!final) {
+    completed.reserve(stored.size() + 5);
+    completed.assign(stored.begin(), stored.end());
+    completed.insert(completed.end(), {0x01, 0x00, 0x00, 0xff, 0xff});
+    stored = completed;
+  }
+  std::unique_ptr<libdeflate_decompressor, void (*)(libdeflate_decompressor*)>
+      d(libdeflate_alloc_decompressor(), libdeflate_free_decompressor);
+  if (!d) return false;
+  std::vector<u8> plain(input.size());
+  size_t in_used = 0;
+  // A NULL actual_out requires exactly input.size() bytes of output; the
+  // whole entry must be consumed (no trailing bytes carried into the zip).
+  return libdeflate_deflate_decompress_ex(d.get(), stored.data(), stored.size(),
+                                          plain.data(), plain.size(), &in_used,
+                                          nullptr) == LIBDEFLATE_SUCCESS &&
+         in_used == stored.size() &&
+         std::memcmp(plain.data(), input.data(), input.size()) == 0;
+}
+
 }  // namespace
 
 ChunkCache::ChunkCache(ChunkCacheOptions options)
     : options_(std::move(options)) {
-  if (options_.dir.empty()) options_.dir = default_dir();
+  if (!options_.dir.empty()) return;  // given explicitly: trusted as is
+  options_.dir = default_dir();
+  // The default directory (possibly in a shared /tmp) is created private,
+  // and one that another user owns or may write is not used: its entries
+  // would be theirs to choose.
+  std::error_code ec;
+  fs::create_directories(options_.dir.parent_path(), ec);
+  ::mkdir(options_.dir.c_str(), 0700);
+  struct stat st {};
+  if (::lstat(options_.dir.c_str(), &st) != 0) return;  // store() warns
+  if (!S_ISDIR(st.st_mode) || st.st_uid != ::geteuid() ||
+      (st.st_mode & S_IWOTH) != 0) {
+    disabled_ = true;
+    warn(
+        fmt::format("warning: {}: the chunk cache directory is not a "
+                    "directory owned by this user and closed to others; "
+                    "the cache is not used in this run (give it with "
+                    "--cache-dir to use it anyway)",
+                    options_.dir.string()));
+  }
 }
 
 fs::path ChunkCache::default_dir() {
@@ -111,8 +163,13 @@ fs::path ChunkCache::default_dir() {
   const char* home = std::getenv("HOME");
   if (home != nullptr && *home != '\0')
     return fs::path(home) / ".cache/libpkg/chunks";
+  // temp_directory_path() fails on a TMPDIR that is not a directory and
+  // returns a relative TMPDIR as is: a relative cache directory would move
+  // with the working directory, so both fall back to /tmp.
   std::error_code ec;
-  return fs::temp_directory_path(ec) / "libpkg-chunks";
+  fs::path tmp = fs::temp_directory_path(ec);
+  if (ec || tmp.is_relative()) tmp = "/tmp";
+  return tmp / "libpkg-chunks";
 }
 
 bool ChunkCache::disabled_by_environment() {
@@ -132,14 +189,57 @@ std::shared_ptr<ChunkCache> ChunkCache::open(bool no_cache,
   return std::make_shared<ChunkCache>(std::move(o));
 }
 
+std::string ChunkCache::encoder_fingerprint(int level) {
+  // LIBDEFLATE_VERSION_STRING is the header's, but libdeflate is linked
+  // dynamically: a rebuilt or upgraded library may emit other bytes for the
+  // same input under the same version string. What it emits for a fixed
+  // probe at the level identifies it; computed once per level and process.
+  constexpr int kLevels = 13;  // libdeflate levels 0..12
+  static std::array<std::once_flag, kLevels> once;
+  static std::array<std::string, kLevels> prints;
+  if (level < 0 || level >= kLevels) return "no level";
+  std::call_once(once[level], [level] {
+    // Text-like bytes with repeats at many distances and literals of every
+    // frequency, so that matching, lazy parsing and Huffman choices all
+    // show in the output.
+    std::vector<u8> probe(32 * 1024);
+    u32 x = 12345;
+    for (size_t i = 0; i < probe.size(); ++i) {
+      x = x * 1103515245u + 12345u;
+      probe[i] = (x >> 24) % 3 == 0 && i >= 512
+                     ? probe[i - 1 - (x >> 8) % 64 * (1 + (x >> 20) % 8)]
+                     : static_cast<u8>('a' + (x >> 16) % 26);
+    }
+    std::unique_ptr<libdeflate_compressor, void (*)(libdeflate_compressor*)> c(
+        libdeflate_alloc_compressor(level), libdeflate_free_compressor);
+    if (!c) {
+      prints[level] = "no compressor";
+      return;
+    }
+    std::vector<u8> out(
+        libdeflate_deflate_compress_bound(c.get(), probe.size()));
+    out.resize(libdeflate_deflate_compress(c.get(), probe.data(), probe.size(),
+                                           out.data(), out.size()));
+    Sha256 h;
+    h.update(out);
+    prints[level] = Sha256::hex(h.finish());
+  });
+  return prints[level];
+}
+
 ChunkCache::Key ChunkCache::key(std::span<const u8> input, int level,
                                 bool final) {
+  return key(input, level, final, encoder_fingerprint(level));
+}
+
+ChunkCache::Key ChunkCache::key(std::span<const u8> input, int level,
+                                bool final, std::string_view fingerprint) {
   Sha256 h;
   h.update(
-      fmt::format("libpkg chunk; libdeflate {}; rules {}; level {}; "
-                  "final {}; {} bytes\n",
-                  LIBDEFLATE_VERSION_STRING, kChunkRulesVersion, level,
-                  final ? 1 : 0, input.size()));
+      fmt::format("libpkg chunk; libdeflate {}; encoder {}; rules {}; "
+                  "level {}; final {}; {} bytes\n",
+                  LIBDEFLATE_VERSION_STRING, fingerprint, kChunkRulesVersion,
+                  level, final ? 1 : 0, input.size()));
   h.update(input);
   return h.finish();
 }
@@ -168,8 +268,13 @@ void ChunkCache::drop(const fs::path& path, const std::string& why) {
   ::unlink(path.c_str());
 }
 
-bool ChunkCache::load(const Key& key, u32 input_crc32, u64 max_size,
+bool ChunkCache::load(const Key& key, std::span<const u8> input,
+                      u32 input_crc32, bool final, u64 max_size,
                       std::vector<u8>& out) {
+  if (disabled_) {
+    ++misses_;
+    return false;
+  }
   const fs::path path = entry_path(key);
   // O_NONBLOCK: a FIFO put there does not hang us (it fails fstat below).
   Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
@@ -200,6 +305,11 @@ bool ChunkCache::load(const Key& key, u32 input_crc32, u64 max_size,
       drop(path, "checksum of the stored bytes does not match");
       return false;
     }
+    if (!inflates_to(out, final, input)) {
+      out.clear();
+      drop(path, "its bytes do not inflate to the chunk's input");
+      return false;
+    }
   } catch (const Error& e) {  // a read error: same as corrupt
     out.clear();
     drop(path, e.message());
@@ -216,7 +326,7 @@ bool ChunkCache::load(const Key& key, u32 input_crc32, u64 max_size,
 
 void ChunkCache::store(const Key& key, u32 input_crc32,
                        std::span<const u8> bytes) {
-  if (unwritable_) return;
+  if (unwritable_ || disabled_) return;
   const fs::path path = entry_path(key);
   const fs::path sub = path.parent_path();
   std::error_code ec;
@@ -289,8 +399,12 @@ ChunkCache::Usage ChunkCache::prune(u64 max_bytes) {
   });
   for (const Item& i : entries) {
     if (kept.bytes <= max_bytes) break;
+    // An entry that could not be removed still takes its room: counting it
+    // as gone would report less than the directory holds.
     std::error_code ec;
+    // (A file another process removed meanwhile is gone: no error.)
     fs::remove(i.path, ec);
+    if (ec) continue;
     kept.bytes -= i.size;
     --kept.entries;
   }

@@ -6,10 +6,10 @@
 // depend only on the member size (zip_writer.hpp); a grafted CUDA library
 // has the same bytes in every configuration of a nightly, so its chunks
 // deflate to the same bytes again. The cache maps (SHA-256 of the chunk's
-// input, level, encoder identity: libdeflate's version and
-// kChunkRulesVersion, whether the chunk ends its member) to exactly the
-// bytes the writer would have produced, so archives are byte-identical with
-// or without it and for any thread count.
+// input, level, encoder identity: libdeflate's version, a fingerprint of the
+// loaded libdeflate's output and kChunkRulesVersion, whether the chunk ends its
+// member) to exactly the bytes the writer would have produced, so archives are
+// byte-identical with or without it and for any thread count.
 //
 // Layout: DIR/<2 hex>/<62 hex> per key. An entry is a 32-byte header (magic
 // with the format version, stored length, CRC-32 of the chunk's input,
@@ -28,9 +28,11 @@
 // - A cache that cannot be written (read-only, full, not a directory) warns
 //   once and stores nothing more; the archive is written as without it.
 //   Lookups keep working on whatever is readable.
-// The checksums guard against accidents (a crash, a full disk, bit rot), not
-// against someone who can write the cache directory: that person can also
-// replace the tools that read it.
+// The checksums guard against accidents (a crash, a full disk, bit rot).
+// Against someone who can write the cache directory (a shared cache, a
+// planted entry with forged CRCs), a hit is inflated and compared with the
+// chunk's input before use: a cache can only save time, never change what
+// an archive contains.
 #pragma once
 
 #include <array>
@@ -41,6 +43,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "libpkg/base/callbacks.hpp"
@@ -64,12 +67,15 @@ class ChunkCache {
   /// A cache key: the SHA-256 that key() computes.
   using Key = std::array<u8, 32>;
 
-  /// A cache over `options.dir` (default_dir() when empty); touches no file.
+  /// A cache over `options.dir`; touches no file. When `options.dir` is
+  /// empty: default_dir(), created with mode 0700; if it is not a directory
+  /// owned by this user or others may write it, warns and is not used.
   explicit ChunkCache(ChunkCacheOptions options);
 
   /// $XDG_CACHE_HOME/libpkg/chunks when XDG_CACHE_HOME is an absolute path,
   /// else $HOME/.cache/libpkg/chunks (the XDG base directory rule).
-  /// When HOME is unset too, <temp dir>/libpkg-chunks. Never throws.
+  /// When HOME is unset too, <temp dir>/libpkg-chunks (/tmp when the temp
+  /// dir is missing or relative: the result is always absolute). Never throws.
   static std::filesystem::path default_dir();
   /// LIBPKG_NO_CACHE set to anything but "" or "0".
   /// Never throws.
@@ -87,17 +93,26 @@ class ChunkCache {
   u64 max_bytes() const { return options_.max_bytes; }
 
   /// The key of a chunk: SHA-256 over the encoder identity (libdeflate version,
-  /// chunk rules version), `level`, `final`, the size and `input`; never
-  /// throws.
+  /// encoder_fingerprint(level), chunk rules version), `level`, `final`, the
+  /// size and `input`; never throws.
   static Key key(std::span<const u8> input, int level, bool final);
+  /// key() with the given encoder fingerprint (for tests).
+  static Key key(std::span<const u8> input, int level, bool final,
+                 std::string_view fingerprint);
+  /// SHA-256 (hex) of what the libdeflate loaded in this process emits for a
+  /// fixed probe buffer at `level`: a changed libdeflate build changes every
+  /// key. Computed once per level and process; thread-safe, never throws.
+  static std::string encoder_fingerprint(int level);
 
   /// On a hit replaces `out` with the entry's bytes (at most `max_size`,
   /// else the entry is corrupt) and returns true. `input_crc32` is the
-  /// chunk's CRC-32, checked against the entry's. Thread-safe.
-  /// A corrupt entry is removed with a warning and counted as a miss; never
-  /// throws.
-  bool load(const Key& key, u32 input_crc32, u64 max_size,
-            std::vector<u8>& out);
+  /// CRC-32 of `input`, checked against the entry's; then the entry is
+  /// inflated (as a whole stream when `final`, else as a non-final chunk)
+  /// and must give exactly `input`. Thread-safe.
+  /// A corrupt or mismatching entry is removed with a warning and counted as
+  /// a miss; never throws.
+  bool load(const Key& key, std::span<const u8> input, u32 input_crc32,
+            bool final, u64 max_size, std::vector<u8>& out);
   /// Stores `bytes` under `key`; failures warn once and are otherwise
   /// ignored. Thread-safe.
   void store(const Key& key, u32 input_crc32, std::span<const u8> bytes);
@@ -115,7 +130,8 @@ class ChunkCache {
   /// Removes temporary files older than an hour (their writer died), then
   /// the least recently used entries until the rest totals at most
   /// `max_bytes`. Returns what is left.
-  /// Failures to list or remove are skipped (not reported); never throws.
+  /// Failures to list or remove are skipped (not reported; an entry that
+  /// could not be removed is counted as left); never throws.
   Usage prune(u64 max_bytes);
   /// prune(max_bytes()) when this object stored anything: writers call it
   /// after commit.
@@ -145,6 +161,7 @@ class ChunkCache {
   ChunkCacheOptions options_;
   std::mutex log_mutex_;
   std::atomic<bool> unwritable_{false};
+  bool disabled_ = false;  // the default directory is not safe to use
   std::atomic<u64> hits_{0}, misses_{0}, corrupt_{0}, saved_{0}, stored_{0};
 };
 
