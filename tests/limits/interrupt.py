@@ -5,7 +5,7 @@ removes them.
 
 Fixtures, built here: a shared library with a 300 MiB section of random
 bytes (gcc, objcopy), in a wheel (Python's zipfile) and in a .conda
-(zipfile, tarfile, zstandard). Each command is started, signalled as soon as
+(zipfile, tarfile, zstandard); for show, a wheel of 4000 small libraries. Each command is started, signalled as soon as
 its scratch directory (`DEST/.NAME.extract-pid<PID>-*` or
 `$TMPDIR/libpkg-repair-pid<PID>-*`) appears, and must die by that signal
 (a shell reports 128+N: 130/143) with no scratch and no partial target left.
@@ -83,7 +83,28 @@ def build_fixtures(tmp):
         z.writestr("pkg-big-1.0-0.tar.zst", tar_zst([("lib/libbig.so", lib)]))
         z.writestr("info-big-1.0-0.tar.zst", tar_zst(
             [("info/index.json", b'{"name":"big","version":"1.0"}')]))
-    return wheel, conda
+    # show reads ELF members in place (no extraction), so one library is
+    # analysed in milliseconds and its scratch may come and go between two
+    # polls: show gets a wheel of many small deflated libraries instead, each
+    # laid out in the scratch, which keeps it busy long enough to signal.
+    with open(small, "rb") as f:
+        small_lib = f.read()
+    many = {f"many/libm{i}.so": small_lib for i in range(4000)}
+    many["many/__init__.py"] = b""
+    many["many-1.0.dist-info/METADATA"] = (
+        b"Metadata-Version: 2.1\nName: many\nVersion: 1.0\n")
+    many["many-1.0.dist-info/WHEEL"] = (
+        b"Wheel-Version: 1.0\nGenerator: t\nRoot-Is-Purelib: false\n"
+        b"Tag: py3-none-linux_x86_64\n")
+    show_wheel = os.path.join(tmp, "many-1.0-py3-none-linux_x86_64.whl")
+    with zipfile.ZipFile(show_wheel, "w", zipfile.ZIP_DEFLATED) as z:
+        rows = []
+        for name, data in many.items():
+            z.writestr(name, data)
+            rows.append(f"{name},{record_hash(data)},{len(data)}")
+        rows.append("many-1.0.dist-info/RECORD,,")
+        z.writestr("many-1.0.dist-info/RECORD", "\n".join(rows) + "\n")
+    return wheel, conda, show_wheel
 
 
 def wait_for(pattern, proc, seconds=30):
@@ -118,7 +139,7 @@ def interrupt(what, cmd, scratch_pattern, leftovers_pattern, sig, env=None):
 
 
 with tempfile.TemporaryDirectory() as tmp:
-    wheel, conda = build_fixtures(tmp)
+    wheel, conda, show_wheel = build_fixtures(tmp)
     env = dict(os.environ, TMPDIR=tmp)
     cases = [
         ("wheel unpack", [PKGTOOL, "wheel", "unpack", wheel, "-d",
@@ -131,7 +152,7 @@ with tempfile.TemporaryDirectory() as tmp:
          [os.path.join(tmp, "c"), os.path.join(tmp, ".c.*")]),
         # The fixture's library needs nothing from libc (so no libc NEEDED):
         # --libc says what show can't tell from the binaries.
-        ("show", [PKGTOOL, "show", "--libc", "glibc", wheel],
+        ("show", [PKGTOOL, "show", "--libc", "glibc", show_wheel],
          os.path.join(tmp, "libpkg-repair-pid*"),
          [os.path.join(tmp, "libpkg-*")]),
     ]
