@@ -26,7 +26,8 @@ packages=(
   # independent tools the tests cross-check against
   patchelf elfutils binutils liblief-dev libarchive-tools unzip zip
   conda-package-handling python3-zstandard zstd bzip2
-  # thread counts of -j (tests/bundle/options.sh)
+  # thread counts of -j (tests/bundle/options.sh); bytes read by
+  # `nightly logs --tail` (tests/nightly/runner_test.py)
   strace
   # cross targets: 32-bit, aarch64 (64 KiB pages), big-endian s390x
   qemu-user gcc-aarch64-linux-gnu g++-aarch64-linux-gnu gcc-s390x-linux-gnu
@@ -45,6 +46,9 @@ packages=(
   clang-14 lld-14 llvm-14 lld-19 llvm-19 python3-macholib
   # the nightly report in a real browser (tests/nightly/report_browser.py)
   chromium chromium-driver python3-selenium
+  # the generated GitHub Actions workflow read back (tests/nightly/workflow_test.py);
+  # unshare/mount/setpriv (util-linux) for the full-disk and unwritable-root tests
+  python3-yaml util-linux
   # benchmarks
   hyperfine
   # fuzz/run.sh: libFuzzer and the sanitizer runtimes come with clang

@@ -5,6 +5,7 @@ A script imports it after putting this folder on sys.path:
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[N] / "lib"))
     from testlib import missing, readelf_dynamic, require_tools, skip_no_gpu
+    from testlib import case, check, finish, run   # checks and test cases
 
 A skip is not a pass: the only reason to skip (exit 77) is a property of the
 machine that scripts/setup.sh cannot change (no GPU / CUDA toolkit; see
@@ -56,3 +57,52 @@ def readelf_dynamic(path) -> dict:
             else:
                 facts[m.group(1)] = m.group(2)
     return facts
+
+
+# --- checks and cases (the Python side of harness.sh's fail/check/finish) ---
+
+class Failure(AssertionError):
+    """A check that did not hold; its message says what was expected."""
+
+
+def check(cond, message: str) -> None:
+    """Raises Failure(message) unless cond: inside a `case` the case fails
+    and the others still run; at the top level the script stops, exit 1."""
+    if not cond:
+        raise Failure(message)
+
+
+def run(argv, expect=None, **kw) -> subprocess.CompletedProcess:
+    """Runs argv capturing text output; with expect= (an exit status) a
+    different status is a Failure showing both outputs."""
+    p = subprocess.run([str(a) for a in argv], capture_output=True, text=True, **kw)
+    if expect is not None and p.returncode != expect:
+        raise Failure(f"{' '.join(map(str, argv))}: exit {p.returncode}, expected {expect}\n"
+                      f"stdout:\n{p.stdout}\nstderr:\n{p.stderr}")
+    return p
+
+
+_FAILED_CASES: list = []
+
+
+def case(fn):
+    """Decorator: runs the test case at once, recording a failure (with its
+    traceback) instead of stopping, so every case of a script reports."""
+    try:
+        fn()
+        print(f"ok   {fn.__name__}", flush=True)
+    except Exception as e:  # noqa: BLE001 - report every failing case
+        import traceback
+        traceback.print_exc()
+        print(f"FAIL {fn.__name__}: {e}", flush=True)
+        _FAILED_CASES.append(fn.__name__)
+    return fn
+
+
+def finish() -> None:
+    """Ends a script of cases: exit 1 naming the failed ones, else 0."""
+    if _FAILED_CASES:
+        print(f"{len(_FAILED_CASES)} failed: {', '.join(_FAILED_CASES)}", flush=True)
+        sys.exit(1)
+    print("all passed", flush=True)
+    sys.exit(0)

@@ -75,6 +75,9 @@ int run_check(const std::vector<std::string>& args);
 // `pkgtool matrix` / `pkgtool config`: the build matrix and one configuration.
 int run_matrix(const std::vector<std::string>& args);
 int run_config(const std::vector<std::string>& args);
+// `pkgtool workflow [filters] [-o FILE] | --check FILE`: the nightly as a
+// GitHub Actions workflow from the matrix (workflow_cmd.cpp).
+int run_workflow(const std::vector<std::string>& args);
 // `pkgtool cuda list|switch X.Y|env [X.Y]`: installed toolkits, switching.
 int run_cuda(const std::vector<std::string>& args);
 
