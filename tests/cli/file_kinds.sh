@@ -21,19 +21,11 @@
 #    FIFO named like a NEEDED library in an RPATH directory, and `check` of
 #    a tree holding a library nobody may read fails naming it (exit 2,
 #    "Permission denied") instead of passing it over as "not ELF".
-set -euo pipefail
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/harness.sh"
+require_tools gcc timeout mkfifo setpriv
+make_scratch
+tmp=$SCRATCH
 cd "$tmp"
-
-fails=0
-checks=0
-ok() { checks=$((checks + 1)); }
-bad() {
-  echo "FAIL: $*" >&2
-  fails=$((fails + 1))
-}
-expect_eq() { if [[ $2 == "$3" ]]; then ok; else bad "$1: expected [$2], got [$3]"; fi; }
 
 # refused WHAT FILE CMD...: CMD must exit 2 within 10 s with "error: FILE: ..."
 # mentioning "not a regular file".
@@ -42,12 +34,12 @@ refused() {
   shift 2
   timeout 10 "$@" >out 2>err </dev/null || rc=$?
   if ((rc == 124)); then
-    bad "$what: hung (killed after 10 s)"
+    fail "$what: hung (killed after 10 s)"
     return
   fi
   expect_eq "$what: exit status" 2 "$rc"
-  if grep -q "^error: $file: .*not a regular file" err; then ok; else
-    bad "$what: stderr [$(head -c 300 err)]"
+  if grep -q "^error: $file: .*not a regular file" err; then pass; else
+    fail "$what: stderr [$(head -c 300 err)]"
   fi
 }
 
@@ -64,7 +56,7 @@ printf 'Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-non
 mkdir whl
 "$P" wheel pack tree -d whl >/dev/null
 W=whl/demo-1.0-py3-none-any.whl
-[[ -f $W ]] || { echo "wheel pack did not produce $W" >&2; exit 1; }
+[[ -f $W ]] || abort "wheel pack did not produce $W"
 
 echo "--- FIFO inputs"
 mkfifo in.fifo demo-1.0-py3-none-any.whl pkg-1.0-0.conda
@@ -78,8 +70,8 @@ refused "conda extract FIFO" pkg-1.0-0.conda "$P" conda extract pkg-1.0-0.conda 
 mkfifo pkg-1.0-0.tar.bz2
 refused "conda verify .tar.bz2 FIFO" pkg-1.0-0.tar.bz2 "$P" conda verify pkg-1.0-0.tar.bz2
 refused "conda extract .tar.bz2 FIFO" pkg-1.0-0.tar.bz2 "$P" conda extract pkg-1.0-0.tar.bz2 -d x2
-[[ ! -e x1 && ! -e x2 ]] && ok || bad "a refused extract left its target directory"
-[[ -p in.fifo ]] && ok || bad "the input FIFO was replaced"
+[[ ! -e x1 && ! -e x2 ]] && pass || fail "a refused extract left its target directory"
+[[ -p in.fifo ]] && pass || fail "the input FIFO was replaced"
 # --shrink-rpath looks for each NEEDED in every RPATH directory: a FIFO named
 # like one (libc.so.6) is no library there, and opening it must not block.
 mkdir fifodir
@@ -88,29 +80,29 @@ cp prog shrink
 "$P" patchelf --set-rpath "$PWD/fifodir" shrink
 rc=0
 timeout 10 "$P" patchelf --shrink-rpath shrink 2>err || rc=$?
-if ((rc == 124)); then bad "patchelf --shrink-rpath: hung on a FIFO in the RPATH"; else
+if ((rc == 124)); then fail "patchelf --shrink-rpath: hung on a FIFO in the RPATH"; else
   expect_eq "patchelf --shrink-rpath past a FIFO: exit status" 0 "$rc"
   expect_eq "patchelf --shrink-rpath drops the FIFO's directory" "" "$("$P" patchelf --print-rpath shrink)"
 fi
 
 echo "--- outputs that are devices or FIFOs"
 dev_null_intact() {
-  if [[ -c /dev/null ]] && [[ $(stat -c '%t:%T' /dev/null) == "1:3" ]]; then ok; else
-    bad "$1: /dev/null is no longer the null character device: $(ls -l /dev/null)"
+  if [[ -c /dev/null ]] && [[ $(stat -c '%t:%T' /dev/null) == "1:3" ]]; then pass; else
+    fail "$1: /dev/null is no longer the null character device: $(ls -l /dev/null)"
   fi
 }
-timeout 10 "$P" patchelf --set-rpath /x --output /dev/null prog && ok || bad "patchelf --output /dev/null failed"
+timeout 10 "$P" patchelf --set-rpath /x --output /dev/null prog && pass || fail "patchelf --output /dev/null failed"
 dev_null_intact "patchelf --output /dev/null"
 timeout 10 "$P" wheel update "$W" -o /dev/null --set demo/__init__.py=prog.c >/dev/null &&
-  ok || bad "wheel update -o /dev/null failed"
+  pass || fail "wheel update -o /dev/null failed"
 dev_null_intact "wheel update -o /dev/null"
 mkdir -p prefix/lib condaout
 cp prog prefix/lib/
 ln -s /dev/null condaout/pkg-1.0-0.conda
 timeout 30 "$P" conda pack prefix --name pkg --version 1.0 -o condaout >/dev/null &&
-  ok || bad "conda pack into a symlink to /dev/null failed"
+  pass || fail "conda pack into a symlink to /dev/null failed"
 dev_null_intact "conda pack -o (symlink to /dev/null)"
-[[ -L condaout/pkg-1.0-0.conda ]] && ok || bad "conda pack replaced the symlink to /dev/null"
+[[ -L condaout/pkg-1.0-0.conda ]] && pass || fail "conda pack replaced the symlink to /dev/null"
 
 # A driver (drivers/conda) writing its two packages: the .conda into a FIFO
 # with a reader, the .tar.bz2 into a symlink to /dev/null.
@@ -122,12 +114,12 @@ timeout 30 cat drvout/demo-1.0-py3.11_cpu_0.conda >driver.streamed &
 reader=$!
 sleep 0.2
 timeout 60 "$DRIVER" --no-env --prefix prefix --name demo --version 1.0 -o drvout --no-check \
-  --build-env "conda 3.11 cpu" >/dev/null && ok || bad "the conda driver failed on FIFO/device outputs"
+  --build-env "conda 3.11 cpu" >/dev/null && pass || fail "the conda driver failed on FIFO/device outputs"
 wait "$reader" || true
 "${LIBPKG_PYTHON:-python3}" -c 'import sys, zipfile; n = zipfile.ZipFile(sys.argv[1]).namelist(); sys.exit("metadata.json" not in n)' \
-  driver.streamed && ok || bad "the .conda the driver streamed through the FIFO is not a package"
-[[ -p drvout/demo-1.0-py3.11_cpu_0.conda ]] && ok || bad "the driver replaced its output FIFO"
-[[ -L drvout/demo-1.0-py3.11_cpu_0.tar.bz2 ]] && ok || bad "the driver replaced the symlink to /dev/null"
+  driver.streamed && pass || fail "the .conda the driver streamed through the FIFO is not a package"
+[[ -p drvout/demo-1.0-py3.11_cpu_0.conda ]] && pass || fail "the driver replaced its output FIFO"
+[[ -L drvout/demo-1.0-py3.11_cpu_0.tar.bz2 ]] && pass || fail "the driver replaced the symlink to /dev/null"
 dev_null_intact "conda driver output"
 
 mkfifo out.fifo
@@ -135,30 +127,30 @@ mkfifo out.fifo
 timeout 10 cat out.fifo >streamed &
 reader=$!
 sleep 0.2
-timeout 10 "$P" patchelf --set-rpath /streamed --output out.fifo prog && ok || bad "patchelf --output FIFO failed"
+timeout 10 "$P" patchelf --set-rpath /streamed --output out.fifo prog && pass || fail "patchelf --output FIFO failed"
 wait "$reader" || true
 expect_eq "FIFO output: RUNPATH of the streamed bytes" "/streamed" "$("$P" patchelf --print-rpath streamed)"
-[[ -p out.fifo ]] && ok || bad "the output FIFO was replaced by $(stat -c %F out.fifo)"
+[[ -p out.fifo ]] && pass || fail "the output FIFO was replaced by $(stat -c %F out.fifo)"
 timeout 10 cat out.fifo >wheel.streamed &
 reader=$!
 sleep 0.2
-timeout 10 "$P" wheel update "$W" -o out.fifo --set demo/__init__.py=prog.c >/dev/null && ok ||
-  bad "wheel update -o FIFO failed"
+timeout 10 "$P" wheel update "$W" -o out.fifo --set demo/__init__.py=prog.c >/dev/null && pass ||
+  fail "wheel update -o FIFO failed"
 wait "$reader" || true
 "${LIBPKG_PYTHON:-python3}" -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).testzip()' wheel.streamed &&
-  ok || bad "the wheel streamed through the FIFO is not a valid zip"
+  pass || fail "the wheel streamed through the FIFO is not a valid zip"
 # Without a reader: refused at once, not waited on.
 rc=0
 timeout 10 "$P" patchelf --set-rpath /x --output out.fifo prog 2>err || rc=$?
 expect_eq "FIFO without reader: exit status" 2 "$rc"
-grep -q "^error: out.fifo: .*FIFO with no reader" err && ok || bad "FIFO without reader: stderr [$(cat err)]"
-[[ -p out.fifo ]] && ok || bad "the reader-less FIFO was replaced"
+grep -q "^error: out.fifo: .*FIFO with no reader" err && pass || fail "FIFO without reader: stderr [$(cat err)]"
+[[ -p out.fifo ]] && pass || fail "the reader-less FIFO was replaced"
 # A directory at the output path is refused, not renamed over.
 mkdir outdir
 rc=0
 "$P" patchelf --set-rpath /x --output outdir prog 2>err || rc=$?
 expect_eq "directory output: exit status" 2 "$rc"
-[[ -d outdir ]] && ok || bad "the output directory was replaced"
+[[ -d outdir ]] && pass || fail "the output directory was replaced"
 
 echo "--- write protection and hard links"
 # Root ignores permission bits: run as nobody in a world-writable directory
@@ -178,8 +170,8 @@ for rpath in /x "$long"; do
   rc=0
   as_nobody "$P" patchelf --set-rpath "$rpath" shared/ro 2>err || rc=$?
   expect_eq "read-only file (rpath ${#rpath} bytes): exit status" 2 "$rc"
-  grep -q "^error: .*shared/ro: .*Permission denied" err && ok ||
-    bad "read-only file: stderr must say Permission denied: [$(cat err)]"
+  grep -q "^error: .*shared/ro: .*Permission denied" err && pass ||
+    fail "read-only file: stderr must say Permission denied: [$(cat err)]"
   expect_eq "read-only file untouched" "$sum" "$(sha256sum shared/ro | cut -d' ' -f1)"
   expect_eq "read-only file owner" "$owner" "$(stat -c %u shared/ro)"
 done
@@ -204,26 +196,22 @@ chmod 0711 "$tmp"  # nobody must reach the tree: only the library is denied
 rc=0
 as_nobody "$P" check shared/torch >out 2>err || rc=$?
 expect_eq "check of a tree with an unreadable library: exit status" 2 "$rc"
-grep -q "^error: .*shared/torch/lib/libf.so: cannot open: Permission denied" err && ok ||
-  bad "unreadable library in a checked tree: stderr [$(head -c 300 err)]"
+grep -q "^error: .*shared/torch/lib/libf.so: cannot open: Permission denied" err && pass ||
+  fail "unreadable library in a checked tree: stderr [$(head -c 300 err)]"
 
 cp prog linked
 ln linked linked2
 "$P" patchelf --set-rpath "$long" linked
 expect_eq "hard link: same inode after a growing edit" "$(stat -c %i linked)" "$(stat -c %i linked2)"
 expect_eq "hard link: the other name sees the edit" "$long" "$("$P" patchelf --print-rpath linked2)"
-./linked && ok || bad "the edited hard-linked program does not run"
+./linked && pass || fail "the edited hard-linked program does not run"
 # --in-place-atomic replaces the name (a new inode) and says the link broke.
 cp prog alinked
 ln alinked alinked2
 "$P" patchelf --in-place-atomic --set-rpath /atomic alinked 2>err
-grep -q "^note: alinked: had 2 hard links; --in-place-atomic" err && ok ||
-  bad "--in-place-atomic on a hard-linked file must say the link broke: [$(cat err)]"
+grep -q "^note: alinked: had 2 hard links; --in-place-atomic" err && pass ||
+  fail "--in-place-atomic on a hard-linked file must say the link broke: [$(cat err)]"
 expect_eq "--in-place-atomic: this name edited" /atomic "$("$P" patchelf --print-rpath alinked)"
 expect_eq "--in-place-atomic: the other link keeps the old file" "" "$("$P" patchelf --print-rpath alinked2)"
 
-if ((fails > 0)); then
-  echo "$fails check(s) FAILED, $checks passed"
-  exit 1
-fi
-echo "PASS: $checks checks"
+finish

@@ -17,7 +17,7 @@ make_scratch
 S=$SCRATCH
 COMPARE="$LIBPKG_SOURCE_DIR/tests/deps/compare_ldd.py"
 LDSO=/lib64/ld-linux-x86-64.so.2
-[[ -x $LDSO ]] || skip "no x86_64 loader at $LDSO"
+[[ -x $LDSO ]] || missing "no x86_64 loader at $LDSO (libc6)"
 
 # lib OUT SONAME [gcc args...]: a shared library exporting one function.
 lib() {
