@@ -4,7 +4,8 @@
 # (issue 21):
 #  - a FIFO named like the input is refused at once (exit 2, "error: FILE:
 #    not a regular file (a FIFO)") by inspect, patchelf, wheel verify and
-#    conda verify; every call runs under `timeout` so a reader that blocks in
+#    conda verify, and so is one named like a configuration or metadata
+#    file (--cuda-table, --policy-file, --meta, matrix --file); every call runs under `timeout` so a reader that blocks in
 #    open(2) fails the test instead of hanging it;
 #  - an output path that is an existing character device or FIFO is written
 #    into, never replaced by a regular file: /dev/null stays a character
@@ -20,7 +21,9 @@
 #  - probes never block or swallow errors: `patchelf --shrink-rpath` passes a
 #    FIFO named like a NEEDED library in an RPATH directory, and `check` of
 #    a tree holding a library nobody may read fails naming it (exit 2,
-#    "Permission denied") instead of passing it over as "not ELF".
+#    "Permission denied") instead of passing it over as "not ELF"; a FIFO
+#    where a conda package (info/paths.json) or prefix (conda-meta) lists a
+#    file is an integrity finding (exit 1).
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/harness.sh"
 require_tools gcc timeout mkfifo setpriv
 make_scratch
@@ -71,6 +74,22 @@ mkfifo pkg-1.0-0.tar.bz2
 refused "conda verify .tar.bz2 FIFO" pkg-1.0-0.tar.bz2 "$P" conda verify pkg-1.0-0.tar.bz2
 refused "conda extract .tar.bz2 FIFO" pkg-1.0-0.tar.bz2 "$P" conda extract pkg-1.0-0.tar.bz2 -d x2
 [[ ! -e x1 && ! -e x2 ]] && pass || fail "a refused extract left its target directory"
+# Configuration and metadata files are read through the same regular-file
+# open (they used to be read with std::ifstream, which blocks on a FIFO):
+# a CUDA table, a policy file, conda metadata, a matrix, and the conda
+# driver's --meta.
+mkfifo table.json policy.json meta.json matrix.json
+refused "config --cuda-table FIFO" table.json "$P" config "manywheel 3.11 cu126" --cuda-table table.json
+refused "check --cuda-table FIFO" table.json "$P" check "$W" --no-runtime --cuda-table table.json
+refused "repair --policy-file FIFO" policy.json "$P" repair "$W" --policy-file policy.json -w x3
+refused "check --policy-file FIFO" policy.json "$P" check "$W" --no-runtime --policy-file policy.json
+mkdir -p fifoprefix/lib
+cp prog fifoprefix/lib/
+refused "conda pack --meta FIFO" meta.json "$P" conda pack fifoprefix --name p --version 1 --meta meta.json -o x4
+refused "conda driver --meta FIFO" meta.json "${LIBPKG_BINARY_DIR:?}/drivers/conda/conda" --no-env \
+  --prefix fifoprefix --meta meta.json --version 1.0 -o x5 --no-check --build-env "conda 3.11 cpu"
+refused "matrix --file FIFO" matrix.json "$P" matrix --file matrix.json
+[[ ! -e x3 && ! -e x4 && ! -e x5 ]] && pass || fail "a refused command left an output behind"
 [[ -p in.fifo ]] && pass || fail "the input FIFO was replaced"
 # --shrink-rpath looks for each NEEDED in every RPATH directory: a FIFO named
 # like one (libc.so.6) is no library there, and opening it must not block.
@@ -121,6 +140,36 @@ wait "$reader" || true
 [[ -p drvout/demo-1.0-py3.11_cpu_0.conda ]] && pass || fail "the driver replaced its output FIFO"
 [[ -L drvout/demo-1.0-py3.11_cpu_0.tar.bz2 ]] && pass || fail "the driver replaced the symlink to /dev/null"
 dev_null_intact "conda driver output"
+
+# The drivers size their artifacts by the writer's own count, not by the
+# file found at the path afterwards: into a symlink to /dev/null the
+# libtorch driver reports the same size as into a regular file (it
+# reported 0, and another writer's file would have been measured instead).
+mkdir -p lt/lib lt/include
+printf 'int lt_value(void) { return 7; }\n' >lt.c
+gcc -shared -fPIC -o lt/lib/liblt.so lt.c
+echo '#define LT 1' >lt/include/lt.h
+LTDRIVER=${LIBPKG_BINARY_DIR:?}/drivers/libtorch/libtorch
+lt_run() {
+  timeout 60 "$LTDRIVER" --no-env --tree lt --build-env "libtorch cpu shared-without-deps cxx11" \
+    --build-version 1.0.0 --build-hash 0123abcd --no-latest --no-check --json -o "$1"
+}
+lt_size() {
+  "${LIBPKG_PYTHON:-python3}" -c 'import json, sys; d = json.load(open(sys.argv[1]))
+print(*[a["size"] for a in d["artifacts"] if a["role"] == "libtorch"])' "$1"
+}
+if lt_run ltout >lt1.json; then
+  pass
+  ltzip=$(basename "$(ls ltout/*.zip)")
+  expect_eq "libtorch: size of a regular output" "$(stat -c %s "ltout/$ltzip")" "$(lt_size lt1.json)"
+  mkdir ltnull
+  ln -s /dev/null "ltnull/$ltzip"
+  if lt_run ltnull >lt2.json; then pass; else fail "the libtorch driver failed writing into /dev/null"; fi
+  expect_eq "libtorch: size written into /dev/null" "$(stat -c %s "ltout/$ltzip")" "$(lt_size lt2.json)"
+  dev_null_intact "libtorch driver output"
+else
+  fail "the libtorch driver failed on a regular output"
+fi
 
 mkfifo out.fifo
 # A FIFO with a reader gets the edited file as a stream.
@@ -198,6 +247,33 @@ as_nobody "$P" check shared/torch >out 2>err || rc=$?
 expect_eq "check of a tree with an unreadable library: exit status" 2 "$rc"
 grep -q "^error: .*shared/torch/lib/libf.so: cannot open: Permission denied" err && pass ||
   fail "unreadable library in a checked tree: stderr [$(head -c 300 err)]"
+
+# A FIFO where a conda package lists a file: the integrity check reports
+# it (exit 1, naming it) instead of passing it over. In an extracted
+# package every "hardlink" row of info/paths.json must be a regular file
+# (it had a hash and size, but anything not a regular file was skipped); in
+# an installed prefix every conda-meta file is a file or a symlink (it was
+# only checked to exist).
+mkdir -p cprefix/lib
+cp prog cprefix/lib/tool
+"$P" conda pack cprefix --name fk --version 1 --format tar.bz2 -o cpk >/dev/null
+"$P" conda extract cpk/fk-1-0.tar.bz2 -d cx >/dev/null
+rm cx/lib/tool && mkfifo cx/lib/tool
+rc=0
+timeout 30 "$P" check cx --only integrity >out 2>err || rc=$?
+expect_eq "extracted conda package with a FIFO for a file: exit status" 1 "$rc"
+grep -q "lib/tool.*not a regular file (a FIFO)" out && pass ||
+  fail "paths.json hardlink row that is a FIFO: [$(head -c 600 out) $(head -c 300 err)]"
+mkdir -p cmeta/conda-meta cmeta/lib
+printf '{"name": "fk", "version": "1", "files": ["lib/tool", "lib/link"]}\n' >cmeta/conda-meta/fk-1-0.json
+mkfifo cmeta/lib/tool
+ln -s tool cmeta/lib/link
+rc=0
+timeout 30 "$P" check cmeta --only integrity >out 2>err || rc=$?
+expect_eq "conda prefix with a FIFO for a listed file: exit status" 1 "$rc"
+grep -q "lib/tool: listed as a file but is a FIFO" out && pass ||
+  fail "conda-meta file that is a FIFO: [$(head -c 600 out) $(head -c 300 err)]"
+grep -q "lib/link" out && fail "a listed symlink is a finding: $(cat out)" || pass
 
 cp prog linked
 ln linked linked2

@@ -24,14 +24,16 @@ void create_output_directory(const std::filesystem::path& dir) {
                 "cannot create the output directory: " + ec.message());
 }
 
-void copy_file_atomically(const std::filesystem::path& from,
-                          const std::filesystem::path& to, unsigned add_mode) {
+u64 copy_file_atomically(const std::filesystem::path& from,
+                         const std::filesystem::path& to, unsigned add_mode) {
   Fd fd = open_regular(from);
   struct stat st;
   if (::fstat(fd.get(), &st) != 0) throw_errno(from.string(), "stat");
   AtomicFile out = AtomicFile::create(to, (st.st_mode & 0777) | add_mode);
-  out.copy_from(fd.get(), 0, static_cast<u64>(st.st_size), 0);
+  const u64 size = static_cast<u64>(st.st_size);
+  out.copy_from(fd.get(), 0, size, 0);
   out.commit();
+  return size;
 }
 
 // The bytes go to an unnamed O_TMPFILE inode in the target's directory where

@@ -139,7 +139,7 @@ class ZipWriter {
                ZipMemberAttrs attrs,
                std::optional<std::array<u8, 32>> sha256 = std::nullopt);
   /// The sink add_stream()'s `produce` writes the member's bytes through.
-  using StreamSink = std::function<void(std::span<const u8>)>;
+  using StreamSink = ByteSinkFn;
   /// A STORED member whose bytes `produce` writes through the sink it is
   /// given, straight into the archive: no temporary file, no second pass
   /// (a .conda's pkg-*.tar.zst is compressed directly into its place). Writes
