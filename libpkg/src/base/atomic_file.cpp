@@ -36,6 +36,13 @@ u64 copy_file_atomically(const std::filesystem::path& from,
   return size;
 }
 
+void write_file_atomically(const std::filesystem::path& to,
+                           std::string_view text, unsigned mode) {
+  AtomicFile out = AtomicFile::create(to, mode);
+  out.write(text);
+  out.commit();
+}
+
 // The bytes go to an unnamed O_TMPFILE inode in the target's directory where
 // the filesystem supports it: if the process is killed, the kernel frees it
 // and nothing is left behind. Elsewhere a named `.NAME.libpkg-XXXXXX` file is

@@ -21,6 +21,7 @@
 #include <filesystem>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "libpkg/base/integers.hpp"
 #include "libpkg/base/signal_cleanup.hpp"
@@ -39,6 +40,11 @@ void create_output_directory(const std::filesystem::path& dir);
 u64 copy_file_atomically(const std::filesystem::path& from,
                          const std::filesystem::path& to,
                          unsigned add_mode = 0);
+
+/// Writes `text` to `to` through an AtomicFile with permission bits `mode`.
+/// Throws Errc::io naming `to` when it cannot be written.
+void write_file_atomically(const std::filesystem::path& to,
+                           std::string_view text, unsigned mode = 0644);
 
 /// A file written under a temporary name and made visible at its target only by
 /// commit(); destroyed uncommitted, it leaves the target untouched.
