@@ -195,8 +195,7 @@ std::vector<std::string> top_level_modules(const Package& pkg,
   std::set<std::string> names;
   bool any_top_level = false;
   for (const auto& info : infos) {
-    std::error_code ec;
-    if (!fs::exists(fs::symlink_status(info / "top_level.txt"), ec)) continue;
+    if (!fs::exists(fs::symlink_status(info / "top_level.txt", ec))) continue;
     std::istringstream in(read_regular_file(info / "top_level.txt"));
     any_top_level = true;
     for (std::string line; std::getline(in, line);) {

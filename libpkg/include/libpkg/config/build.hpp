@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "libpkg/abi/census.hpp"
+#include "libpkg/base/callbacks.hpp"
 #include "libpkg/config/accelerator.hpp"
 #include "libpkg/cppdist/naming.hpp"
 
