@@ -239,6 +239,9 @@ std::string owner_of(const fs::path& root, const std::string& dir) {
       candidates.push_back(e.path());
   std::sort(candidates.begin(), candidates.end());
   for (const auto& d : candidates) {
+    // A dist-info without a RECORD owns nothing (the integrity check says
+    // it is missing); one that cannot be read is an error.
+    if (!fs::exists(fs::symlink_status(d / "RECORD", ec))) continue;
     std::string text = read_regular_file(d / "RECORD");
     if (text.starts_with(dir + "/") ||
         text.find("\n" + dir + "/") != std::string::npos)
@@ -336,9 +339,11 @@ Package open_package(const fs::path& artifact, const CheckOptions& options) {
         pkg.kind == ArtifactKind::python_package ? dir.parent_path() : dir;
     if (pkg.kind == ArtifactKind::python_package) {
       pkg.dist_info = owner_of(pkg.root, pkg.content_dir);
-      if (!pkg.dist_info.empty())
-        pkg.platform_tags =
-            wheel_file_platforms(pkg.root / pkg.dist_info / "WHEEL");
+      const fs::path wheel_file = pkg.root / pkg.dist_info / "WHEEL";
+      std::error_code ec;
+      if (!pkg.dist_info.empty() &&
+          fs::exists(fs::symlink_status(wheel_file, ec)))
+        pkg.platform_tags = wheel_file_platforms(wheel_file);
     }
   } else {
     const std::string name = artifact.filename().string();
