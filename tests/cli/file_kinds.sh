@@ -151,7 +151,7 @@ gcc -shared -fPIC -o lt/lib/liblt.so lt.c
 echo '#define LT 1' >lt/include/lt.h
 LTDRIVER=${LIBPKG_BINARY_DIR:?}/drivers/libtorch/libtorch
 lt_run() {
-  timeout 60 "$LTDRIVER" --no-env --tree lt --build-env "libtorch cpu shared-without-deps cxx11" \
+  timeout 60 "$LTDRIVER" --no-env --tree lt --build-env "libtorch cpu shared-without-deps" --abi cxx11 \
     --build-version 1.0.0 --build-hash 0123abcd --no-latest --no-check --json -o "$1"
 }
 lt_size() {
