@@ -26,6 +26,9 @@ packages=(
   # independent tools the tests cross-check against
   patchelf elfutils binutils liblief-dev libarchive-tools unzip zip
   conda-package-handling python3-zstandard zstd bzip2
+  # the libtorch driver's debug split (gdb follows the debuglink) and its
+  # build hash from a source checkout (git)
+  gdb git
   # thread counts of -j (tests/bundle/options.sh); bytes read by
   # `nightly logs --tail` (tests/nightly/runner_test.py)
   strace

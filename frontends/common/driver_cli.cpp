@@ -47,6 +47,19 @@ std::function<void(libpkg::u64, libpkg::u64)> terminal_progress() {
 
 }  // namespace
 
+void add_wheel_input_flags(CLI::App& app, WheelInputFlags& f) {
+  app.add_option("--wheel", f.wheel, "the built wheel to repair");
+  app.add_option("--build-command", f.build_command,
+                 "shell command that builds the wheel (run in --source)");
+  app.add_option("--source", f.source, "source directory of --build-command");
+  app.add_option("--build-timeout", f.build_timeout,
+                 "stop the build command and everything it started after "
+                 "SECONDS (default: no limit)");
+  app.add_option("--dist-dir", f.dist_dir,
+                 "where the build command writes its wheel (default "
+                 "<source>/dist)");
+}
+
 void add_common_flags(CLI::App& app, CommonFlags& f) {
   auto& o = f.overrides;
   app.add_option("--build-env", f.build_environment,

@@ -125,7 +125,7 @@ if [[ -n $R ]]; then
   py_check "--lib-dir result vs plan" check-repaired plan_ld.json "$R"
   unzip -q "$R" -d ldx
   expect_eq "_ext1_rpath RPATH with --lib-dir" '$ORIGIN/_vendor' \
-    "$(readelf -dW ldx/chainpkg/_ext1_rpath.*.so | sed -n 's/.*(RPATH).*\[\(.*\)\]/\1/p')"
+    "$(dynamic_values ldx/chainpkg/_ext1_rpath.*.so RPATH)"
   venv_install v "$R"
   mv "$LIBS" "$LIBS.gone"
   expect_eq "--lib-dir wheel runs without libchain*" "128" \

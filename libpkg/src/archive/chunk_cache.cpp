@@ -137,24 +137,40 @@ ChunkCache::ChunkCache(ChunkCacheOptions options)
     : options_(std::move(options)) {
   if (!options_.dir.empty()) return;  // given explicitly: trusted as is
   options_.dir = default_dir();
-  // The default directory (possibly in a shared /tmp) is created private,
-  // and one that another user owns or may write is not used: its entries
-  // would be theirs to choose.
-  std::error_code ec;
-  fs::create_directories(options_.dir.parent_path(), ec);
-  ::mkdir(options_.dir.c_str(), 0700);
+  default_ = true;
+  // Nothing is created here: a command that only reads the cache (cache
+  // stats, a lookup) leaves no directory behind. One already there is
+  // checked now, so that a directory of another user is never read.
   struct stat st {};
-  if (::lstat(options_.dir.c_str(), &st) != 0) return;  // store() warns
-  if (!S_ISDIR(st.st_mode) || st.st_uid != ::geteuid() ||
-      (st.st_mode & S_IWOTH) != 0) {
-    disabled_ = true;
+  if (::lstat(options_.dir.c_str(), &st) == 0) (void)default_dir_is_safe();
+}
+
+bool ChunkCache::default_dir_is_safe() {
+  // The default directory (possibly in a shared /tmp) must be private: one
+  // that another user owns or may write is not used, its entries would be
+  // theirs to choose.
+  struct stat st {};
+  if (::lstat(options_.dir.c_str(), &st) != 0) return true;  // store() warns
+  if (S_ISDIR(st.st_mode) && st.st_uid == ::geteuid() &&
+      (st.st_mode & S_IWOTH) == 0)
+    return true;
+  if (!disabled_.exchange(true))
     warn(
         fmt::format("warning: {}: the chunk cache directory is not a "
                     "directory owned by this user and closed to others; "
                     "the cache is not used in this run (give it with "
                     "--cache-dir to use it anyway)",
                     options_.dir.string()));
-  }
+  return false;
+}
+
+void ChunkCache::make_default_dir() {
+  std::call_once(made_, [&] {
+    std::error_code ec;
+    fs::create_directories(options_.dir.parent_path(), ec);
+    ::mkdir(options_.dir.c_str(), 0700);
+    (void)default_dir_is_safe();
+  });
 }
 
 fs::path ChunkCache::default_dir() {
@@ -327,6 +343,8 @@ bool ChunkCache::load(const Key& key, std::span<const u8> input,
 void ChunkCache::store(const Key& key, u32 input_crc32,
                        std::span<const u8> bytes) {
   if (unwritable_ || disabled_) return;
+  if (default_) make_default_dir();
+  if (disabled_) return;
   const fs::path path = entry_path(key);
   const fs::path sub = path.parent_path();
   std::error_code ec;

@@ -138,13 +138,18 @@ RepairResult write_repaired_wheel(const archive::ZipReader& zip,
   result.members = r.members;
   result.raw_copies = r.raw_copies;
   result.compressed = r.compressed;
+  result.size = r.size;
   result.grafted_bytes = grafted_bytes;
   return result;
 }
 
 RepairResult apply_repair(const WheelAnalysis& analysis, const RepairPlan& plan,
-                          const fs::path& out_dir,
-                          const ApplyOptions& options) {
+                          const fs::path& out_dir, const ApplyOptions& given) {
+  // One pool for the whole job (unpacking, strip, verifying and writing),
+  // the caller's or, when it gives none, one made here for all the steps.
+  PoolRef pool(given.pool, given.threads);
+  ApplyOptions options = given;
+  options.pool = pool.get();
   std::map<std::string, const FileEdit*> edit_of;
   for (const auto& e : plan.edits) edit_of[e.member] = &e;
   auto find_edit = [&](const std::string& member) -> const FileEdit* {
@@ -165,7 +170,6 @@ RepairResult apply_repair(const WheelAnalysis& analysis, const RepairPlan& plan,
   if (plan.strip) {
     const fs::path dir = analysis.scratch->path() / "grafts";
     fs::create_directories(dir);
-    PoolRef pool(options.pool, options.threads);
     pool.parallel_for(plan.grafts.size(), [&](std::size_t i) {
       fs::path copy = dir / plan.grafts[i].new_soname;
       fs::copy_file(fs::canonical(plan.grafts[i].source), copy,

@@ -207,16 +207,17 @@ Summary run_libtorch(const LibtorchDriverOptions& o) {
   log(fmt::format("packing {}", cppdist::zip_name(name)));
   cppdist::LibtorchPackResult packed =
       cppdist::pack_libtorch(staging, o.common.out_dir, po);
-  add_artifact(s, "libtorch", packed.zip);
-  for (const auto& latest : packed.latest)
-    add_artifact(s, "libtorch-latest", latest, /*check=*/false);
+  add_artifact(s, "libtorch", packed.zip, /*check=*/true, packed.zip_size);
+  for (std::size_t i = 0; i < packed.latest.size(); ++i)
+    add_artifact(s, "libtorch-latest", packed.latest[i], /*check=*/false,
+                 packed.latest_sizes[i]);
   if (split) {
     fs::path debug_zip =
         o.common.out_dir / cppdist::debug_zip_name(name, *split->main_crc);
-    cppdist::write_debug_zip(*split, debug_zip, o.common.zip_level,
-                             o.common.threads, o.common.timestamp,
-                             o.common.pool);
-    add_artifact(s, "debug-libtorch", debug_zip, /*check=*/false);
+    const u64 debug_size = cppdist::write_debug_zip(
+        *split, debug_zip, o.common.zip_level, o.common.threads,
+        o.common.timestamp, o.common.pool);
+    add_artifact(s, "debug-libtorch", debug_zip, /*check=*/false, debug_size);
     for (const auto& f : split->files)
       s.plan.push_back(fmt::format("debuglink {} -> {} (crc32 {:08x})",
                                    f.library.filename().string(),

@@ -177,7 +177,7 @@ Summary run_manywheel(const ManywheelOptions& o) {
   ap.cache = o.common.cache;
   bundle::RepairResult result =
       bundle::apply_repair(analysis, plan, o.common.out_dir, ap);
-  add_artifact(s, "wheel", result.path);
+  add_artifact(s, "wheel", result.path, /*check=*/true, result.size);
 
   CommonOptions checks = o.common;
   for (const auto& a : rules.allow_external)

@@ -67,9 +67,11 @@ class ChunkCache {
   /// A cache key: the SHA-256 that key() computes.
   using Key = std::array<u8, 32>;
 
-  /// A cache over `options.dir`; touches no file. When `options.dir` is
-  /// empty: default_dir(), created with mode 0700; if it is not a directory
-  /// owned by this user or others may write it, warns and is not used.
+  /// A cache over `options.dir`; creates nothing. When `options.dir` is
+  /// empty: default_dir(), created with mode 0700 by the first store() (so
+  /// that stats, prune, clear and lookups leave no directory behind); if it
+  /// is not a directory owned by this user or others may write it, warns
+  /// and is not used.
   explicit ChunkCache(ChunkCacheOptions options);
 
   /// $XDG_CACHE_HOME/libpkg/chunks when XDG_CACHE_HOME is an absolute path,
@@ -157,11 +159,18 @@ class ChunkCache {
   void warn(const std::string& message);
   void warn_unwritable(const std::string& message);
   void drop(const std::filesystem::path& path, const std::string& why);
+  // The default directory's safety rule (owned by us, closed to others);
+  // false, with a warning, when it is not safe to use.
+  bool default_dir_is_safe();
+  // Creates the default directory (0700) once, for the first store().
+  void make_default_dir();
 
   ChunkCacheOptions options_;
   std::mutex log_mutex_;
   std::atomic<bool> unwritable_{false};
-  bool disabled_ = false;  // the default directory is not safe to use
+  bool default_ = false;               // options_.dir is default_dir()
+  std::once_flag made_;                // make_default_dir() ran
+  std::atomic<bool> disabled_{false};  // the default directory is unsafe
   std::atomic<u64> hits_{0}, misses_{0}, corrupt_{0}, saved_{0}, stored_{0};
 };
 

@@ -77,7 +77,7 @@ struct ZstdOptions {
 };
 
 /// Receives consecutive pieces of a tar (or compressed tar) stream.
-using TarSink = std::function<void(std::span<const u8>)>;
+using TarSink = ByteSinkFn;
 
 /// Exact size in bytes of the uncompressed tar write_tar() produces for these
 /// entries (headers, padding and end blocks), without reading any content.
@@ -175,7 +175,7 @@ class TarReader {
   /// 1 MiB (call at most once per member; unread content is skipped).
   /// Throws Errc::usage without a current member, Errc::format for corrupt or
   /// truncated content or more than declared, and what `sink` throws.
-  void read_data(const std::function<void(std::span<const u8>)>& sink);
+  void read_data(const ByteSinkFn& sink);
 
  private:
   struct Impl;
