@@ -37,7 +37,8 @@ std::vector<u8> head_of(const fs::path& file) {
 // class-file magic: such a file that does not parse is not Mach-O; any
 // other magic that does not parse is bad input.
 std::vector<std::string> tree_machos(const fs::path& tree,
-                                     const std::vector<std::string>& skip) {
+                                     const std::vector<std::string>& skip,
+                                     const std::string& where) {
   std::vector<std::string> out;
   for (auto it = fs::recursive_directory_iterator(tree);
        it != fs::recursive_directory_iterator(); ++it) {
@@ -56,7 +57,7 @@ std::vector<std::string> tree_machos(const fs::path& tree,
     });
     if (!f) {
       if (head[0] == 0xca && head[1] == 0xfe) continue;
-      throw Error(Errc::format, tree.string(),
+      throw Error(Errc::format, where,
                   fmt::format("{}: {}", rel, f.error().message()));
     }
     out.push_back(rel);
@@ -69,20 +70,22 @@ std::vector<std::string> tree_machos(const fs::path& tree,
 
 MacosTreeBundlePlan plan_macos_tree_bundle(const fs::path& tree,
                                            const std::vector<std::string>& skip,
-                                           const MacosRepairOptions& options) {
+                                           const MacosRepairOptions& options,
+                                           const std::string& where) {
+  const std::string named = where.empty() ? tree.string() : where;
   std::error_code ec;
   if (!fs::is_directory(tree, ec))
     throw Error(Errc::usage, tree.string(), "not a directory");
   MacosTreeBundlePlan plan;
   plan.tree = fs::weakly_canonical(tree);
   plan.lib_dir = options.lib_dir.value_or("lib");
-  plan.binaries = tree_machos(plan.tree, skip);
+  plan.binaries = tree_machos(plan.tree, skip, named);
   if (plan.binaries.empty())
-    throw Error(Errc::usage, tree.string(), "no Mach-O files in the tree");
-  take_closure(plan_macos_closure({tree.string(), plan.tree, plan.binaries,
-                                   plan.lib_dir, "tree"},
-                                  options),
-               plan);
+    throw Error(Errc::usage, named, "no Mach-O files in the tree");
+  take_closure(
+      plan_macos_closure(
+          {named, plan.tree, plan.binaries, plan.lib_dir, "tree"}, options),
+      plan);
   return plan;
 }
 

@@ -28,10 +28,10 @@ bundle::MacosTreeBundlePlan plan_libtorch_macos(
   ro.refs = bundle::MacosRefs::rpath;
   ro.threads = o.common.threads;
   ro.pool = o.common.pool;
-  bundle::MacosTreeBundlePlan bundle =
-      bundle::plan_macos_tree_bundle(input.tree, input.skip, ro);
   // Errors name what the user gave: the wheel, not its scratch copy.
   const std::string where = o.wheel ? o.wheel->string() : o.tree->string();
+  bundle::MacosTreeBundlePlan bundle =
+      bundle::plan_macos_tree_bundle(input.tree, input.skip, ro, where);
   detail::check_one_openmp(where, bundle.binaries, bundle.grafts,
                            "lib/ (the wheel's torch/lib/libomp.dylib)");
   for (auto& line : bundle.lines()) plan.push_back(std::move(line));

@@ -136,6 +136,13 @@ expect_status 2 "libomp and libiomp5" "${LT[@]}" --wheel two-dist/torch-2.5.0-cp
 check "names both" grep -q "2 OpenMP runtimes (lib/libiomp5.dylib, lib/libomp.dylib)" "$SCRATCH/last.err"
 check "nothing written" test ! -e z4
 
+case_begin "a missing library: the error names the wheel, not its scratch copy"
+expect_status 2 "no --lib-path" "${LT[@]}" --wheel "$W" -o z7
+check "names the wheel and the install name" grep -q \
+  "^error: $W: lib/libtorchlike.dylib (arm64) needs /opt/homebrew/opt/libomp/lib/libomp.dylib: not found" \
+  "$SCRATCH/last.err"
+check "nothing written" test ! -e z7
+
 case_begin "bad input"
 expect_status 2 "--lib-path without --macos" "$LIBTORCH_DRIVER" --no-env --build-hash x --wheel "$W" \
   --lib-path t/brew -o z5

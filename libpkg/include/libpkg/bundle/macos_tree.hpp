@@ -47,10 +47,11 @@ struct MacosTreeBundlePlan {
 /// Errc::usage when `tree` is not a directory or holds no Mach-O file, and
 /// plan_macos_repair's errors (a missing dependency, two libraries with one
 /// leaf name, a required arch missing, the interpreter's library linked)
-/// naming the tree.
+/// naming `where` (what the caller was given, e.g. the wheel the tree was
+/// unpacked from; empty: the tree).
 MacosTreeBundlePlan plan_macos_tree_bundle(
     const std::filesystem::path& tree, const std::vector<std::string>& skip,
-    const MacosRepairOptions& options = {});
+    const MacosRepairOptions& options = {}, const std::string& where = "");
 
 /// Writes the plan into `staging` (a copy of the planned tree with the same
 /// relative paths): each edited file and each graft (mode 0755) through a
