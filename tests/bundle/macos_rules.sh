@@ -12,6 +12,7 @@
 #   - the SBOM of the grafts (<dist-info>/sboms/pkgtool.cdx.json, as the
 #     ELF repair writes it): every graft with the SHA-256 of the file found
 #     and where it was found; RECORD lists it; the same bytes twice;
+#   - a member whose signature is already stale is refused, naming it;
 #   - -L is --lib-sdir (delocate); a directory there is refused.
 # Oracles: Python zipfile/hashlib (RECORD, SBOM hashes), llvm-objdump-14,
 # macholib (tags from minos), `pkgtool check` (check_binary).
@@ -145,6 +146,21 @@ dist_info nosb/tree uni 1.0 cp311-cp311-macosx_11_0_arm64
 make_wheel nosb/tree nosb/dist
 expect_status 0 "a repair that grafts nothing" "$PKGTOOL" repair nosb/dist/uni-1.0-cp311-cp311-macosx_11_0_arm64.whl -w nosb-out
 check "writes no SBOM" bash -c "! unzip -l nosb-out/*.whl | grep -q sboms/"
+
+case_begin "a member whose signature is already stale is refused, naming it"
+# libtorchlike's page 0 no longer matches its signature (an edit without
+# re-signing): re-signing only the pages the repair edits would hide that.
+cp -r t/tree stale-tree && mkdir -p stale-dist
+"$PKGTOOL" macho edit --no-sign -add_rpath @loader_path/x stale-tree/torch/lib/libtorchlike.dylib 2>/dev/null
+make_wheel stale-tree stale-dist
+SW=stale-dist/torch-2.5.0-cp311-cp311-macosx_11_0_arm64.whl
+expect_status 2 "repair" "$PKGTOOL" repair "$SW" -w out-stale --dyld-library-path t/brew
+check "names the wheel, the member, the slice and the page" grep -q \
+  "^error: $SW: torch/lib/libtorchlike.dylib (arm64): the code signature does not verify before the edit (CodeDirectory 0 (hash type 2): page 0 " \
+  "$SCRATCH/last.err"
+check "nothing written" test ! -e out-stale
+expect_status 0 "--no-sign repairs it (signatures left stale)" "$PKGTOOL" repair "$SW" -w out-stale2 \
+  --dyld-library-path t/brew --no-sign
 
 case_begin "-L is --lib-sdir (delocate)"
 expect_status 0 "-L .libsx" "$PKGTOOL" repair "$W" -w lsd --dyld-library-path t/brew -L .libsx --dry-run --json

@@ -387,6 +387,21 @@ class ClosurePlanner {
       if (e) out_.edits.push_back(std::move(*e));
   }
 
+  // The editor's errors name the file it read, a scratch copy for wheel
+  // members: name the wheel (or tree) and the member instead.
+  lm::EditPlan plan_named(const Node& node, const lm::MachOFile& file,
+                          const lm::EditOptions& o) const {
+    try {
+      return lm::plan_edit(file, o);
+    } catch (const Error& e) {
+      std::string what = e.file();
+      const std::string path = node.file.string();
+      if (what.starts_with(path)) what = node.member + what.substr(path.size());
+      throw Error(e.code(), in_.where,
+                  fmt::format("{}: {}", what, e.message()));
+    }
+  }
+
   std::optional<MacosFileEdit> plan_node(const Node& node) const {
     const std::string from = fs::weakly_canonical(node.file).string();
     lm::MachOFile file = lm::MachOFile::open(node.file);
@@ -436,7 +451,7 @@ class ClosurePlanner {
     Overlay combined(file.bytes().size());
     for (const auto& o : per_slice) {
       if (!o.has_operations()) continue;
-      lm::EditPlan p = lm::plan_edit(file, o);
+      lm::EditPlan p = plan_named(node, file, o);
       if (per_slice.size() == 1) {
         combined = std::move(p.overlay);
         break;
