@@ -13,13 +13,11 @@
 //
 // Exit status: 0 wheel written and checked, 1 a check failed, 2 bad input
 // (one line on stderr).
-#include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "driver_cli.hpp"
 #include "libpkg/base/error.hpp"
-#include "libpkg/deps/resolve.hpp"
 #include "libpkg/driver/manywheel.hpp"
 #include "libpkg/driver/wheel_macos.hpp"
 
@@ -59,15 +57,10 @@ int run(int argc, char** argv) {
   driver_cli::resolve(flags, cfg::PackageType::wheel_macos,
                       driver_cli::apply_wheel_input(input, o));
   o.common = flags.options;
-  const char* env_target = std::getenv("MACOSX_DEPLOYMENT_TARGET");
-  if (!target.empty())
-    o.deployment_target = target;
-  else if (env_target && *env_target && !flags.no_env)
-    o.deployment_target = env_target;
-  if (const char* dyld = std::getenv("DYLD_LIBRARY_PATH"))
-    for (const auto& d : libpkg::deps::split_path_list(dyld))
-      o.library_path.push_back(d);
-  for (const auto& d : lib_paths) o.library_path.push_back(d);
+  driver_cli::MacosEnvironment mac =
+      driver_cli::macos_environment(flags, target, lib_paths);
+  o.deployment_target = mac.deployment_target;
+  o.library_path = mac.library_path;
   return driver_cli::finish(libpkg::driver::run_wheel_macos(o), flags);
 }
 

@@ -12,6 +12,7 @@
 #include "cli_parse.hpp"
 #include "config_flags.hpp"
 #include "libpkg/base/error.hpp"
+#include "libpkg/deps/resolve.hpp"
 #include "progress.hpp"
 
 namespace driver_cli {
@@ -122,10 +123,9 @@ void resolve(CommonFlags& f, cfg::PackageType type,
     c.type = type;
     // The macOS wheel has no other OS (BuildConfig defaults to linux).
     if (type == cfg::PackageType::wheel_macos) c.os = "macos";
-    if (type == cfg::PackageType::libtorch) {
-      c.python.reset();
-      c.variant = libpkg::cppdist::LibtorchVariant{};
-    }
+    // apply_overrides gives Linux libtorch its default variant (a macOS
+    // zip, --macos, has none).
+    if (type == cfg::PackageType::libtorch) c.python.reset();
   }
   if (!c.python && !f.overrides.python && default_python &&
       c.type != cfg::PackageType::libtorch)
@@ -177,6 +177,21 @@ void resolve(CommonFlags& f, cfg::PackageType type,
     check.log = line;
   }
   if (tty) f.options.progress = terminal_progress();
+}
+
+MacosEnvironment macos_environment(const CommonFlags& flags,
+                                   const std::string& target,
+                                   const std::vector<std::string>& lib_paths) {
+  MacosEnvironment out;
+  if (!target.empty())
+    out.deployment_target = target;
+  else if (!flags.no_env)
+    out.deployment_target = env("MACOSX_DEPLOYMENT_TARGET");
+  if (auto dyld = env("DYLD_LIBRARY_PATH"))
+    for (const auto& d : libpkg::deps::split_path_list(*dyld))
+      out.library_path.push_back(d);
+  for (const auto& d : lib_paths) out.library_path.push_back(d);
+  return out;
 }
 
 bool parse(CLI::App& app, const std::vector<std::string>& args,

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -88,6 +89,18 @@ std::optional<libpkg::config::PythonVersion> apply_wheel_input(
   o.wheel = flags.wheel;
   return libpkg::driver::wheel_python(flags.wheel);
 }
+
+// What the macOS drivers (wheel_macos, libtorch --macos) take from the
+// environment after their flags: `target` (--deployment-target), else
+// MACOSX_DEPLOYMENT_TARGET unless --no-env; DYLD_LIBRARY_PATH's
+// directories, then `lib_paths` (--lib-path), searched first by leaf name.
+struct MacosEnvironment {
+  std::optional<std::string> deployment_target;
+  std::vector<std::filesystem::path> library_path;
+};
+MacosEnvironment macos_environment(const CommonFlags& flags,
+                                   const std::string& target,
+                                   const std::vector<std::string>& lib_paths);
 
 // Parses `args` into `app` (false: --help was printed, exit 0). Errors are
 // libpkg::Error with Errc::usage.
