@@ -6,9 +6,13 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <condition_variable>
+#include <exception>
 #include <functional>
 #include <iterator>
 #include <map>
+#include <mutex>
+#include <thread>
 #include <unordered_map>
 
 #include "html.hpp"
@@ -164,23 +168,9 @@ svg text{font-size:10px;fill:#57606a}svg polyline{fill:none;stroke:#0969da;strok
 svg circle{fill:#0969da}svg circle.today{fill:#cf222e}svg line{stroke:#d0d7de}
 )css";
 
-// The page being written: appended to in place and handed to the sink in
-// pieces, so the 50 MB page of 10^5 cells is never held whole.
-class Page {
- public:
-  explicit Page(const std::function<void(std::string_view)>& sink)
-      : sink_(sink) {
-    out.reserve(kPiece + kPiece / 4);
-  }
-  // Hands what was written so far to the sink once it is a piece.
-  void maybe_flush() {
-    if (out.size() >= kPiece) flush();
-  }
-  void flush() {
-    if (out.empty()) return;
-    sink_(out);
-    out.clear();
-  }
+// One piece of the page, rendered on its own (pieces are rendered by
+// several threads and written in order: render_in_order).
+struct Piece {
   template <typename... Args>
   void format(fmt::format_string<Args...> f, Args&&... args) {
     fmt::format_to(std::back_inserter(out), f, std::forward<Args>(args)...);
@@ -188,10 +178,6 @@ class Page {
   void escaped(std::string_view s) { append_html_escaped(out, s); }
 
   std::string out;
-
- private:
-  static constexpr std::size_t kPiece = 1 << 20;
-  const std::function<void(std::string_view)>& sink_;
 };
 
 // The x axis every chart shares: each night's position in `dates` (a
@@ -203,7 +189,8 @@ struct Axis {
         dates.size() > 1 ? static_cast<double>(dates.size() - 1) : 1.0;
     for (std::size_t i = 0; i < dates.size(); ++i) {
       index.try_emplace(dates[i], i);
-      append_fixed(x.emplace_back(), L + (W - L - R) * static_cast<double>(i) / span, 1);
+      append_fixed(x.emplace_back(),
+                   L + (W - L - R) * static_cast<double>(i) / span, 1);
     }
     if (x.empty()) append_fixed(x.emplace_back(), L, 1);
   }
@@ -217,7 +204,7 @@ struct Axis {
 };
 
 // A line chart over the report's nights: x from `axis`, y spans the values.
-void chart(Page& page, const ReportSeries& series,
+void chart(Piece& page, const ReportSeries& series,
            const std::vector<std::string>& dates, const Axis& axis,
            const char* kind, const std::string& today,
            void (*label)(std::string&, double)) {
@@ -305,9 +292,7 @@ void chart(Page& page, const ReportSeries& series,
     out += "</title></circle>";
   }
   out += "</svg></figure>\n";
-  page.maybe_flush();
 }
-
 
 // The cells of each configuration in date order: `data.cells` as
 // build_report orders them (configuration, then date), else sorted so.
@@ -324,7 +309,7 @@ std::vector<const ReportCell*> cells_in_order(const ReportData& data) {
   return out;
 }
 
-void cell(Page& page, const ReportCell& c, LogLinks& links) {
+void cell(Piece& page, const ReportCell& c, LogLinks& links) {
   std::string& out = page.out;
   const char* cls = status_class(c.status);
   // The mark says the status without colour; the failure is named.
@@ -372,7 +357,7 @@ void cell(Page& page, const ReportCell& c, LogLinks& links) {
   out += "</td>";
 }
 
-void grid(Page& page, const ReportData& data, LogLinks& links) {
+void grid_head(Piece& page, const ReportData& data) {
   page.out += "<table class=\"grid\"><thead><tr><th>configuration</th>";
   for (const auto& d : data.dates) {
     page.out += "<th class=\"date\" title=\"";
@@ -383,32 +368,31 @@ void grid(Page& page, const ReportData& data, LogLinks& links) {
     page.out += "</th>";
   }
   page.out += "</tr></thead><tbody>\n";
-  // Configurations and dates are both ascending, and so are the cells:
-  // one walk over them fills the grid.
-  const std::vector<const ReportCell*> cells = cells_in_order(data);
-  std::size_t next = 0;
-  for (const auto& config : data.configs) {
-    while (next < cells.size() && cells[next]->config < config) ++next;
-    page.out += "<tr><th class=\"config\">";
-    page.escaped(config);
-    page.out += "</th>";
-    for (const auto& d : data.dates) {
-      // A later cell of the same night (not from build_report) wins, as a
-      // map keyed by configuration and night would keep it.
-      const ReportCell* c = nullptr;
-      while (next < cells.size() && cells[next]->config == config &&
-             cells[next]->date <= d) {
-        if (cells[next]->date == d) c = cells[next];
-        ++next;
-      }
-      if (c)
-        cell(page, *c, links);
-      else
-        page.out += "<td class=\"none\"></td>";
-    }
-    page.out += "</tr>\n";
-    page.maybe_flush();
+}
+
+// The row of `config`, whose cells are [begin, end) of the ordered cells.
+void grid_row(Piece& page, const ReportData& data, const std::string& config,
+              const ReportCell* const* begin, const ReportCell* const* end,
+              LogLinks& links) {
+  page.out += "<tr><th class=\"config\">";
+  page.escaped(config);
+  page.out += "</th>";
+  // Dates and the row's cells are both ascending: one walk fills the row.
+  for (const auto& d : data.dates) {
+    // A later cell of the same night (not from build_report) wins, as a
+    // map keyed by configuration and night would keep it.
+    const ReportCell* c = nullptr;
+    for (; begin != end && (*begin)->date <= d; ++begin)
+      if ((*begin)->date == d) c = *begin;
+    if (c)
+      cell(page, *c, links);
+    else
+      page.out += "<td class=\"none\"></td>";
   }
+  page.out += "</tr>\n";
+}
+
+void grid_tail(Piece& page) {
   page.out += "</tbody></table>\n<p>";
   for (const char* s : {"SUCCEEDED", "FAILED", "CANCELLED"})
     page.format("<span class=\"key {}\">{}</span>", status_class(s), s);
@@ -464,48 +448,173 @@ void regressions(const ReportData& data, LogLinks& links, std::string& out) {
   }
 }
 
+// Renders pieces 0..n-1 (`render(i, piece, links)`) on up to `threads`
+// threads and hands each to `sink` in order as soon as it and those before
+// it are done, holding at most `window` finished pieces: the 50 MB page of
+// 10^5 cells is rendered by every core and never held whole. Each thread
+// has its own LogLinks (its cache of directories).
+void render_in_order(
+    std::size_t n, unsigned threads, const fs::path& out_dir,
+    const std::function<void(std::size_t, Piece&, LogLinks&)>& render,
+    const std::function<void(std::string_view)>& sink) {
+  if (threads <= 1 || n <= 1) {
+    LogLinks links(out_dir);
+    for (std::size_t i = 0; i < n; ++i) {
+      Piece piece;
+      render(i, piece, links);
+      sink(piece.out);
+    }
+    return;
+  }
+  const std::size_t window = 4 * threads;
+  std::vector<Piece> pieces(n);
+  std::vector<char> done(n, 0);
+  std::size_t next = 0, written = 0;
+  bool stop = false;
+  std::exception_ptr error;
+  std::mutex mutex;
+  std::condition_variable changed;
+  auto work = [&] {
+    LogLinks links(out_dir);
+    std::unique_lock lock(mutex);
+    for (;;) {
+      changed.wait(
+          lock, [&] { return stop || next == n || next < written + window; });
+      if (stop || next == n) return;
+      const std::size_t i = next++;
+      lock.unlock();
+      try {
+        render(i, pieces[i], links);
+      } catch (...) {
+        lock.lock();
+        if (!error) error = std::current_exception();
+        stop = true;
+        changed.notify_all();
+        return;
+      }
+      lock.lock();
+      done[i] = 1;
+      changed.notify_all();
+    }
+  };
+  std::vector<std::thread> workers;
+  for (unsigned t = 0; t < threads; ++t) workers.emplace_back(work);
+  auto finish = [&] {
+    {
+      std::lock_guard lock(mutex);
+      stop = true;
+    }
+    changed.notify_all();
+    for (auto& w : workers) w.join();
+  };
+  try {
+    std::unique_lock lock(mutex);
+    while (written < n) {
+      changed.wait(lock, [&] { return stop || done[written]; });
+      if (!done[written]) break;  // a worker failed
+      std::string out = std::move(pieces[written].out);
+      lock.unlock();
+      sink(out);
+      lock.lock();
+      ++written;
+      changed.notify_all();
+    }
+  } catch (...) {
+    finish();
+    throw;
+  }
+  finish();
+  if (error) std::rethrow_exception(error);
+}
+
+// How many threads render the page: the cores, at most 4 (the writing of
+// the pieces in order is the limit beyond).
+unsigned render_threads() {
+  return std::clamp(std::thread::hardware_concurrency(), 1u, 4u);
+}
+
 }  // namespace
 
 void write_report_html(const ReportData& data, const fs::path& out_dir,
                        const std::function<void(std::string_view)>& sink) {
-  Page page(sink);
-  LogLinks links(out_dir);
-  page.out +=
-      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-      "<meta name=\"viewport\" content=\"width=device-width\">"
-      "<title>Nightly report ";
-  page.escaped(data.today);
-  page.format("</title><style>{}</style></head><body>\n<h1>Nightly report ",
-              kStyle);
-  page.escaped(data.today);
-  page.out += "</h1>\n";
-  std::map<std::string, int> today;
-  for (const auto& c : data.cells)
-    if (c.date == data.today) ++today[c.status];
-  page.format(
-      "<p class=\"summary\">{} configurations over {} nights ({} to {}). "
-      "Latest night: {} succeeded, {} failed, {} cancelled.</p>\n",
-      data.configs.size(), data.dates.size(),
-      html_escape(data.dates.empty() ? "" : data.dates.front()),
-      html_escape(data.dates.empty() ? "" : data.dates.back()),
-      today["SUCCEEDED"], today["FAILED"], today["CANCELLED"]);
-  page.out += "<h2 id=\"regressions\">Today's regressions</h2>\n";
-  regressions(data, links, page.out);
-  page.out += "<h2 id=\"grid\">Status</h2>\n";
-  grid(page, data, links);
+  const std::vector<const ReportCell*> cells = cells_in_order(data);
   const Axis axis(data.dates);
-  page.out += "<h2 id=\"sizes\">Sizes</h2>\n";
-  for (const auto& s : data.sizes)
-    if (!s.points.empty())
-      chart(page, s, data.dates, axis, "size-chart", data.today,
-            append_human_size);
-  page.out += "<h2 id=\"durations\">Durations</h2>\n";
-  for (const auto& s : data.durations)
-    if (!s.points.empty())
-      chart(page, s, data.dates, axis, "duration-chart", data.today,
-            append_human_duration);
-  page.out += "</body></html>\n";
-  page.flush();
+  // The page as a list of pieces of about the same size (a few rows of the
+  // grid, a few charts), rendered in parallel and written in order.
+  std::vector<std::function<void(Piece&, LogLinks&)>> plan;
+  plan.emplace_back([&](Piece& page, LogLinks& links) {
+    page.out +=
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        "<meta name=\"viewport\" content=\"width=device-width\">"
+        "<title>Nightly report ";
+    page.escaped(data.today);
+    page.format("</title><style>{}</style></head><body>\n<h1>Nightly report ",
+                kStyle);
+    page.escaped(data.today);
+    page.out += "</h1>\n";
+    std::map<std::string, int> today;
+    for (const auto& c : data.cells)
+      if (c.date == data.today) ++today[c.status];
+    page.format(
+        "<p class=\"summary\">{} configurations over {} nights ({} to {}). "
+        "Latest night: {} succeeded, {} failed, {} cancelled.</p>\n",
+        data.configs.size(), data.dates.size(),
+        html_escape(data.dates.empty() ? "" : data.dates.front()),
+        html_escape(data.dates.empty() ? "" : data.dates.back()),
+        today["SUCCEEDED"], today["FAILED"], today["CANCELLED"]);
+    page.out += "<h2 id=\"regressions\">Today's regressions</h2>\n";
+    regressions(data, links, page.out);
+    page.out += "<h2 id=\"grid\">Status</h2>\n";
+    grid_head(page, data);
+  });
+  // About 2000 cells or points per piece.
+  const std::size_t per_piece = std::max<std::size_t>(
+      1, 2000 / std::max<std::size_t>(1, data.dates.size()));
+  const ReportCell* const* first = cells.data();
+  const ReportCell* const* last = cells.data() + cells.size();
+  auto config_before = [](const ReportCell* c, const std::string& config) {
+    return c->config < config;
+  };
+  for (std::size_t b = 0; b < data.configs.size(); b += per_piece) {
+    const std::size_t e = std::min(data.configs.size(), b + per_piece);
+    plan.emplace_back([&, b, e](Piece& page, LogLinks& links) {
+      for (std::size_t i = b; i < e; ++i) {
+        const std::string& config = data.configs[i];
+        auto from = std::lower_bound(first, last, config, config_before);
+        auto to = from;
+        while (to != last && (*to)->config == config) ++to;
+        grid_row(page, data, config, from, to, links);
+      }
+    });
+  }
+  plan.emplace_back([](Piece& page, LogLinks&) {
+    grid_tail(page);
+    page.out += "<h2 id=\"sizes\">Sizes</h2>\n";
+  });
+  auto charts = [&](const std::vector<ReportSeries>& list, const char* kind,
+                    void (*label)(std::string&, double)) {
+    for (std::size_t b = 0; b < list.size(); b += per_piece) {
+      const std::size_t e = std::min(list.size(), b + per_piece);
+      plan.emplace_back([&, b, e, kind, label](Piece& page, LogLinks&) {
+        for (std::size_t i = b; i < e; ++i)
+          if (!list[i].points.empty())
+            chart(page, list[i], data.dates, axis, kind, data.today, label);
+      });
+    }
+  };
+  charts(data.sizes, "size-chart", append_human_size);
+  plan.emplace_back([](Piece& page, LogLinks&) {
+    page.out += "<h2 id=\"durations\">Durations</h2>\n";
+  });
+  charts(data.durations, "duration-chart", append_human_duration);
+  plan.emplace_back(
+      [](Piece& page, LogLinks&) { page.out += "</body></html>\n"; });
+  render_in_order(
+      plan.size(), render_threads(), out_dir,
+      [&](std::size_t i, Piece& page, LogLinks& links) {
+        plan[i](page, links);
+      },
+      sink);
 }
 
 std::string report_html(const ReportData& data, const fs::path& out_dir) {
