@@ -45,7 +45,9 @@ class PgServer:
         for tool in ("initdb", "pg_ctl", "psql", "postgres"):
             if not (BIN / tool).exists():
                 missing(f"{BIN / tool} (Debian package postgresql-15)")
-        self.dir = Path(tempfile.mkdtemp(prefix="libpkg-pg-"))
+        # In /tmp whatever TMPDIR says: uid 65534 must reach it, and a Unix
+        # socket's path must stay under 108 bytes.
+        self.dir = Path(tempfile.mkdtemp(prefix="libpkg-pg-", dir="/tmp"))
         self.data = self.dir / "data"
         self.sockets = self.dir / "sockets"
         self.port = free_port()

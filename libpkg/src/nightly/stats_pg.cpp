@@ -168,19 +168,25 @@ void PgConn::stream(const std::string& sql,
 }
 
 void PgConn::copy_in(
-    const std::string& sql, const std::string& data,
+    const std::string& sql, const std::function<bool(std::string&)>& next,
     const std::function<void(long, const std::string&)>& on_line_error) {
   {
     PgResult start(PQexec(conn_, sql.c_str()));
     if (PQresultStatus(start.get()) != PGRES_COPY_IN) fail("SQL", start.get());
   }
-  // In pieces: libpq buffers what it is given, and 80 MB at once would
-  // double the peak memory of a large ingest.
+  // Sent in pieces as the lines are made: a batch of 10^5 documents is
+  // never copied into one buffer whole.
   constexpr std::size_t kPiece = 1 << 20;
-  bool sent = true;
-  for (std::size_t at = 0; at < data.size() && sent; at += kPiece) {
-    std::size_t n = std::min(kPiece, data.size() - at);
-    sent = PQputCopyData(conn_, data.data() + at, static_cast<int>(n)) == 1;
+  std::string piece;
+  piece.reserve(kPiece + kPiece / 4);
+  bool sent = true, more = true;
+  while (more && sent) {
+    more = next(piece);
+    if (piece.size() >= kPiece || (!more && !piece.empty())) {
+      sent = PQputCopyData(conn_, piece.data(),
+                           static_cast<int>(piece.size())) == 1;
+      piece.clear();
+    }
   }
   if (!sent || PQputCopyEnd(conn_, nullptr) != 1) {
     drain();

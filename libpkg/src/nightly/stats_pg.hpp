@@ -75,10 +75,12 @@ class PgConn {
   // arrives (single-row mode: 10^5 rows are never held at once).
   void stream(const std::string& sql, const std::vector<const char*>& params,
               const std::function<void(const PgResult&)>& row);
-  // COPY ... FROM STDIN with `data` in COPY's text format. On a refused
-  // line, `on_line_error(line, message)` may throw a better error first.
+  // COPY ... FROM STDIN in COPY's text format: `next(buffer)` appends the
+  // next line and returns false when there is none left; the lines are
+  // sent in pieces of about 1 MiB. On a refused line,
+  // `on_line_error(line, message)` may throw a better error first.
   void copy_in(
-      const std::string& sql, const std::string& data,
+      const std::string& sql, const std::function<bool(std::string&)>& next,
       const std::function<void(long, const std::string&)>& on_line_error);
 
   // Throws `code` "NAME: WHAT: <libpq's message of `result` or of the

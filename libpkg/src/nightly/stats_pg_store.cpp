@@ -170,11 +170,15 @@ class PgStore final : public StatsBackend {
 
   IngestResult ingest(const std::vector<const StatsRow*>& rows) override {
     conn_.ensure_connected();
-    std::string documents, artifacts;
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-      const StatsRow& row = *rows[i];
-      const std::string ord = std::to_string(i);
-      std::string duration;
+    // The COPY lines of the documents, then of their artifacts, made as
+    // they are sent.
+    std::size_t row_at = 0, artifact_row = 0, artifact_at = 0;
+    std::string ord, duration, size;
+    auto next_document = [&](std::string& out) {
+      if (row_at == rows.size()) return false;
+      const StatsRow& row = *rows[row_at];
+      ord = std::to_string(row_at++);
+      duration.clear();
       if (row.duration_s) duration = fmt::format("{}", *row.duration_s);
       const std::string* fields[] = {&ord,
                                      &row.key,
@@ -190,14 +194,25 @@ class PgStore final : public StatsBackend {
                                      row.log ? &*row.log : nullptr,
                                      &row.failure,
                                      &row.doc};
-      append_line(documents, fields);
-      for (const StatsArtifact& a : row.artifacts) {
-        const std::string size = std::to_string(a.size);
-        const std::string* afields[] = {&ord, &row.key, &a.name, &size,
-                                        a.sha256 ? &*a.sha256 : nullptr};
-        append_line(artifacts, afields);
+      append_line(out, fields);
+      return row_at < rows.size();
+    };
+    auto next_artifact = [&](std::string& out) {
+      while (artifact_row < rows.size() &&
+             artifact_at == rows[artifact_row]->artifacts.size()) {
+        ++artifact_row;
+        artifact_at = 0;
       }
-    }
+      if (artifact_row == rows.size()) return false;
+      const StatsRow& row = *rows[artifact_row];
+      const StatsArtifact& a = row.artifacts[artifact_at++];
+      ord = std::to_string(artifact_row);
+      size = std::to_string(a.size);
+      const std::string* fields[] = {&ord, &row.key, &a.name, &size,
+                                     a.sha256 ? &*a.sha256 : nullptr};
+      append_line(out, fields);
+      return true;
+    };
     // A refused line of documents names the document's file: it is the one
     // to fix (PostgreSQL stores no NUL character, in text or in JSONB).
     auto refused_document = [&rows](long line, const std::string& message) {
@@ -210,13 +225,10 @@ class PgStore final : public StatsBackend {
     conn_.exec("BEGIN");
     try {
       conn_.exec(kStage);
-      conn_.copy_in("COPY stage_documents FROM STDIN", documents,
+      conn_.copy_in("COPY stage_documents FROM STDIN", next_document,
                     refused_document);
-      documents.clear();
-      documents.shrink_to_fit();
-      if (!artifacts.empty())
-        conn_.copy_in("COPY stage_artifacts FROM STDIN", artifacts,
-                      refused_artifact);
+      conn_.copy_in("COPY stage_artifacts FROM STDIN", next_artifact,
+                    refused_artifact);
       conn_.exec(kUpsert);
       conn_.exec(kArtifacts);
       PgResult counts = conn_.query(
