@@ -62,29 +62,34 @@ def uptime(when):
 
 
 def bench_store(name, pkgtool, other, docs, n, runs, tmp, fresh):
-    """Ingest into `runs` fresh stores (fresh(r) gives each URL), then the
+    """Ingest into `runs` fresh stores (fresh(r) gives each URL; with
+    `other`, its ingest into its own fresh stores, in turn), then the
     re-ingest and the reports on the last one."""
-    ingest = []
-    for r in range(runs):
-        url = fresh(r)
-        ingest.append(run_once([pkgtool, "stats", "ingest", "--stats-url",
-                                url, docs]))
-    walls = sorted(w for w, _, _ in ingest)
-    med = statistics.median(walls)
-    print(f"[{name}] ingest {n} documents (fresh store): median {med:.2f} s, "
-          f"best {walls[0]:.2f} s of {runs} -> {n / med:,.0f} documents/s "
-          f"(median), {n / walls[0]:,.0f} (best); client user+sys "
-          f"{statistics.median(c for _, c, _ in ingest):.2f} s, max RSS "
-          f"{max(m for _, _, m in ingest) / 1024:.0f} MB", flush=True)
+    binaries = [("", pkgtool)] + ([(" [other]", other)] if other else [])
+    ingest = {label: [] for label, _ in binaries}
+    for r in range(runs):  # the binaries in turn, run by run
+        for label, binary in binaries:
+            url = fresh(r) if not label else fresh(f"other{r}")
+            ingest[label].append(run_once([binary, "stats", "ingest", "--db",
+                                           url, docs]))
+    for label, _ in binaries:
+        walls = sorted(w for w, _, _ in ingest[label])
+        med = statistics.median(walls)
+        print(f"[{name}] ingest {n} documents (fresh store){label}: median "
+              f"{med:.2f} s, best {walls[0]:.2f} s of {runs} -> "
+              f"{n / med:,.0f} documents/s (median), {n / walls[0]:,.0f} "
+              f"(best); client user+sys "
+              f"{statistics.median(c for _, c, _ in ingest[label]):.2f} s, "
+              f"max RSS {max(m for _, _, m in ingest[label]) / 1024:.0f} MB",
+              flush=True)
+    url = fresh(runs - 1)
     again = timed([pkgtool, "stats", "ingest", "--stats-url", url, docs], 1)
     show(f"[{name}] re-ingest (all unchanged)", again,
          f" -> {n / again['median']:,.0f} documents/s")
     out = os.path.join(tmp, f"report-{name}.html")
     for days in (30, 0):
-        shown = f"all {n}" if days == 0 else str(days * 100)
-        for label, binary in (("", pkgtool), (" [other]", other)):
-            if not binary:
-                continue
+        shown = f"all {n}" if days == 0 else str(min(n, days * 100))
+        for label, binary in binaries:
             # --db: the option both binaries know.
             t = timed([binary, "nightly", "report", "--db", url, "--html",
                        out, "--days", str(days)], runs)
@@ -122,11 +127,18 @@ def main():
               f"configurations x {nights} nights", flush=True)
         bench_store("sqlite", pkgtool, args.pkgtool, docs, n, args.runs, tmp,
                     lambda r: os.path.join(tmp, f"stats{r}.db"))
+        for f in os.listdir(tmp):  # the other binary's stores
+            if f.startswith("statsother"):
+                os.remove(os.path.join(tmp, f))
         if args.postgresql:
             from pg_server import PgServer
             with PgServer(durable=True) as pg:
+                made = set()
+
                 def fresh_pg(r):
-                    pg.create_database(f"bench{r}")
+                    if r not in made:  # (the last is asked for again)
+                        pg.create_database(f"bench{r}")
+                        made.add(r)
                     return pg.url(f"bench{r}")
                 bench_store("postgresql", pkgtool, None, docs, n, args.runs,
                             tmp, fresh_pg)

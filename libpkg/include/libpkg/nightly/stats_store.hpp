@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "libpkg/base/integers.hpp"
+#include "libpkg/base/thread_pool_fwd.hpp"
 #include "libpkg/nightly/stats_document.hpp"
 #include "libpkg/nightly/stats_url.hpp"
 
@@ -115,14 +116,16 @@ class StatsStore {
   std::unique_ptr<detail::StatsBackend> backend_;
 };
 
-/// Reads and maps every file before writing anything (stats_row), then
-/// ingests them in one transaction. `date` (YYYY-MM-DD) dates documents
-/// that carry none; empty: each file's modification day (UTC). Throws
-/// stats_row's Errc::format, open_regular's Errc::io for an unreadable file or
-/// one that is not a regular file,
-/// and ingest's.
+/// Reads and maps every file before writing anything (stats_row), on the
+/// threads of \p pool (null: a private pool, one thread per core, for more
+/// than 256 files), then ingests them in one transaction. `date`
+/// (YYYY-MM-DD) dates documents that carry none; empty: each file's
+/// modification day (UTC). Throws, for the first bad file in file order,
+/// stats_row's Errc::format or open_regular's Errc::io (unreadable, not a
+/// regular file), and ingest's.
 IngestResult ingest_files(StatsStore& store,
                           const std::vector<std::filesystem::path>& files,
-                          const std::string& date = "");
+                          const std::string& date = "",
+                          ThreadPool* pool = nullptr);
 
 }  // namespace libpkg::nightly
