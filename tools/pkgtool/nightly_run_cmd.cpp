@@ -17,6 +17,7 @@
 #include "libpkg/nightly/runner.hpp"
 #include "matrix_input.hpp"
 #include "nightly_subcommand.hpp"
+#include "stats_url_option.hpp"
 
 namespace pkgtool {
 namespace {
@@ -118,6 +119,8 @@ int run_run(const std::vector<std::string>& args) {
                  "space held back for the runner's own records on a full "
                  "disk (default 1M; 0: none)");
   app.add_flag("-q,--quiet", quiet, "no line per finished job");
+  RunnerStats stats;
+  stats.add_to(app);
   if (!parse_cli(app, args, "pkgtool nightly run", kUsage)) return 0;
 
   if (resume && retry)
@@ -147,6 +150,7 @@ int run_run(const std::vector<std::string>& args) {
     jobs = nl::jobs_from_matrix(matrix.configs(), command);
 
   nl::Layout layout = where.layout(false);
+  stats.open(where.root, layout);
   nl::RunnerOptions opt;
   opt.parallel = parallel;
   opt.grace_s = grace;
@@ -164,6 +168,7 @@ int run_run(const std::vector<std::string>& args) {
                  r.log);
       std::fflush(stdout);
     };
+  opt.on_finished = stats.record_then(std::move(opt.on_finished));
   nl::RunSummary summary;
   {
     InterruptScope scope;
@@ -179,6 +184,7 @@ int run_run(const std::vector<std::string>& args) {
     for (const auto& gone :
          nl::prune_nightlies(where.root, *keep_days, nl::today_utc()))
       fmt::print("deleted {}\n", gone.string());
+  stats.finish();
   if (summary.interrupted) return 130;
   return summary.count(nl::JobState::succeeded) == summary.jobs.size() ? 0 : 1;
 }
@@ -205,7 +211,7 @@ const NightlySubcommand kRun(
     "run",
     "(--jobs FILE | --command T [filters]) [--root DIR] [-j N] "
     "[--resume|--retry-failed] [--keep-days N] [--channel DIR] [--keep N] "
-    "[--no-publish]",
+    "[--no-publish] [--stats-url URL|--no-stats]",
     run_run);
 
 }  // namespace

@@ -16,6 +16,7 @@
 
 #include "clock.hpp"
 #include "conda_channel.hpp"
+#include "html.hpp"
 #include "libpkg/archive/zip_reader.hpp"
 #include "libpkg/base/atomic_file.hpp"
 #include "libpkg/base/error.hpp"
@@ -30,6 +31,8 @@ namespace libpkg::nightly {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+
+using detail::html_escape;
 
 namespace {
 
@@ -74,29 +77,6 @@ Entry from_json(const json& j, const fs::path& manifest) {
                        manifest.string() + ": " + e.file);
   }
   return e;
-}
-
-std::string html_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
 }
 
 // The file part of a link, percent-encoded as pip and PyTorch's index
