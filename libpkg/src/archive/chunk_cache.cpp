@@ -260,6 +260,14 @@ ChunkCache::Key ChunkCache::key(std::span<const u8> input, int level,
   return h.finish();
 }
 
+ChunkCache::Key ChunkCache::key_for(std::string_view identity,
+                                    std::span<const u8> input) {
+  Sha256 h;
+  h.update(fmt::format("{}; {} bytes\n", identity, input.size()));
+  h.update(input);
+  return h.finish();
+}
+
 fs::path ChunkCache::entry_path(const Key& key) const {
   const std::string hex = Sha256::hex(key);
   return options_.dir / hex.substr(0, 2) / hex.substr(2);
@@ -287,6 +295,26 @@ void ChunkCache::drop(const fs::path& path, const std::string& why) {
 bool ChunkCache::load(const Key& key, std::span<const u8> input,
                       u32 input_crc32, bool final, u64 max_size,
                       std::vector<u8>& out) {
+  return load_checked(
+      key, input, input_crc32, max_size,
+      [final](std::span<const u8> stored, std::span<const u8> in) {
+        return inflates_to(stored, final, in);
+      },
+      "inflate", out);
+}
+
+bool ChunkCache::load(const Key& key, std::span<const u8> input,
+                      u32 input_crc32, u64 max_size,
+                      const DecodeCheck& decodes_to_input,
+                      std::vector<u8>& out) {
+  return load_checked(key, input, input_crc32, max_size, decodes_to_input,
+                      "decode", out);
+}
+
+bool ChunkCache::load_checked(const Key& key, std::span<const u8> input,
+                              u32 input_crc32, u64 max_size,
+                              const DecodeCheck& decodes_to_input,
+                              std::string_view verb, std::vector<u8>& out) {
   if (disabled_) {
     ++misses_;
     return false;
@@ -321,9 +349,9 @@ bool ChunkCache::load(const Key& key, std::span<const u8> input,
       drop(path, "checksum of the stored bytes does not match");
       return false;
     }
-    if (!inflates_to(out, final, input)) {
+    if (!decodes_to_input(out, input)) {
       out.clear();
-      drop(path, "its bytes do not inflate to the chunk's input");
+      drop(path, fmt::format("its bytes do not {} to the chunk's input", verb));
       return false;
     }
   } catch (const Error& e) {  // a read error: same as corrupt

@@ -230,6 +230,7 @@ Summary run_conda(const CondaDriverOptions& options) {
   pack.zstd_level = options.zstd_level;
   pack.threads = common.threads;
   pack.pool = common.pool;
+  pack.cache = common.cache;  // large files' zstd frames and bzip2 blocks
   pack.timestamp_ms = timestamp_ms(common);
   pack.placeholder = placeholder;
   pack.out_dir = common.out_dir;
@@ -264,6 +265,7 @@ Summary run_conda(const CondaDriverOptions& options) {
   // check_binary does not expect the per-CUDA table's libraries inside.
   check_artifacts(summary, common, check_expectation(config, false));
   summary.seconds = clock.seconds();
+  summary.record_cache(common);
   return summary;
 }
 

@@ -38,6 +38,7 @@
 #include <array>
 #include <atomic>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -101,6 +102,12 @@ class ChunkCache {
   /// key() with the given encoder fingerprint (for tests).
   static Key key(std::span<const u8> input, int level, bool final,
                  std::string_view fingerprint);
+  /// The key of a chunk another codec compresses (the .tar.bz2 writer's
+  /// blocks): SHA-256 over `identity`, the size and `input`. `identity` must
+  /// name the codec, its version and what else decides its bytes (level,
+  /// rules); it must not start with "libpkg chunk;", the deflate keys'
+  /// prefix, so no key of one codec can be another's. Never throws.
+  static Key key_for(std::string_view identity, std::span<const u8> input);
   /// SHA-256 (hex) of what the libdeflate loaded in this process emits for a
   /// fixed probe buffer at `level`: a changed libdeflate build changes every
   /// key. Computed once per level and process; thread-safe, never throws.
@@ -115,6 +122,16 @@ class ChunkCache {
   /// a miss; never throws.
   bool load(const Key& key, std::span<const u8> input, u32 input_crc32,
             bool final, u64 max_size, std::vector<u8>& out);
+  /// Whether an entry's bytes decode to exactly the chunk's input (the
+  /// codec's own check of a hit; called on the loading thread).
+  using DecodeCheck = std::function<bool(std::span<const u8> stored,
+                                         std::span<const u8> input)>;
+  /// load() for a key_for() key: the same checks, with `decodes_to_input`
+  /// in place of the inflate. Thread-safe; a corrupt or mismatching entry
+  /// is removed with a warning and counted as a miss; never throws.
+  bool load(const Key& key, std::span<const u8> input, u32 input_crc32,
+            u64 max_size, const DecodeCheck& decodes_to_input,
+            std::vector<u8>& out);
   /// Stores `bytes` under `key`; failures warn once and are otherwise
   /// ignored. Thread-safe.
   void store(const Key& key, u32 input_crc32, std::span<const u8> bytes);
@@ -156,6 +173,10 @@ class ChunkCache {
 
  private:
   std::filesystem::path entry_path(const Key& key) const;
+  // Both load()s: `verb` names the check in the warning ("inflate").
+  bool load_checked(const Key& key, std::span<const u8> input, u32 input_crc32,
+                    u64 max_size, const DecodeCheck& decodes_to_input,
+                    std::string_view verb, std::vector<u8>& out);
   void warn(const std::string& message);
   void warn_unwritable(const std::string& message);
   void drop(const std::filesystem::path& path, const std::string& why);
