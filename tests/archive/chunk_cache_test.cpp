@@ -454,9 +454,15 @@ TEST(ChunkCache, DefaultDirectoryIsPrivateAndRefusedWhenOpenToOthers) {
   ::setenv("XDG_CACHE_HOME", (tmp / "xdg").c_str(), 1);
   const fs::path dir = tmp / "xdg" / "libpkg" / "chunks";
   {
-    ChunkCache fresh{ChunkCacheOptions{}};
-    ASSERT_EQ(fresh.dir(), dir);
+    // Opening creates nothing (a run that stores no chunk leaves no
+    // directory behind); the first store makes it, private to the user.
+    auto fresh = std::make_shared<ChunkCache>(ChunkCacheOptions{});
+    ASSERT_EQ(fresh->dir(), dir);
+    EXPECT_FALSE(fs::exists(dir));
+    write_zip(tmp / "fresh.zip", in, 2, fresh);
+    EXPECT_GT(fresh->counters().bytes_stored, 0u);
     EXPECT_EQ(fs::status(dir).permissions(), fs::perms(0700));
+    fresh->clear();
   }
   for (int bad = 0; bad < 2; ++bad) {
     if (bad == 0) {

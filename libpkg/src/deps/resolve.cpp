@@ -283,6 +283,14 @@ LddTree Resolver::tree(
         std::unique_ptr<elf::ElfFile> lib;
         try {
           lib = open(target);
+          // Read through the tree's links, but named as the loader names
+          // it: $ORIGIN of its own entries is the candidate's directory
+          // (ld.so never normalizes "dir/../"), not the walked target's.
+          if (target != candidate) {
+            auto keep = std::make_shared<elf::ElfFile>(std::move(*lib));
+            lib = std::make_unique<elf::ElfFile>(
+                keep->bytes().renamed(candidate), keep);
+          }
         } catch (const Error& e) {
           node.skipped.push_back({candidate, "not loadable: " + e.message()});
           return false;

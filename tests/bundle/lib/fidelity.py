@@ -241,15 +241,15 @@ def b64(digest: bytes) -> str:
 
 
 def check_sbom(wheel: str) -> int:
-    c = rc.Checker()
+    c = rc.Checks()
     with zipfile.ZipFile(wheel) as z:
         names = z.namelist()
         sboms = [n for n in names if "/sboms/" in n and n.endswith(".cdx.json")]
         c.eq("one SBOM under <dist-info>/sboms/", len(sboms), 1)
         if not sboms:
-            return c.done()
+            return c.status()
         sbom = sboms[0]
-        c.expect(sbom.split("/")[0].endswith(".dist-info"), f"{sbom} is not in the .dist-info")
+        c.check(sbom.split("/")[0].endswith(".dist-info"), f"{sbom} is not in the .dist-info")
         record = z.read(next(n for n in names if n.endswith(".dist-info/RECORD"))).decode()
         rows = {r.split(",")[0]: r.split(",")[1:] for r in record.splitlines() if r}
         data = z.read(sbom)
@@ -258,40 +258,40 @@ def check_sbom(wheel: str) -> int:
         doc = json.loads(data)
         # CycloneDX 1.4+ required fields.
         c.eq("bomFormat", doc.get("bomFormat"), "CycloneDX")
-        c.expect(doc.get("specVersion") in ("1.4", "1.5", "1.6"), f"specVersion {doc.get('specVersion')}")
-        c.expect(isinstance(doc.get("version"), int) and doc["version"] >= 1, f"version {doc.get('version')}")
-        c.expect(str(doc.get("serialNumber", "")).startswith("urn:uuid:"), "serialNumber urn:uuid:")
+        c.check(doc.get("specVersion") in ("1.4", "1.5", "1.6"), f"specVersion {doc.get('specVersion')}")
+        c.check(isinstance(doc.get("version"), int) and doc["version"] >= 1, f"version {doc.get('version')}")
+        c.check(str(doc.get("serialNumber", "")).startswith("urn:uuid:"), "serialNumber urn:uuid:")
         comps = doc.get("components", [])
         grafted = [n for n in names if ".libs/" in n and not n.endswith("/")]
         c.eq("one component per grafted library", len([x for x in comps if x.get("type") == "library"]),
              len(grafted))
         refs = {doc.get("metadata", {}).get("component", {}).get("bom-ref")}
-        c.expect(doc.get("metadata", {}).get("component", {}).get("type") == "library",
+        c.check(doc.get("metadata", {}).get("component", {}).get("type") == "library",
                  "metadata.component describes the wheel")
         for comp in comps:
-            c.expect(comp.get("type") in ("library", "application"), f"component type {comp.get('type')}")
-            c.expect(bool(comp.get("name")) and bool(comp.get("bom-ref")),
+            c.check(comp.get("type") in ("library", "application"), f"component type {comp.get('type')}")
+            c.check(bool(comp.get("name")) and bool(comp.get("bom-ref")),
                      f"component without name or bom-ref: {comp}")
             refs.add(comp.get("bom-ref"))
             if comp.get("type") != "library":
                 continue
             member = next((n for n in grafted if n.rsplit("/", 1)[-1] == comp.get("name")), None)
-            c.expect(member is not None, f"component {comp.get('name')} is not a grafted member")
+            c.check(member is not None, f"component {comp.get('name')} is not a grafted member")
             hashes = {h.get("alg"): h.get("content") for h in comp.get("hashes", [])}
             props = {p.get("name"): p.get("value") for p in comp.get("properties", [])}
             src = props.get("libpkg:source_path")
-            c.expect(bool(src) and Path(src).is_file(), f"{comp.get('name')}: source path {src}")
+            c.check(bool(src) and Path(src).is_file(), f"{comp.get('name')}: source path {src}")
             if src and Path(src).is_file():
                 c.eq(f"{comp.get('name')} SHA-256 of the original", hashes.get("SHA-256"),
                      hashlib.sha256(Path(src).read_bytes()).hexdigest())
                 owner = subprocess.run(["dpkg", "-S", os.path.realpath(src)], capture_output=True, text=True)
                 if owner.returncode == 0:
                     pkg = owner.stdout.split(":")[0]
-                    c.expect(str(comp.get("purl", "")).startswith(f"pkg:deb/debian/{pkg}@"),
+                    c.check(str(comp.get("purl", "")).startswith(f"pkg:deb/debian/{pkg}@"),
                              f"{comp.get('name')}: purl {comp.get('purl')} (dpkg -S says {pkg})")
         for dep in doc.get("dependencies", []):
-            c.expect(dep.get("ref") in refs, f"dependency ref {dep.get('ref')} unknown")
-    return c.done()
+            c.check(dep.get("ref") in refs, f"dependency ref {dep.get('ref')} unknown")
+    return c.status()
 
 
 def main() -> int:
