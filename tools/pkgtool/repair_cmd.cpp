@@ -188,7 +188,8 @@ int run_show(const std::vector<std::string>& args) {
   app.add_flag("--json", json, "machine-readable report (libpkg-show/1)");
   if (!parse(app, args, kShowUsage)) return 0;
   std::shared_ptr<dp::PolicySet> owned;
-  const bd::AnalyzeOptions options = flags.options(&owned);
+  bd::AnalyzeOptions options = flags.options(&owned);
+  options.restart_points = true;  // show only reports (docs/archives.md)
   for (const auto& w : flags.wheels) {
     if (flags.accepted_as_pure(w)) {
       if (json)

@@ -8,6 +8,7 @@
 
 #include "bundle/write_repaired.hpp"
 #include "libpkg/archive/extract.hpp"
+#include "libpkg/archive/member_view.hpp"
 #include "libpkg/archive/source.hpp"
 #include "libpkg/base/atomic_file.hpp"
 #include "libpkg/base/error.hpp"
@@ -93,6 +94,21 @@ archive::SourcePtr edited_source(const fs::path& file, const FileEdit* edit) {
   return archive::overlay_source(file, std::move(p.overlay));
 }
 
+// An edited member of the wheel, planned over the member read in place and
+// written by splicing its deflate data (archive/splice.hpp): it is never
+// unpacked, and only what the edit changes is deflated again.
+archive::SourcePtr edited_member(const WheelAnalysis& analysis,
+                                 const std::string& member,
+                                 const FileEdit& edit) {
+  const archive::ZipEntry& entry = *analysis.zip->find(member);
+  auto view = archive::open_member(analysis.zip, entry);
+  elf::EditPlan p = elf::plan_edit(
+      elf::ElfFile(view->view((analysis.tree / member).string()), view),
+      edit_options(edit));
+  return archive::edited_member_source(
+      analysis.zip, entry, std::make_shared<Overlay>(std::move(p.overlay)));
+}
+
 // WHEEL with one Tag line per (python, abi) pair × the new platforms.
 std::string retagged_wheel_file(const archive::ZipReader& zip,
                                 const std::string& member,
@@ -152,9 +168,10 @@ RepairResult apply_repair(const WheelAnalysis& analysis, const RepairPlan& plan,
     return it == edit_of.end() ? nullptr : it->second;
   };
 
+  // Unpacked only for strip, which rewrites files on disk.
   std::set<std::string> rewritten;
-  for (const auto& b : analysis.binaries)
-    if (plan.strip || find_edit(b.member)) rewritten.insert(b.member);
+  if (plan.strip)
+    for (const auto& b : analysis.binaries) rewritten.insert(b.member);
   const std::map<std::string, fs::path> unpacked =
       unpack_rewritten(analysis, rewritten, options.threads, options.pool);
 
@@ -184,8 +201,10 @@ RepairResult apply_repair(const WheelAnalysis& analysis, const RepairPlan& plan,
   u64 grafted_bytes = 0;
   for (const auto& b : analysis.binaries) {
     const FileEdit* e = find_edit(b.member);
-    if (e || plan.strip)
+    if (plan.strip)
       edits.replace[b.member] = edited_source(unpacked.at(b.member), e);
+    else if (e)
+      edits.replace[b.member] = edited_member(analysis, b.member, *e);
   }
   for (std::size_t i = 0; i < plan.grafts.size(); ++i) {
     const Graft& g = plan.grafts[i];

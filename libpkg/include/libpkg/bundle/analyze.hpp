@@ -57,6 +57,10 @@ struct AnalyzeOptions {
   ThreadPool* pool = nullptr;  // the job's pool; null: own `threads`
   // Parent of the scratch directory; empty = the system temp directory.
   std::filesystem::path scratch_parent;
+  // Read ELF members through their restart-point indexes (archive/
+  // member_view.hpp): `pkgtool show` does; a repair does not, so nothing
+  // it writes depends on an index the file could forge (docs/archives.md).
+  bool restart_points = false;
 };
 
 /// One ELF member of the wheel.
