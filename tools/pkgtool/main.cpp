@@ -44,6 +44,8 @@ const char* kUsage =
     "                             dependencies, RPATH, integrity, import/link\n"
     "  matrix [--package-type T] [--cuda C] [--python P]\n"
     "                             build matrix as GitHub Actions JSON\n"
+    "  workflow [filters] [-o FILE] | --check FILE\n"
+    "                             the nightly as a GitHub Actions workflow\n"
     "  config [BUILD_ENVIRONMENT] [--json]\n"
     "                             parsed build configuration and its "
     "artifact names\n"
@@ -95,6 +97,7 @@ int dispatch(std::vector<std::string> args, const std::string& self) {
   if (cmd == "census") return pkgtool::run_census(args);
   if (cmd == "check") return pkgtool::run_check(args);
   if (cmd == "matrix") return pkgtool::run_matrix(args);
+  if (cmd == "workflow") return pkgtool::run_workflow(args);
   if (cmd == "config") return pkgtool::run_config(args);
   if (cmd == "cuda") return pkgtool::run_cuda(args);
   if (cmd == "macho") return pkgtool::run_macho(args);
