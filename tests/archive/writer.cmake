@@ -37,3 +37,8 @@ target_link_libraries(splice_test PRIVATE ZLIB::ZLIB PkgConfig::LIBDEFLATE)
 libpkg_add_script_test(writer_splice writer_splice.sh
   LABELS integration TIMEOUT 600)
 set_property(TEST writer_splice APPEND PROPERTY ENVIRONMENT ${WRITER_TOOL_ENV})
+# Peak-RSS bound of the splice (label slow: the sanitizer pass's shadow
+# memory breaks any RSS bound, as for writer_peak_rss).
+libpkg_add_script_test(writer_splice_peak_rss writer_splice_peak_rss.sh
+  LABELS integration slow TIMEOUT 900)
+set_property(TEST writer_splice_peak_rss APPEND PROPERTY ENVIRONMENT ${WRITER_TOOL_ENV})

@@ -2,6 +2,7 @@
 #include "archive/reader_inflate.hpp"
 
 #include <fmt/format.h>
+#include <libdeflate.h>
 #include <sys/mman.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -23,8 +24,10 @@ namespace {
               fmt::format("{}: {}", printable_name(entry.name), what), offset);
 }
 
+// libdeflate's CRC-32 (carry-less multiply): several times zlib's, and
+// every full read of a member pays it over the whole member.
 u32 crc_update(u32 crc, std::span<const u8> piece) {
-  return static_cast<u32>(crc32_z(crc, piece.data(), piece.size()));
+  return libdeflate_crc32(crc, piece.data(), piece.size());
 }
 
 void check_crc(const std::string& archive, const ZipEntry& entry, u32 crc) {
@@ -96,10 +99,7 @@ void MemberInflater::feed() {
   if (z_.avail_in != 0 || in_pos_ == raw_.size()) return;
   // zlib keeps its window in its own buffer: consumed input is never read
   // again.
-  if (release_input_) {
-    release_mapped(raw_.data() + released_, in_pos_ - released_);
-    released_ = in_pos_;
-  }
+  if (release_input_) release_consumed(raw_.data(), released_, in_pos_);
   const u64 n = std::min<u64>(kStep, raw_.size() - in_pos_);
   z_.next_in = const_cast<Bytef*>(raw_.data() + in_pos_);
   z_.avail_in = static_cast<uInt>(n);
@@ -302,6 +302,17 @@ void release_mapped(const u8* data, u64 n) {
   const uintptr_t hi = (reinterpret_cast<uintptr_t>(data) + n) & ~(page - 1);
   // Advice only: a failure leaves the pages resident, nothing else.
   if (hi > lo) ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED);
+}
+
+void release_consumed(const u8* base, u64& released, u64 end) {
+  constexpr u64 kFaultAround = 128 * 1024;
+  if (end <= released) return;
+  const u64 from = released > kFaultAround ? released - kFaultAround : 0;
+  release_mapped(base + from, end - from);
+  static const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto at = reinterpret_cast<uintptr_t>(base);
+  const uintptr_t stop = (at + end) & ~(page - 1);
+  if (stop > at + released) released = stop - at;
 }
 
 std::vector<u8> inflate_prefix(const std::string& archive,

@@ -114,6 +114,13 @@ void stream_member(const std::string& archive, const ZipEntry& entry,
 // (see MemberInflater); a no-op for n == 0.
 void release_mapped(const u8* data, u64 n);
 
+// For a reader moving forward through `base`'s mapping: drops the pages of
+// [released, end) and advances `released` (a page boundary) to where it
+// stopped. It starts 128 KiB back: a page fault maps the cached pages
+// around the faulting one too (the kernel's fault-around, 64 KiB), so
+// pages dropped before come back behind a reader and would stay.
+void release_consumed(const u8* base, u64& released, u64 end);
+
 // Inflates just the first `n` bytes of a deflated member (fewer if it is
 // shorter).
 std::vector<u8> inflate_prefix(const std::string& archive,

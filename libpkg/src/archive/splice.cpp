@@ -262,10 +262,8 @@ class ChunkSplicer {
       result_.compressed_size += data.size();
       if (env_.progress) env_.progress(t.out_len);
     }
-    if (t.decode && in_.release_input) {
-      const std::size_t i = *t.decode;
-      reader::release_mapped(in_.raw.data() + c(i), c(i + 1) - c(i));
-    }
+    if (t.decode && in_.release_input)
+      reader::release_consumed(in_.raw.data(), released_, c(*t.decode + 1));
     env_.slots->give(std::move(d.buffers));
   }
 
@@ -276,6 +274,7 @@ class ChunkSplicer {
   std::vector<Task> tasks_;
   ContentHash hash_;
   u32 original_crc_ = 0;
+  u64 released_ = 0;  // input dropped from the mapping (release_consumed)
   SpliceResult result_;
 };
 
@@ -417,7 +416,16 @@ class BlockSplicer {
       bits_.copy_bits(in_.raw, b0_, bit, final && !keep_final);
     }
     result_.reused += (bit - b0_) / 8;
+    release_behind(bit / 8);
     if (bits_.ready() >= kFlushBits) flush_bits();
+  }
+
+  // The inflater drops the input pages it consumed from the mapping;
+  // copying a block faults them in again. Dropped here up to `end`
+  // (reader::release_consumed keeps the bookkeeping).
+  void release_behind(u64 end) {
+    if (in_.release_input)
+      reader::release_consumed(in_.raw.data(), released_, end);
   }
 
   void start_run(u64 at) {
@@ -589,6 +597,7 @@ class BlockSplicer {
 
   ContentHash hash_;
   std::vector<u8> scratch_;
+  u64 released_ = 0;  // input bytes dropped from the mapping after copies
   SpliceResult result_;
 };
 
