@@ -174,6 +174,8 @@ void print_repair_outcome(const std::string& plan_json,
                      {"members", r.members},
                      {"raw_copies", r.raw_copies},
                      {"compressed", r.compressed},
+                     {"spliced", r.spliced},
+                     {"spliced_reused_bytes", r.spliced_reused_bytes},
                      {"grafted_bytes", r.grafted_bytes}};
     if (cache) {
       const auto c = cache->counters();

@@ -98,13 +98,14 @@ archive::SourcePtr edited_source(const fs::path& file, const FileEdit* edit) {
 // written by splicing its deflate data (archive/splice.hpp): it is never
 // unpacked, and only what the edit changes is deflated again.
 archive::SourcePtr edited_member(const WheelAnalysis& analysis,
-                                 const std::string& member,
+                                 const PackageBinary& binary,
                                  const FileEdit& edit) {
-  const archive::ZipEntry& entry = *analysis.zip->find(member);
-  auto view = archive::open_member(analysis.zip, entry);
+  const archive::ZipEntry& entry = *analysis.zip->find(binary.member);
+  // The analysis' view (read sequentially): what it inflated is kept.
+  auto view =
+      binary.view ? binary.view : archive::open_member(analysis.zip, entry);
   elf::EditPlan p = elf::plan_edit(
-      elf::ElfFile(view->view((analysis.tree / member).string()), view),
-      edit_options(edit));
+      elf::ElfFile(view->view(binary.file.string()), view), edit_options(edit));
   return archive::edited_member_source(
       analysis.zip, entry, std::make_shared<Overlay>(std::move(p.overlay)));
 }
@@ -155,6 +156,8 @@ RepairResult write_repaired_wheel(const archive::ZipReader& zip,
   result.raw_copies = r.raw_copies;
   result.compressed = r.compressed;
   result.size = r.size;
+  result.spliced = r.spliced;
+  result.spliced_reused_bytes = r.spliced_reused_bytes;
   result.grafted_bytes = grafted_bytes;
   return result;
 }
@@ -218,7 +221,7 @@ RepairResult apply_repair(const WheelAnalysis& analysis, const RepairPlan& plan,
     if (plan.strip)
       edits.replace[b.member] = edited_source(unpacked.at(b.member), e);
     else if (e)
-      edits.replace[b.member] = edited_member(analysis, b.member, *e);
+      edits.replace[b.member] = edited_member(analysis, b, *e);
   }
   for (std::size_t i = 0; i < plan.grafts.size(); ++i) {
     const Graft& g = plan.grafts[i];

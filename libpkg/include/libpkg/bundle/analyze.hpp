@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "libpkg/archive/member_view.hpp"
 #include "libpkg/archive/zip_reader.hpp"
 #include "libpkg/base/scratch_dir.hpp"
 #include "libpkg/base/thread_pool_fwd.hpp"
@@ -75,6 +76,11 @@ struct PackageBinary {
   std::optional<std::string> rpath, runpath;
   deps::LddTree tree;
   deps::BinaryFacts facts;
+  // The member as the analysis read it in place (what it inflated stays
+  // filled): the repair plans its edit over it without inflating again.
+  // Null when the analysis read through restart points (then the repair
+  // reads the member again, sequentially).
+  std::shared_ptr<const archive::MemberView> view;
 };
 
 /// A library resolved outside the wheel (system or build tree).
