@@ -149,8 +149,8 @@ int run(int argc, char** argv) {
     struct stat st {};
     if (::lstat(it->path().c_str(), &st) != 0)
       throw_errno(it->path().string(), "cannot stat");
-    Item item{it->path().lexically_relative(root).generic_string(),
-              st.st_mode, static_cast<i64>(st.st_mtime)};
+    Item item{it->path().lexically_relative(root).generic_string(), st.st_mode,
+              static_cast<i64>(st.st_mtime)};
     if (S_ISDIR(st.st_mode)) item.name += '/';
     items.push_back(std::move(item));
   }
