@@ -153,6 +153,37 @@ class Launcher:
         )
 
 
+def cold_run(launcher: Launcher, argv: list[str], cwd: Path) -> tuple[float, float]:
+    """(wall s, user+sys CPU s) of argv run in cwd with the chunk cache off
+    (LIBPKG_NO_CACHE=1: every run cold); exits with its error on failure."""
+    env = dict(os.environ, LIBPKG_NO_CACHE="1")
+    old = os.getcwd()
+    os.chdir(cwd)
+    try:
+        s = launcher.run(argv, env=env)
+    finally:
+        os.chdir(old)
+    if not s.ok:
+        raise SystemExit(f"error: {' '.join(argv[:3])} failed: {s.describe_failure()}\n{s.stdout}\n{s.stderr}")
+    return s.wall_s, s.user_s + s.sys_s
+
+
+def rezip_with_zipfile(wheel: Path) -> None:
+    """The wheel rewritten in place by Python's zipfile at deflate level 6,
+    one stream per member (as setuptools' bdist_wheel writes wheels)."""
+    import zipfile
+
+    tmp = wheel.with_suffix(".zipfile")
+    with zipfile.ZipFile(wheel) as src, zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED, compresslevel=6) as dst:
+        for info in src.infolist():
+            out = zipfile.ZipInfo(info.filename, info.date_time)
+            out.external_attr = info.external_attr
+            out.compress_type = zipfile.ZIP_DEFLATED
+            with src.open(info) as f, dst.open(out, "w", force_zip64=info.file_size > 2**31) as g:
+                shutil.copyfileobj(f, g, 1 << 20)
+    tmp.replace(wheel)
+
+
 def write_dist_info(tree: Path, name: str, version: str, generator: str) -> str:
     """NAME-VERSION.dist-info (METADATA, WHEEL) for this Python on
     linux_x86_64; returns the tag."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -40,6 +41,7 @@ def main() -> int:
     ap.add_argument("--baseline-pkgtool", default=None, help="an older pkgtool to time alongside")
     ap.add_argument("--baseline-check-binary", default=None, help="an older check_binary to time alongside")
     ap.add_argument("--wheel", default=None, help="a repaired wheel (default: build and repair the fixture)")
+    ap.add_argument("--save-wheel", default=None, help="copy the repaired fixture wheel into this directory")
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--tmpdir", default=None)
     args = ap.parse_args()
@@ -63,6 +65,9 @@ def main() -> int:
             if p.returncode != 0:
                 raise SystemExit(f"error: repair: {p.stderr}")
             wheel = next(out.glob("*.whl"))
+            if args.save_wheel:
+                Path(args.save_wheel).mkdir(parents=True, exist_ok=True)
+                shutil.copy2(wheel, Path(args.save_wheel) / wheel.name)
         size = wheel.stat().st_size
         log(f"wheel: {wheel.name}, {size / 1e6:.1f} MB")
         rows = {

@@ -50,7 +50,8 @@ struct Member {
   bool zip64 = false;  // markers + ZIP64 extra in both headers
   std::uint16_t made_by = (3 << 8) | 20;  // unix
   std::uint32_t external_attr = 0100644u << 16;
-  Bytes local_extra;  // extra bytes in the local header only (padding)
+  Bytes local_extra;    // extra bytes in the local header only (padding)
+  Bytes central_extra;  // extra fields in the central header only
 
   // Overrides for the malformed corpus.
   std::optional<std::string> local_name;
@@ -189,6 +190,7 @@ inline Built build_zip(const std::vector<Member>& members,
       }
       extra = x.out;
     }
+    extra.insert(extra.end(), m.central_extra.begin(), m.central_extra.end());
     w.u32(0x02014b50);
     w.u16(m.made_by);
     w.u16(m.zip64 ? 45 : 20);

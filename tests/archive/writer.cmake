@@ -29,3 +29,16 @@ libpkg_add_gtest(chunk_cache_test chunk_cache_test.cpp writer_fixtures.cpp)
 target_link_libraries(chunk_cache_test PRIVATE ZLIB::ZLIB)
 libpkg_add_script_test(chunk_cache_cli chunk_cache_cli.sh
   LABELS integration TIMEOUT 600)
+
+# Splice: edited members written by re-using the input's deflate data, and
+# the restart-point index (reader, writer, member views) it builds on.
+libpkg_add_gtest(splice_test splice_test.cpp writer_fixtures.cpp)
+target_link_libraries(splice_test PRIVATE ZLIB::ZLIB PkgConfig::LIBDEFLATE)
+libpkg_add_script_test(writer_splice writer_splice.sh
+  LABELS integration TIMEOUT 600)
+set_property(TEST writer_splice APPEND PROPERTY ENVIRONMENT ${WRITER_TOOL_ENV})
+# Peak-RSS bound of the splice (label slow: the sanitizer pass's shadow
+# memory breaks any RSS bound, as for writer_peak_rss).
+libpkg_add_script_test(writer_splice_peak_rss writer_splice_peak_rss.sh
+  LABELS integration slow TIMEOUT 900)
+set_property(TEST writer_splice_peak_rss APPEND PROPERTY ENVIRONMENT ${WRITER_TOOL_ENV})

@@ -10,7 +10,11 @@
 //     --timestamp SECS   one timestamp for every member (default:
 //                        $SOURCE_DATE_EPOCH, else each file's mtime)
 //     --raw ARCHIVE MEMBER NAME   also copy MEMBER of ARCHIVE as NAME (raw)
+//     --edit ARCHIVE MEMBER EDITS  also write MEMBER of ARCHIVE edited by
+//                        the EDITS file (lines "OFFSET HEXBYTES" and at most
+//                        one "size N"): the writer splices it
 //     --record           print "name sha256hex size crc32 method" per member
+//                        (and "spliced reused=N points=K" for edited ones)
 //
 // Members are the tree's directories, regular files and symlinks, sorted by
 // name, with their permission bits and mtimes. Errors print
@@ -22,12 +26,17 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "libpkg/archive/source.hpp"
 #include "libpkg/archive/zip_reader.hpp"
 #include "libpkg/archive/zip_writer.hpp"
 #include "libpkg/base/error.hpp"
+#include "libpkg/base/overlay.hpp"
 #include "libpkg/base/sha256.hpp"
 
 namespace fs = std::filesystem;
@@ -39,6 +48,33 @@ namespace {
 struct RawCopy {
   std::string archive, member, name;
 };
+
+struct EditedCopy {
+  std::string archive, member, edits;
+};
+
+// The EDITS file of --edit as an overlay over `size` bytes.
+std::shared_ptr<Overlay> read_edits(const std::string& path, u64 size) {
+  std::ifstream in(path);
+  if (!in) throw Error(Errc::io, path, "cannot read");
+  auto overlay = std::make_shared<Overlay>(size);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream words(line);
+    std::string first, second;
+    if (!(words >> first >> second)) continue;
+    if (first == "size") {
+      overlay->resize(std::stoull(second));
+      continue;
+    }
+    std::vector<u8> bytes;
+    for (std::size_t i = 0; i + 1 < second.size(); i += 2)
+      bytes.push_back(
+          static_cast<u8>(std::stoul(second.substr(i, 2), nullptr, 16)));
+    overlay->write(std::stoull(first), bytes);
+  }
+  return overlay;
+}
 
 [[noreturn]] void usage(const std::string& why) {
   throw Error(Errc::usage, "writer_pack_tool", why);
@@ -55,6 +91,7 @@ int run(int argc, char** argv) {
   options.timestamp = source_date_epoch();  // --timestamp overrides
   std::vector<std::string> positional;
   std::vector<RawCopy> raws;
+  std::vector<EditedCopy> edited;
   bool record = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -80,6 +117,12 @@ int run(int argc, char** argv) {
       r.member = value();
       r.name = value();
       raws.push_back(r);
+    } else if (a == "--edit") {
+      EditedCopy e;
+      e.archive = value();
+      e.member = value();
+      e.edits = value();
+      edited.push_back(e);
     } else if (a == "--record") {
       record = true;
     } else if (!a.empty() && a[0] == '-') {
@@ -106,8 +149,8 @@ int run(int argc, char** argv) {
     struct stat st {};
     if (::lstat(it->path().c_str(), &st) != 0)
       throw_errno(it->path().string(), "cannot stat");
-    Item item{it->path().lexically_relative(root).generic_string(),
-              st.st_mode, static_cast<i64>(st.st_mtime)};
+    Item item{it->path().lexically_relative(root).generic_string(), st.st_mode,
+              static_cast<i64>(st.st_mtime)};
     if (S_ISDIR(st.st_mode)) item.name += '/';
     items.push_back(std::move(item));
   }
@@ -139,12 +182,27 @@ int run(int argc, char** argv) {
     attrs.mtime = e->mtime();
     writer.add_raw(r.name, readers.back(), *e, attrs);
   }
+  for (const EditedCopy& e : edited) {
+    auto zip = std::make_shared<const ZipReader>(ZipReader::open(e.archive));
+    const ZipEntry* entry = zip->find(e.member);
+    if (entry == nullptr)
+      throw Error(Errc::not_found, e.archive, "no member " + e.member);
+    ZipMemberAttrs attrs;
+    attrs.mtime = entry->mtime();
+    writer.add(e.member,
+               edited_member_source(
+                   zip, *entry, read_edits(e.edits, entry->uncompressed_size)),
+               attrs);
+  }
   const auto& results = writer.commit();
   if (record) {
-    for (const ZipMemberResult& r : results)
-      fmt::print("{} {} {} {:08x} {}\n", r.name,
+    for (const ZipMemberResult& r : results) {
+      fmt::print("{} {} {} {:08x} {}", r.name,
                  r.sha256 ? Sha256::hex(*r.sha256) : std::string("-"), r.size,
                  r.crc32, r.method);
+      if (r.spliced) fmt::print(" spliced reused={}", r.reused);
+      fmt::print("\n");
+    }
   }
   return 0;
 }

@@ -174,6 +174,8 @@ void print_repair_outcome(const std::string& plan_json,
                      {"members", r.members},
                      {"raw_copies", r.raw_copies},
                      {"compressed", r.compressed},
+                     {"spliced", r.spliced},
+                     {"spliced_reused_bytes", r.spliced_reused_bytes},
                      {"grafted_bytes", r.grafted_bytes}};
     if (cache) {
       const auto c = cache->counters();
@@ -208,7 +210,8 @@ int run_show(const std::vector<std::string>& args) {
   app.add_flag("--json", json, "machine-readable report (libpkg-show/1)");
   if (!parse(app, args, kShowUsage)) return 0;
   std::shared_ptr<dp::PolicySet> owned;
-  const bd::AnalyzeOptions options = flags.options(&owned);
+  bd::AnalyzeOptions options = flags.options(&owned);
+  options.restart_points = true;  // show only reports (docs/archives.md)
   for (const auto& w : flags.wheels) {
     if (flags.accepted_as_pure(w)) {
       if (json)

@@ -54,10 +54,19 @@ class StoredMember final : public MemberView {
 // Memory is then the prefix, the islands and the scratch buffer, whatever
 // the member's size; the compressed input already consumed is released
 // from the archive's mapping as the inflater moves on (file-backed readers).
+//
+// A member with restart points (ZipEntry::restart_points) is entered at the
+// last point at or before the range asked for instead: the gap before it is
+// never inflated. What that verifies is in reader_inflate.hpp: the deflate
+// data from the point on, and every later point reached, but not the CRC
+// (which needs the whole member from its start).
 class DeflatedMember final : public MemberView, public ByteFiller {
  public:
-  DeflatedMember(std::shared_ptr<const ZipReader> zip, const ZipEntry& entry)
+  DeflatedMember(std::shared_ptr<const ZipReader> zip, const ZipEntry& entry,
+                 RestartPoints points)
       : zip_(std::move(zip)), entry_(entry), size_(entry.uncompressed_size) {
+    // Ignored: a sequential view, as if the member had no index.
+    if (points == RestartPoints::ignore) entry_.restart_points.clear();
     if (size_ != 0) {
       void* p = ::mmap(nullptr, size_, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -153,10 +162,25 @@ class DeflatedMember final : public MemberView, public ByteFiller {
     // table read whole), so reading it never reaches further into the file.
     const u64 to =
         from == prefix ? std::min(size_, std::max(e, from + kStep)) : e;
-    if (!inflater_ || pos_ > from) {
+    // Start at the last restart point at or before `from` when the
+    // inflater would otherwise restart or inflate through the gap to it.
+    const auto& points = entry_.restart_points;
+    const std::size_t k = static_cast<std::size_t>(
+        std::upper_bound(points.begin(), points.end(), from,
+                         [](u64 off, const RestartPoint& p) {
+                           return off < p.uncompressed;
+                         }) -
+        points.begin());
+    const u64 k_at = k == 0 ? 0 : points[k - 1].uncompressed;
+    if (!inflater_ || pos_ > from || k_at > pos_) {
+      // From the start the index is ignored (a sequential read, as any
+      // full read); from a point it is checked as far as it is used.
       inflater_.emplace(zip_->name(), entry_, zip_->raw(entry_),
-                        /*release_input=*/zip_->descriptor() != nullptr);
-      pos_ = 0;
+                        /*release_input=*/zip_->descriptor() != nullptr,
+                        k == 0 ? reader::MemberInflater::Mode::sequential
+                               : reader::MemberInflater::Mode::checked,
+                        k);
+      pos_ = k_at;
     }
     if (scratch_.empty()) scratch_.resize(kStep);
     if (pos_ < from) advance(from, /*keep=*/false);
@@ -197,7 +221,8 @@ class DeflatedMember final : public MemberView, public ByteFiller {
 }  // namespace
 
 std::shared_ptr<const MemberView> open_member(
-    std::shared_ptr<const ZipReader> zip, const ZipEntry& entry) {
+    std::shared_ptr<const ZipReader> zip, const ZipEntry& entry,
+    RestartPoints points) {
   if (entry.method == 0)
     return std::make_shared<StoredMember>(std::move(zip), entry);
   if (entry.method != 8)
@@ -205,7 +230,13 @@ std::shared_ptr<const MemberView> open_member(
                 fmt::format("{}: compression {} is not supported",
                             reader::printable_name(entry.name),
                             reader::method_name(entry.method)));
-  return std::make_shared<DeflatedMember>(std::move(zip), entry);
+  if (points == RestartPoints::use && !entry.restart_error.empty())
+    throw Error(
+        Errc::format, zip->name(),
+        fmt::format("{}: restart-point index: {}",
+                    reader::printable_name(entry.name), entry.restart_error),
+        entry.local_header_offset);
+  return std::make_shared<DeflatedMember>(std::move(zip), entry, points);
 }
 
 }  // namespace libpkg::archive

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "archive/restart_index.hpp"
 #include "archive/zip_format.hpp"
 #include "libpkg/base/error.hpp"
 
@@ -354,6 +355,14 @@ std::vector<ZipEntry> parse_central_directory(
                               "uncompressed bytes",
                               e.compressed_size, e.uncompressed_size));
     check_entry_limits(file, label, e, pos, limits);
+    // After apply_zip64_extra, which checked the sub-field structure and
+    // set the sizes the points are checked against. A malformed index never
+    // fails the archive: reading it sequentially does not need it.
+    RestartIndexParse index = parse_restart_extra(
+        file.range(name_pos + h.name_length, h.extra_length, "extra field"),
+        e.method, e.uncompressed_size, e.compressed_size);
+    e.restart_points = std::move(index.points);
+    e.restart_error = std::move(index.error);
     total = checked_add(total, e.uncompressed_size, file.name(),
                         "total uncompressed size", pos);
     if (total > limits.max_total_uncompressed)

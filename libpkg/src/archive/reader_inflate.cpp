@@ -2,6 +2,7 @@
 #include "archive/reader_inflate.hpp"
 
 #include <fmt/format.h>
+#include <libdeflate.h>
 #include <sys/mman.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -23,8 +24,10 @@ namespace {
               fmt::format("{}: {}", printable_name(entry.name), what), offset);
 }
 
+// libdeflate's CRC-32 (carry-less multiply): several times zlib's, and
+// every full read of a member pays it over the whole member.
 u32 crc_update(u32 crc, std::span<const u8> piece) {
-  return static_cast<u32>(crc32_z(crc, piece.data(), piece.size()));
+  return libdeflate_crc32(crc, piece.data(), piece.size());
 }
 
 void check_crc(const std::string& archive, const ZipEntry& entry, u32 crc) {
@@ -64,11 +67,25 @@ void stream_deflated(const std::string& archive, const ZipEntry& entry,
 
 MemberInflater::MemberInflater(const std::string& archive,
                                const ZipEntry& entry, std::span<const u8> raw,
-                               bool release_input)
+                               bool release_input, Mode mode, std::size_t start)
     : archive_(archive),
       entry_(entry),
       raw_(raw),
-      release_input_(release_input) {
+      release_input_(release_input),
+      from_start_(start == 0),
+      flush_(mode == Mode::sequential ? Z_NO_FLUSH : Z_BLOCK),
+      next_point_(mode == Mode::checked ? start : entry.restart_points.size()) {
+  if (start > 0 &&
+      (mode != Mode::checked || start > entry.restart_points.size()))
+    throw Error(Errc::usage, archive,
+                fmt::format("{}: cannot start inflating at restart point {}",
+                            printable_name(entry.name), start));
+  if (start > 0) {
+    // The reader checked the point lies inside the member.
+    const RestartPoint& p = entry.restart_points[start - 1];
+    in_pos_ = released_ = p.compressed;
+    produced_ = p.uncompressed;
+  }
   if (inflateInit2(&z_, -15) != Z_OK)
     throw Error(Errc::io, "zlib", "inflateInit2 failed (out of memory?)");
 }
@@ -82,32 +99,39 @@ void MemberInflater::feed() {
   if (z_.avail_in != 0 || in_pos_ == raw_.size()) return;
   // zlib keeps its window in its own buffer: consumed input is never read
   // again.
-  if (release_input_) {
-    release_mapped(raw_.data() + released_, in_pos_ - released_);
-    released_ = in_pos_;
-  }
+  if (release_input_) release_consumed(raw_.data(), released_, in_pos_);
   const u64 n = std::min<u64>(kStep, raw_.size() - in_pos_);
   z_.next_in = const_cast<Bytef*>(raw_.data() + in_pos_);
   z_.avail_in = static_cast<uInt>(n);
   in_pos_ += n;
 }
 
-// One inflate call into `out`; returns the bytes produced and whether the
-// deflate stream ended.
-std::pair<u64, bool> MemberInflater::step(u8* out, uInt n) {
+// One inflate call into `out`: the bytes produced, whether the deflate
+// stream ended, and (with Z_BLOCK) whether it stopped between two blocks,
+// which counts as progress even when no byte moved (an end-of-block code
+// already in zlib's bit buffer).
+MemberInflater::Step MemberInflater::step(u8* out, uInt n) {
   feed();
-  z_.next_out = out;
+  u8 none = 0;
+  z_.next_out = n == 0 ? &none : out;
   z_.avail_out = n;
   const uInt before_in = z_.avail_in;
-  const int rc = inflate(&z_, Z_NO_FLUSH);
-  const u64 got = n - z_.avail_out;
+  const int rc = inflate(&z_, flush_);
+  Step st;
+  st.got = n - z_.avail_out;
   if (rc == Z_DATA_ERROR || rc == Z_NEED_DICT || rc == Z_MEM_ERROR ||
       rc == Z_STREAM_ERROR)
     fail(archive_, entry_,
          fmt::format("corrupt deflate data: {}", z_.msg ? z_.msg : "error"),
          entry_.data_offset + in_pos_ - z_.avail_in);
-  if (rc == Z_STREAM_END) return {got, true};
-  const bool progress = got > 0 || z_.avail_in != before_in;
+  if (rc == Z_STREAM_END) {
+    st.ended = true;
+    return st;
+  }
+  st.boundary = flush_ == Z_BLOCK && (z_.data_type & 128) != 0;
+  st.progress = st.got > 0 || z_.avail_in != before_in || st.boundary;
+  if (n == 0) return st;  // check_point() judges a stall itself
+  const bool progress = st.progress;
   if (!progress && z_.avail_in == 0 && in_pos_ == raw_.size())
     fail(archive_, entry_,
          fmt::format("compressed data ({} bytes) ends before the deflate "
@@ -117,7 +141,23 @@ std::pair<u64, bool> MemberInflater::step(u8* out, uInt n) {
   if (!progress && z_.avail_in != 0)
     fail(archive_, entry_, "deflate stream makes no progress",
          entry_.data_offset);
-  return {got, false};
+  return st;
+}
+
+void MemberInflater::account(std::span<const u8> out, const Step& st) {
+  if (st.got > 0) {
+    if (from_start_)
+      crc_ = crc_update(crc_, out.first(static_cast<std::size_t>(st.got)));
+    produced_ += st.got;
+  }
+  if (st.ended) {
+    stream_ended_ = true;
+    if (produced_ != entry_.uncompressed_size)
+      fail(archive_, entry_,
+           fmt::format("inflates to {} bytes but declares {}", produced_,
+                       entry_.uncompressed_size),
+           entry_.data_offset);
+  }
 }
 
 std::size_t MemberInflater::next(std::span<u8> out) {
@@ -127,24 +167,98 @@ std::size_t MemberInflater::next(std::span<u8> out) {
     return 0;
   }
   constexpr u64 kMaxOut = std::numeric_limits<uInt>::max();
-  const uInt n = static_cast<uInt>(
-      std::min<u64>({out.size(), declared - produced_, kMaxOut}));
+  u64 limit = std::min<u64>({out.size(), declared - produced_, kMaxOut});
+  // Stop at the next point to check that the stream has a block boundary
+  // exactly there.
+  const auto& points = entry_.restart_points;
+  if (next_point_ < points.size())
+    limit = std::min(limit, points[next_point_].uncompressed - produced_);
+  const uInt n = static_cast<uInt>(limit);
   for (;;) {
-    auto [got, ended] = step(out.data(), n);
-    if (got > 0) {
-      crc_ = crc_update(crc_, out.first(static_cast<std::size_t>(got)));
-      produced_ += got;
+    const Step st = step(out.data(), n);
+    account(out, st);
+    if (st.got > 0 || st.ended) {
+      if (next_point_ < points.size() &&
+          produced_ == points[next_point_].uncompressed)
+        check_point();
+      return static_cast<std::size_t>(st.got);
     }
-    if (ended) {
-      stream_ended_ = true;
-      if (produced_ != declared)
-        fail(archive_, entry_,
-             fmt::format("inflates to {} bytes but declares {}", produced_,
-                         declared),
-             entry_.data_offset);
-    }
-    if (got > 0 || ended) return static_cast<std::size_t>(got);
   }
+}
+
+MemberInflater::Piece MemberInflater::next_piece(std::span<u8> out) {
+  Piece piece;
+  if (finished_) {
+    piece.done = true;
+    return piece;
+  }
+  const u64 declared = entry_.uncompressed_size;
+  constexpr u64 kMaxOut = std::numeric_limits<uInt>::max();
+  // At the declared size a byte of room shows a stream that goes on.
+  u8 extra = 0;
+  const bool at_end = produced_ == declared;
+  const std::span<u8> room =
+      at_end ? std::span<u8>(&extra, 1)
+             : out.first(static_cast<std::size_t>(
+                   std::min<u64>({out.size(), declared - produced_, kMaxOut})));
+  const Step st = step(room.data(), static_cast<uInt>(room.size()));
+  if (at_end && st.got > 0)
+    fail(archive_, entry_,
+         fmt::format("inflates to more than the declared {} bytes", declared),
+         entry_.data_offset);
+  account(room, st);
+  piece.got = static_cast<std::size_t>(st.got);
+  if (st.boundary) {
+    piece.boundary = true;
+    piece.bit =
+        (in_pos_ - z_.avail_in) * 8 - static_cast<u64>(z_.data_type & 7);
+    piece.final_block = (z_.data_type & 64) != 0;
+  }
+  if (st.ended) {
+    finish();
+    piece.done = true;
+  }
+  return piece;
+}
+
+void MemberInflater::point_mismatch(const std::string& what) const {
+  const RestartPoint& p = entry_.restart_points[next_point_];
+  fail(archive_, entry_,
+       fmt::format("restart point {} (uncompressed {}, compressed {}) is "
+                   "inconsistent with the deflate stream: {}",
+                   next_point_ + 1, p.uncompressed, p.compressed, what),
+       entry_.data_offset + p.compressed);
+}
+
+// The output has reached the next point's uncompressed offset: the stream
+// must be between two blocks there, at exactly the point's compressed
+// offset (bit 0 of that byte). zlib reports its bit position only when
+// Z_BLOCK stops it at a block end, so the end-of-block code and any empty
+// blocks (the stored block that pads a chunk to a byte) are decoded
+// without output until it does.
+void MemberInflater::check_point() {
+  const u64 target = entry_.restart_points[next_point_].compressed * 8;
+  for (;;) {
+    const u64 consumed = in_pos_ - z_.avail_in;
+    if ((z_.data_type & 128) != 0) {
+      const u64 bit = consumed * 8 - static_cast<u64>(z_.data_type & 7);
+      if (bit == target) break;
+      if (bit > target)
+        point_mismatch(fmt::format("its chunk ends at bit {} of byte {}",
+                                   bit % 8, bit / 8));
+    }
+    if (consumed * 8 > target + 8)
+      point_mismatch("the stream has no block boundary there");
+    const Step st = step(nullptr, 0);
+    if (st.ended) point_mismatch("the deflate stream ends there");
+    // Stalled: zlib needs room for output (the block goes on) or input
+    // that is not there.
+    if (!st.progress)
+      point_mismatch(in_pos_ == raw_.size() && z_.avail_in == 0
+                         ? "the compressed data ends before it"
+                         : "the stream has no block boundary there");
+  }
+  ++next_point_;
 }
 
 void MemberInflater::finish() {
@@ -152,13 +266,13 @@ void MemberInflater::finish() {
   // after it, and the content must match its CRC.
   while (!stream_ended_) {
     u8 extra = 0;
-    auto [got, ended] = step(&extra, 1);
-    if (got > 0)
+    const Step st = step(&extra, 1);
+    if (st.got > 0)
       fail(archive_, entry_,
            fmt::format("inflates to more than the declared {} bytes",
                        entry_.uncompressed_size),
            entry_.data_offset);
-    stream_ended_ = ended;
+    stream_ended_ = st.ended;
   }
   const u64 unused = (raw_.size() - in_pos_) + z_.avail_in;
   if (unused != 0)
@@ -167,7 +281,7 @@ void MemberInflater::finish() {
                      "deflate stream",
                      unused),
          entry_.data_offset + raw_.size() - unused);
-  check_crc(archive_, entry_, crc_);
+  if (from_start_) check_crc(archive_, entry_, crc_);
   finished_ = true;
 }
 
@@ -188,6 +302,17 @@ void release_mapped(const u8* data, u64 n) {
   const uintptr_t hi = (reinterpret_cast<uintptr_t>(data) + n) & ~(page - 1);
   // Advice only: a failure leaves the pages resident, nothing else.
   if (hi > lo) ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED);
+}
+
+void release_consumed(const u8* base, u64& released, u64 end) {
+  constexpr u64 kFaultAround = 128 * 1024;
+  if (end <= released) return;
+  const u64 from = released > kFaultAround ? released - kFaultAround : 0;
+  release_mapped(base + from, end - from);
+  static const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto at = reinterpret_cast<uintptr_t>(base);
+  const uintptr_t stop = (at + end) & ~(page - 1);
+  if (stop > at + released) released = stop - at;
 }
 
 std::vector<u8> inflate_prefix(const std::string& archive,

@@ -3,6 +3,8 @@
 
 #include <cstring>
 
+#include "archive/restart_index.hpp"
+
 namespace libpkg::archive {
 namespace {
 
@@ -61,14 +63,15 @@ void append_central_header(const MemberRecord& m, std::vector<u8>& out) {
   const u16 extra_data =
       static_cast<u16>((m.zip64_sizes ? 16 : 0) + (zip64_offset ? 8 : 0));
   const bool zip64 = extra_data != 0;
+  const std::vector<u8> restart = encode_restart_extra(m.restart_points);
   CentralHeader h{};
   h.signature = kCentralHeaderSig;
   h.version_made_by = static_cast<u16>(
       (kHostUnix << 8) | (zip64 ? kVersionZip64 : kVersionDeflate));
   h.version_needed = zip64 ? kVersionZip64 : kVersionDeflate;
   fill_shared_fields(h, m);
-  h.extra_length =
-      static_cast<u16>(zip64 ? sizeof(ExtraHeader) + extra_data : 0);
+  h.extra_length = static_cast<u16>(
+      (zip64 ? sizeof(ExtraHeader) + extra_data : 0) + restart.size());
   h.external_attr = m.external_attr;
   h.local_header_offset =
       zip64_offset ? kMax32 : static_cast<u32>(m.local_header_offset);
@@ -84,6 +87,7 @@ void append_central_header(const MemberRecord& m, std::vector<u8>& out) {
     }
     if (zip64_offset) append_u64(out, m.local_header_offset);
   }
+  out.insert(out.end(), restart.begin(), restart.end());
 }
 
 std::vector<u8> encode_end_records(u64 entries, u64 cd_offset, u64 cd_size,

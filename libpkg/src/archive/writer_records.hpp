@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "archive/zip_format.hpp"
+#include "libpkg/archive/zip_reader.hpp"
 #include "libpkg/base/integers.hpp"
 
 namespace libpkg::archive {
@@ -34,13 +35,18 @@ struct MemberRecord {
   bool zip64_sizes = false;
   u32 external_attr = 0;
   u64 local_header_offset = 0;
+  // Written to the central header only (restart_index.hpp): readers that
+  // do not know the field skip it, and the local header's length stays a
+  // function of the name and zip64_sizes.
+  std::vector<RestartPoint> restart_points;
 };
 
 // The local header (with name and, for zip64_sizes, the ZIP64 extra). Its
 // length depends only on the name and zip64_sizes, so a placeholder can be
 // written first and overwritten in place once CRC and sizes are known.
 std::vector<u8> encode_local_header(const MemberRecord& m);
-// Appends the member's central directory header to `out`.
+// Appends the member's central directory header to `out` (ZIP64 extra
+// first when needed, then the restart-point index when there are points).
 void append_central_header(const MemberRecord& m, std::vector<u8>& out);
 // ZIP64 end record + locator (when needed or forced) and the end record.
 std::vector<u8> encode_end_records(u64 entries, u64 cd_offset, u64 cd_size,

@@ -15,11 +15,14 @@
 
 #include "archive/cached_deflate.hpp"
 #include "archive/deflate_chunk.hpp"
+#include "archive/edit_map.hpp"
+#include "archive/splice.hpp"
 #include "archive/writer_names.hpp"
 #include "archive/writer_records.hpp"
 #include "archive/zip_format.hpp"
 #include "libpkg/base/atomic_file.hpp"
 #include "libpkg/base/error.hpp"
+#include "libpkg/base/overlay.hpp"
 #include "libpkg/base/sha256.hpp"
 #include "libpkg/base/thread_pool.hpp"
 
@@ -48,6 +51,9 @@ struct Member {
   const ZipReader* raw_reader = nullptr;
   ZipEntry raw_entry;
   std::optional<std::array<u8, 32>> sha256;
+  // Kind::content from an edited member (ContentSource::member_edit()):
+  // written by splice_member() on the writing thread, not by chunk jobs.
+  bool splice = false;
 };
 
 // What a worker hands back for one chunk of a member: the input bytes (the
@@ -112,6 +118,7 @@ struct ZipWriter::Impl {
   size_t in_flight_slots = 0;  // jobs in flight holding a full-size slot
   size_t produce_member = 0;
   u64 produce_chunk = 0;
+  size_t writing = 0;  // the member the writing thread is at
 
   Impl(const std::filesystem::path& target, ZipWriterOptions opts)
       : options(std::move(opts)),
@@ -161,8 +168,16 @@ struct ZipWriter::Impl {
     m.level = attrs.level.value_or(options.level);
     check_level(m.level, m.record.name);
     m.size = source->size();
+    m.splice = splices(source->member_edit(), m.size);
     m.source = std::move(source);
     return m;
+  }
+
+  // An edited member of a deflated input is spliced when it spans a chunk
+  // or more; a smaller one is compressed again from its source (one read).
+  bool splices(const MemberEdit* edit, u64 size) const {
+    return edit != nullptr && edit->entry.method == kMethodDeflated &&
+           std::max(size, edit->entry.uncompressed_size) >= options.chunk_size;
   }
 
   // --- producer: keeps the pool busy within the memory window ------------
@@ -189,6 +204,13 @@ struct ZipWriter::Impl {
     while (produce_member < pending.size()) {
       const Member& m = pending[produce_member];
       if (m.kind == Member::Kind::raw) {
+        ++produce_member;
+        continue;
+      }
+      // A spliced member uses the whole window itself: nothing after it is
+      // started until the writing thread is past it.
+      if (m.splice) {
+        if (produce_member >= writing) return;
         ++produce_member;
         continue;
       }
@@ -300,6 +322,10 @@ struct ZipWriter::Impl {
     for (u64 i = 0; i < chunks; ++i) {
       recycle(last);  // before waiting: frees a window slot's memory
       last = next_chunk();
+      // Every chunk after the first starts a fresh, byte-aligned part of
+      // the stream that refers to nothing before it: a restart point.
+      if (i > 0 && m.level > 0)
+        rec.restart_points.push_back({i * options.chunk_size, compressed});
       sha.update(last.input());
       crc = crc32_join(crc, last.crc32, last.input().size());
       std::span<const u8> data = m.level > 0 ? last.deflated() : last.input();
@@ -315,6 +341,7 @@ struct ZipWriter::Impl {
       rewrite_stored(m, data_at, chunks == 1 ? &last.input() : nullptr, crc);
       rec.method = kMethodStored;
       rec.compressed_size = m.size;
+      rec.restart_points.clear();  // stored members are read in place
       rec.flags = static_cast<u16>(rec.flags & ~kFlagDeflateOptions);
     }
     if (!rec.zip64_sizes &&
@@ -368,6 +395,9 @@ struct ZipWriter::Impl {
     rec.crc32 = e.crc32;
     rec.compressed_size = e.compressed_size;
     rec.uncompressed_size = e.uncompressed_size;
+    // The same compressed bytes: the input's index (if any) still describes
+    // them. Carried over as unverified as it came (docs/archives.md).
+    rec.restart_points = e.restart_points;
     rec.zip64_sizes = options.force_zip64 || e.compressed_size >= kMax32 ||
                       e.uncompressed_size >= kMax32;
     const u64 header_at = pos;
@@ -379,6 +409,78 @@ struct ZipWriter::Impl {
     pos += e.compressed_size;
     report_progress(e.uncompressed_size);
     finish_member(rec, header_at, true, m.sha256);
+  }
+
+  // An edited member of another archive: its deflate data re-used where
+  // the edit leaves it valid (splice.hpp), the rest deflated on the pool.
+  // In flight meanwhile: nothing else (produce() stops at it), so the
+  // splice's window of slots is the writer's.
+  void write_spliced_member(const Member& m) {
+    const MemberEdit& edit = *m.source->member_edit();
+    MemberRecord rec = m.record;
+    rec.local_header_offset = pos;
+    rec.uncompressed_size = m.size;
+    // Re-used blocks keep their size: bound the data by the input's too.
+    rec.zip64_sizes = options.force_zip64 || needs_zip64_sizes(m.size) ||
+                      needs_zip64_sizes(edit.entry.compressed_size);
+    const u64 header_at = pos;
+    pos += encode_local_header(rec).size();  // rewritten by finish_member
+    const u64 data_at = pos;
+    const EditMap edits(edit.overlay->patches(), edit.overlay->input_size(),
+                        edit.overlay->size());
+    SpliceInput in;
+    in.archive = edit.zip->name();
+    in.entry = &edit.entry;
+    in.raw = edit.zip->raw(edit.entry);
+    in.release_input = edit.zip->descriptor() != nullptr;
+    in.edits = &edits;
+    const ByteSink sink = [this](std::span<const u8> bytes) {
+      write_at(pos, bytes);
+      pos += bytes.size();
+    };
+    auto store = [&] {
+      out.truncate(data_at);
+      pos = data_at;
+      const StoredEdit r = store_edited_member(in, sink);
+      rec.method = kMethodStored;
+      rec.crc32 = r.crc32;
+      rec.restart_points.clear();
+      return r.sha256;
+    };
+    std::array<u8, 32> sha{};
+    u64 reused = 0;
+    if (m.level == 0) {
+      sha = store();
+    } else {
+      SpliceEnv env;
+      env.pool = pool.get();
+      env.compressors = &compressors;
+      env.slots = &slots;
+      env.window = window_slots();
+      env.cache = cached(m) ? options.cache.get() : nullptr;
+      env.level = m.level;
+      env.chunk_size = options.chunk_size;
+      env.progress = [this](u64 n) { report_progress(n); };
+      SpliceResult r = splice_member(in, env, sink);
+      if (options.store_if_not_smaller && pos - data_at >= m.size) {
+        sha = store();
+      } else {
+        rec.method = kMethodDeflated;
+        rec.crc32 = r.crc32;
+        rec.restart_points = std::move(r.restart_points);
+        sha = r.sha256;
+        reused = r.reused;
+      }
+    }
+    rec.compressed_size = pos - data_at;
+    if (!rec.zip64_sizes &&
+        (rec.compressed_size >= kMax32 || rec.uncompressed_size >= kMax32))
+      throw Error(Errc::unsupported, m.source->name(),
+                  "compressed data outgrew the 4 GiB limit of a non-ZIP64 "
+                  "local header");
+    finish_member(rec, header_at, false, sha);
+    results.back().spliced = true;
+    results.back().reused = reused;
   }
 
   // The member goes to the file as `produce` writes it; see add_stream().
@@ -419,9 +521,12 @@ struct ZipWriter::Impl {
   void flush() {
     check_usable();
     try {
-      for (const Member& m : pending) {
+      for (writing = 0; writing < pending.size(); ++writing) {
+        const Member& m = pending[writing];
         if (m.kind == Member::Kind::raw)
           write_raw_member(m);
+        else if (m.splice)
+          write_spliced_member(m);
         else
           write_content_member(m);
       }
@@ -433,6 +538,7 @@ struct ZipWriter::Impl {
     pending.clear();
     produce_member = 0;
     produce_chunk = 0;
+    writing = 0;
   }
 
   void commit() {

@@ -140,7 +140,12 @@ class Analyzer {
     for (std::size_t i = 0; i < elves.size(); ++i) {
       a_.binaries[i].member = elves[i]->name;
       a_.binaries[i].file = tree_ / elves[i]->name;
-      views_[i] = archive::open_member(a_.zip, *elves[i]);
+      views_[i] = archive::open_member(a_.zip, *elves[i],
+                                       options_.restart_points
+                                           ? archive::RestartPoints::use
+                                           : archive::RestartPoints::ignore);
+      // Handed to the repair only when read sequentially (no index).
+      if (!options_.restart_points) a_.binaries[i].view = views_[i];
       lay_out_placeholder(a_.binaries[i].file);
     }
     for (std::size_t i = 0; i < a_.binaries.size(); ++i)

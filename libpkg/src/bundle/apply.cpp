@@ -8,6 +8,7 @@
 
 #include "bundle/write_repaired.hpp"
 #include "libpkg/archive/extract.hpp"
+#include "libpkg/archive/member_view.hpp"
 #include "libpkg/archive/source.hpp"
 #include "libpkg/base/atomic_file.hpp"
 #include "libpkg/base/error.hpp"
@@ -93,6 +94,22 @@ archive::SourcePtr edited_source(const fs::path& file, const FileEdit* edit) {
   return archive::overlay_source(file, std::move(p.overlay));
 }
 
+// An edited member of the wheel, planned over the member read in place and
+// written by splicing its deflate data (archive/splice.hpp): it is never
+// unpacked, and only what the edit changes is deflated again.
+archive::SourcePtr edited_member(const WheelAnalysis& analysis,
+                                 const PackageBinary& binary,
+                                 const FileEdit& edit) {
+  const archive::ZipEntry& entry = *analysis.zip->find(binary.member);
+  // The analysis' view (read sequentially): what it inflated is kept.
+  auto view =
+      binary.view ? binary.view : archive::open_member(analysis.zip, entry);
+  elf::EditPlan p = elf::plan_edit(
+      elf::ElfFile(view->view(binary.file.string()), view), edit_options(edit));
+  return archive::edited_member_source(
+      analysis.zip, entry, std::make_shared<Overlay>(std::move(p.overlay)));
+}
+
 // WHEEL with one Tag line per (python, abi) pair × the new platforms.
 std::string retagged_wheel_file(const archive::ZipReader& zip,
                                 const std::string& member,
@@ -139,6 +156,8 @@ RepairResult write_repaired_wheel(const archive::ZipReader& zip,
   result.raw_copies = r.raw_copies;
   result.compressed = r.compressed;
   result.size = r.size;
+  result.spliced = r.spliced;
+  result.spliced_reused_bytes = r.spliced_reused_bytes;
   result.grafted_bytes = grafted_bytes;
   return result;
 }
@@ -167,9 +186,10 @@ RepairResult apply_repair(const WheelAnalysis& analysis, const RepairPlan& plan,
     return it == edit_of.end() ? nullptr : it->second;
   };
 
+  // Unpacked only for strip, which rewrites files on disk.
   std::set<std::string> rewritten;
-  for (const auto& b : analysis.binaries)
-    if (plan.strip || find_edit(b.member)) rewritten.insert(b.member);
+  if (plan.strip)
+    for (const auto& b : analysis.binaries) rewritten.insert(b.member);
   const std::map<std::string, fs::path> unpacked =
       unpack_rewritten(analysis, rewritten, options.threads, options.pool);
 
@@ -198,8 +218,10 @@ RepairResult apply_repair(const WheelAnalysis& analysis, const RepairPlan& plan,
   u64 grafted_bytes = 0;
   for (const auto& b : analysis.binaries) {
     const FileEdit* e = find_edit(b.member);
-    if (e || plan.strip)
+    if (plan.strip)
       edits.replace[b.member] = edited_source(unpacked.at(b.member), e);
+    else if (e)
+      edits.replace[b.member] = edited_member(analysis, b, *e);
   }
   for (std::size_t i = 0; i < plan.grafts.size(); ++i) {
     const Graft& g = plan.grafts[i];

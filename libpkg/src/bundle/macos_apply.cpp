@@ -37,8 +37,15 @@ RepairResult apply_macos_repair(const MacosRepairPlan& plan,
 
   wheel::WheelEdits edits;
   u64 grafted_bytes = 0;
-  for (const auto& e : plan.edits)
-    if (!e.graft) edits.replace[e.member] = planned_source(e);
+  // The wheel's own members are written by splicing their deflate data
+  // (archive/splice.hpp): only what the edit changes is deflated again.
+  for (const auto& e : plan.edits) {
+    if (e.graft) continue;
+    const archive::ZipEntry* entry = plan.zip->find(e.member);
+    edits.replace[e.member] =
+        entry ? archive::edited_member_source(plan.zip, *entry, e.overlay)
+              : planned_source(e);
+  }
   for (const auto& g : plan.grafts) {
     auto it = edit_of.find(g.member);
     archive::SourcePtr src = it == edit_of.end()

@@ -238,6 +238,10 @@ RewriteResult rewrite(const archive::ZipReader& input, const fs::path& out,
   const auto& written = writer.flush();
   for (std::size_t i = 0; i < written.size(); ++i) {
     const auto& r = written[i];
+    if (r.spliced) {
+      ++result.spliced;
+      result.spliced_reused_bytes += r.reused;
+    }
     if (is_dir[i]) continue;  // RECORD lists files only
     if (!r.sha256) {
       if (ordered[i].raw) continue;  // unlisted in the input, see above

@@ -12,6 +12,10 @@
 // declared end checks its CRC-32 and the end of the stream, as a full read
 // does; a member read only in part has only that part checked (corrupt or
 // truncated data before that point is still an error naming the member).
+// With RestartPoints::use, a range far into a member is reached from the
+// last restart point before it; the CRC-32 is then never checked (it needs
+// the whole member from its start), what is checked is listed in
+// docs/archives.md ("Restart points").
 #pragma once
 
 #include <memory>
@@ -39,12 +43,21 @@ class MemberView {
   virtual u64 inflated() const = 0;
 };
 
+/// Whether a view may enter a deflated member at its restart points
+/// (ZipEntry::restart_points) to reach a far range without inflating the
+/// gap. The index comes from the file: `use` only where a crafted index
+/// can do no harm (docs/archives.md, "Trust"); `ignore` decodes every
+/// member sequentially from its start.
+enum class RestartPoints { ignore, use };
+
 /// `zip` must be a reader of a file or of bytes; the view keeps it alive.
 /// Refuses (Errc::unsupported, naming the member) methods other than stored
 /// and deflated.
 /// Also throws Errc::format for a stored member whose size is not the declared
-/// one, and Errc::io when the inflate buffer cannot be mapped.
+/// one, for a member whose restart-point index is malformed when `points`
+/// is `use`, and Errc::io when the inflate buffer cannot be mapped.
 std::shared_ptr<const MemberView> open_member(
-    std::shared_ptr<const ZipReader> zip, const ZipEntry& entry);
+    std::shared_ptr<const ZipReader> zip, const ZipEntry& entry,
+    RestartPoints points = RestartPoints::ignore);
 
 }  // namespace libpkg::archive

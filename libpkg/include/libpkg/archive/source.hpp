@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "libpkg/archive/zip_reader.hpp"
 #include "libpkg/base/integers.hpp"
 
 namespace libpkg {
@@ -22,6 +23,13 @@ class Overlay;
 }
 
 namespace libpkg::archive {
+
+/// A member of a zip archive as edited by an overlay (edited_member_source).
+struct MemberEdit {
+  std::shared_ptr<const ZipReader> zip;
+  ZipEntry entry;
+  std::shared_ptr<const Overlay> overlay;
+};
 
 /// Bytes a zip writer reads a member's content from, at any offset, from any
 /// thread.
@@ -38,6 +46,11 @@ class ContentSource {
   /// For error messages: a path, or "<archive>:<member>" for in-memory data.
   /// Never throws.
   virtual const std::string& name() const = 0;
+  /// Set when the content is a zip member as edited by an overlay: the zip
+  /// writer then re-uses the member's compressed bytes where the edit
+  /// leaves them valid instead of compressing everything again
+  /// (docs/archives.md, "Splice"). Null for other sources; never throws.
+  virtual const MemberEdit* member_edit() const { return nullptr; }
 };
 
 /// A shared, immutable content source.
@@ -57,5 +70,16 @@ SourcePtr bytes_source(std::string_view text, std::string name);
 /// Throws Errc::usage when `input`'s size is not the one the overlay was made
 /// for (or it is not a regular file), Errc::io when it cannot be stat'ed.
 SourcePtr overlay_source(const std::filesystem::path& input, Overlay overlay);
+/// `entry` of `zip` as edited by `overlay` (made for the member's
+/// uncompressed size). A ZipWriter writes it by splicing: the member's
+/// deflate data is re-used where the edit leaves it valid. read() inflates
+/// the member from its start (never through its restart index), so reads
+/// at increasing offsets cost one pass and a read behind the last one
+/// starts over.
+/// Throws Errc::usage when the overlay was made for another size and
+/// Errc::unsupported for a member neither stored nor deflated.
+SourcePtr edited_member_source(std::shared_ptr<const ZipReader> zip,
+                               const ZipEntry& entry,
+                               std::shared_ptr<const Overlay> overlay);
 
 }  // namespace libpkg::archive

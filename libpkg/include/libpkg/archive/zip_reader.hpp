@@ -28,6 +28,18 @@ namespace libpkg::archive {
 /// Errc::unsupported.
 enum class ZipMethod : u16 { stored = 0, deflated = 8 };
 
+/// A place where inflating a deflated member can start afresh (byte-aligned,
+/// nothing before it referenced): the member's uncompressed offset there and
+/// the offset in its compressed data. Our writer records the boundaries of
+/// the chunks it deflates independently (docs/archives.md, "Restart
+/// points"); the start of a member, (0, 0), is one and is never listed.
+struct RestartPoint {
+  u64 uncompressed = 0;
+  u64 compressed = 0;
+  /// Equal when both offsets are; never throws.
+  bool operator==(const RestartPoint&) const = default;
+};
+
 /// One central-directory entry as the reader validated it.
 struct ZipEntry {
   std::string name;
@@ -42,6 +54,13 @@ struct ZipEntry {
   u64 uncompressed_size = 0;
   u64 local_header_offset = 0;
   u64 data_offset = 0;  // first byte of the compressed data
+  // From the central extra field 0x5052, strictly increasing, inside the
+  // member. Untrusted: only open_member and the writer's splice use them,
+  // and they check them as they go (docs/archives.md).
+  std::vector<RestartPoint> restart_points;
+  // Why a restart-point field of ours was refused (empty: none or valid);
+  // its points are dropped and using the index is an error naming this.
+  std::string restart_error;
 
   /// st_mode from the external attributes when the entry was made on unix
   /// (made-by host 3), otherwise 0.

@@ -99,6 +99,10 @@ struct ZipMemberResult {
   // SHA-256 of the uncompressed content; unset for raw copies (their content
   // was not read) unless the caller supplied it.
   std::optional<std::array<u8, 32>> sha256;
+  // Written by splicing an edited member (ContentSource::member_edit()),
+  // and how many of its compressed bytes are the input's, re-used.
+  bool spliced = false;
+  u64 reused = 0;
 };
 
 /// The writer described above: add*() queue members, flush() and commit() write

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "libpkg/archive/member_view.hpp"
 #include "libpkg/archive/zip_reader.hpp"
 #include "libpkg/base/scratch_dir.hpp"
 #include "libpkg/base/thread_pool_fwd.hpp"
@@ -57,6 +58,10 @@ struct AnalyzeOptions {
   ThreadPool* pool = nullptr;  // the job's pool; null: own `threads`
   // Parent of the scratch directory; empty = the system temp directory.
   std::filesystem::path scratch_parent;
+  // Read ELF members through their restart-point indexes (archive/
+  // member_view.hpp): `pkgtool show` does; a repair does not, so nothing
+  // it writes depends on an index the file could forge (docs/archives.md).
+  bool restart_points = false;
 };
 
 /// One ELF member of the wheel.
@@ -71,6 +76,11 @@ struct PackageBinary {
   std::optional<std::string> rpath, runpath;
   deps::LddTree tree;
   deps::BinaryFacts facts;
+  // The member as the analysis read it in place (what it inflated stays
+  // filled): the repair plans its edit over it without inflating again.
+  // Null when the analysis read through restart points (then the repair
+  // reads the member again, sequentially).
+  std::shared_ptr<const archive::MemberView> view;
 };
 
 /// A library resolved outside the wheel (system or build tree).

@@ -180,6 +180,10 @@ struct RepairResult {
   u64 compressed = 0;
   u64 grafted_bytes = 0;
   u64 size = 0;  // bytes of the wheel written (the writer's own count)
+  // Edited members written by splicing the input's deflate data, and the
+  // input's compressed bytes they re-use (wheel::RewriteResult).
+  u64 spliced = 0;
+  u64 spliced_reused_bytes = 0;
 };
 
 /// Writes `out_dir`/plan.output_name (temporary file + rename; nothing is

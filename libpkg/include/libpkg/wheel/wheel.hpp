@@ -232,6 +232,10 @@ struct RewriteResult {
   u64 raw_copies = 0;  // members copied without recompression
   u64 compressed = 0;  // members compressed from new content
   u64 size = 0;        // bytes of the wheel written (the writer's count)
+  // Of `compressed`: edited members of the input written by splicing its
+  // deflate data, and how many compressed bytes of the input they re-use.
+  u64 spliced = 0;
+  u64 spliced_reused_bytes = 0;
 };
 
 /// Writes `out` = `input` with `edits` applied. Member order: the input's
