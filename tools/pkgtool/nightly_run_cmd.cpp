@@ -150,10 +150,8 @@ int run_run(const std::vector<std::string>& args) {
         libpkg::Errc::usage, "pkgtool nightly run",
         "--resume/--retry-failed take the jobs from the nightly's jobs.json");
   if (!resume && !retry && !has_input)
-    throw libpkg::Error(
-        libpkg::Errc::usage, "pkgtool nightly run",
-        std::string("no jobs: give --jobs FILE or --command TEMPLATE\n") +
-            kUsage);
+    usage_error("pkgtool nightly run",
+                "no jobs: give --jobs FILE or --command TEMPLATE");
   if (command.empty() && (!types.empty() || !accels.empty() ||
                           !pythons.empty() || !matrix_file.empty()))
     throw libpkg::Error(libpkg::Errc::usage, "pkgtool nightly run",

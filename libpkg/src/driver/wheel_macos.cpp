@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include "driver/manywheel_build.hpp"
+#include "libpkg/base/atomic_file.hpp"
 #include "libpkg/base/error.hpp"
 #include "libpkg/bundle/macos_repair.hpp"
 #include "libpkg/config/names.hpp"
@@ -148,7 +149,7 @@ Summary run_wheel_macos(const WheelMacosOptions& o) {
                 "output directory");
   log(o, fmt::format("bundling {} librar{}, writing {}", plan.grafts.size(),
                      plan.grafts.size() == 1 ? "y" : "ies", out.string()));
-  fs::create_directories(o.common.out_dir);
+  create_output_directory(o.common.out_dir);
   bundle::ApplyOptions ap;
   ap.level = o.common.zip_level;
   ap.threads = o.common.threads;
