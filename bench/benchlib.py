@@ -3,10 +3,14 @@
 
 from __future__ import annotations
 
+import argparse
+import datetime
 import os
 import shutil
+import statistics
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +23,55 @@ def log(msg: str) -> None:
 
 def run_text(argv: list[str], **kw) -> subprocess.CompletedProcess:
     return subprocess.run(argv, capture_output=True, text=True, **kw)
+
+
+# The pkgtool of this checkout's default build directory.
+BUILT_PKGTOOL = str(HERE.parent / "build/tools/pkgtool/pkgtool")
+
+
+def side_by_side_args(doc: str, size_mb: int, runs: int) -> argparse.ArgumentParser:
+    """The options every pkgtool-against-another-tool bench takes: --pkgtool,
+    --size-mb of the generated input, --runs (the table shows medians),
+    --tmpdir and --markdown."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--pkgtool", default=BUILT_PKGTOOL)
+    ap.add_argument("--size-mb", type=int, default=size_mb)
+    ap.add_argument("--runs", type=int, default=runs)
+    ap.add_argument("--tmpdir", default=None)
+    ap.add_argument("--markdown", action="store_true")
+    return ap
+
+
+def missing_tool(*tools: str) -> str | None:
+    """The first of `tools` not on PATH (nor an executable path), if any."""
+    return next((t for t in tools if not shutil.which(t)), None)
+
+
+def timed(argv: list[str]) -> tuple[float, int]:
+    """Wall seconds (perf_counter around the child: /usr/bin/time's %e has
+    10 ms resolution, too coarse here) and peak RSS KiB (/usr/bin/time %M)
+    of one run of `argv`; a failed run ends the bench with its stderr."""
+    start = time.perf_counter()
+    p = run_text(["/usr/bin/time", "-f", "%M", *argv])
+    wall = time.perf_counter() - start
+    if p.returncode != 0:
+        raise SystemExit(f"error: {' '.join(argv)} failed:\n{p.stderr}")
+    return wall, int(p.stderr.strip().splitlines()[-1])
+
+
+def medians(results: dict[str, list[tuple[float, int]]]) -> dict[str, tuple[float, float]]:
+    """Per row name, the median wall seconds and median peak RSS KiB of its
+    timed() samples."""
+    return {k: (statistics.median(w for w, _ in v), statistics.median(r for _, r in v))
+            for k, v in results.items()}
+
+
+def machine_line() -> str:
+    """"date: ... UTC; N CPUs; load average a b c": the machine's state,
+    printed with every result (the machine is shared)."""
+    load = " ".join(f"{x:.1f}" for x in os.getloadavg())
+    return (f"date: {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC; {os.cpu_count()} CPUs; "
+            f"load average {load}")
 
 
 def human_mb(kib: float) -> str:

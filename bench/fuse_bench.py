@@ -27,19 +27,16 @@ Issue 17's target: fuse no slower than llvm-lipo-14. Exit 0 when both rows
 
 from __future__ import annotations
 
-import argparse
-import datetime
 import filecmp
 import os
 import shutil
-import statistics
 import sys
 import tempfile
-import time
 import zipfile
 from pathlib import Path
 
-from benchlib import human_mb, human_ms, human_ratio, log, run_text, table
+from benchlib import (human_mb, human_ms, human_ratio, log, machine_line, medians, missing_tool, run_text,
+                      side_by_side_args, table, timed)
 
 WHEEL = "demo-1.0-cp311-cp311-{}.whl"
 DYLIB = "demo/.dylibs/libbig.dylib"
@@ -110,27 +107,13 @@ cd "$W/a" && zip -q -r -X -6 "$OUT/demo-1.0-cp311-cp311-macosx_10_15_universal2.
 """
 
 
-def timed(argv: list[str]) -> tuple[float, int]:
-    start = time.perf_counter()
-    p = run_text(["/usr/bin/time", "-f", "%M", *argv])
-    wall = time.perf_counter() - start
-    if p.returncode != 0:
-        raise SystemExit(f"error: {' '.join(argv)} failed:\n{p.stderr}")
-    return wall, int(p.stderr.strip().splitlines()[-1])
-
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--pkgtool", default="/work/main/build/tools/pkgtool/pkgtool")
-    ap.add_argument("--size-mb", type=int, default=200)
-    ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--tmpdir", default=None)
-    ap.add_argument("--markdown", action="store_true")
-    a = ap.parse_args()
-    for tool in ("clang-14", "llvm-lipo-14", "llvm-otool-14", "unzip", "zip", a.pkgtool):
-        if not shutil.which(tool):
-            print(f"error: {tool}: not found", file=sys.stderr)
-            return 2
+    a = side_by_side_args(__doc__, size_mb=200, runs=5).parse_args()
+    tool = missing_tool("clang-14", "llvm-lipo-14", "llvm-otool-14", "unzip", "zip", a.pkgtool)
+    if tool:
+        print(f"error: {tool}: not found", file=sys.stderr)
+        return 2
     with tempfile.TemporaryDirectory(prefix="fuse-bench.", dir=a.tmpdir) as tmp:
         work = Path(tmp)
         log(f"building two wheels with a {a.size_mb} MiB dylib each ...")
@@ -178,14 +161,13 @@ def main() -> int:
         if run_text([a.pkgtool, "wheel", "verify", str(fused)]).returncode:
             print("error: the fused wheel does not verify", file=sys.stderr)
             return 1
-        med = {k: (statistics.median(w for w, _ in v), statistics.median(r for _, r in v)) for k, v in results.items()}
+        med = medians(results)
         table_rows = []
         for i, k in enumerate(names):
             ref = names[1] if i < 2 else names[3]
             wall, rss = med[k]
             table_rows.append([k, human_ms(wall), human_mb(rss), human_ratio(med[ref][0] / wall)])
-        load = " ".join(f"{x:.1f}" for x in os.getloadavg())
-        print(f"date: {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC; {os.cpu_count()} CPUs; load average {load}; "
+        print(f"{machine_line()}; "
               f"wheels {wa.stat().st_size / 1e6:.0f} + {wb.stat().st_size / 1e6:.0f} MB "
               f"(dylibs {da.stat().st_size / 1e6:.0f} + {db.stat().st_size / 1e6:.0f} MB); runs {a.runs} (median)")
         print(table(["command", "wall ms", "peak RSS MiB", "speed-up vs llvm-lipo row"], table_rows, a.markdown))

@@ -26,19 +26,15 @@ usage errors.
 
 from __future__ import annotations
 
-import argparse
-import datetime
 import filecmp
 import os
 import shutil
-import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-from benchlib import human_mb, human_ms, human_ratio, log, run_text, table
+from benchlib import (human_mb, human_ms, human_ratio, log, machine_line, medians, missing_tool, run_text,
+                      side_by_side_args, table, timed)
 
 ARM64 = "arm64-apple-macos11"
 
@@ -86,16 +82,6 @@ def fill_random(dylib: Path) -> None:
             f.write(os.urandom(n))
             left -= n
 
-
-def timed(argv: list[str]) -> tuple[float, int]:
-    """Wall seconds (perf_counter around the child: /usr/bin/time's %e has
-    10 ms resolution, too coarse here) and peak RSS KiB (/usr/bin/time %M)."""
-    start = time.perf_counter()
-    p = run_text(["/usr/bin/time", "-f", "%M", *argv])
-    wall = time.perf_counter() - start
-    if p.returncode != 0:
-        raise SystemExit(f"error: {' '.join(argv)} failed:\n{p.stderr}")
-    return wall, int(p.stderr.strip().splitlines()[-1])
 
 
 def dylib_id(path: Path) -> str:
@@ -158,7 +144,7 @@ def bench_file(a, work: Path, lib: Path, kind: str) -> tuple[list[list[str]], bo
         print(f"error: {kind}: pkgtool's output does not verify", file=sys.stderr)
         return None
     llvm_ok = verifies(a.pkgtool, outputs[names[2]])
-    med = {k: (statistics.median(w for w, _ in v), statistics.median(r for _, r in v)) for k, v in results.items()}
+    med = medians(results)
     ref_wall, ref_rss = med[names[2]]
     table_rows = []
     for k in names:
@@ -171,18 +157,11 @@ def bench_file(a, work: Path, lib: Path, kind: str) -> tuple[list[list[str]], bo
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--pkgtool", default="/work/main/build/tools/pkgtool/pkgtool")
-    ap.add_argument("--size-mb", type=int, default=200)
-    ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--tmpdir", default=None)
-    ap.add_argument("--markdown", action="store_true")
-    a = ap.parse_args()
-    for tool in ("clang-14", "llvm-install-name-tool-14", "llvm-objdump-14", "llvm-otool-14", "llvm-lipo-14",
-                 a.pkgtool):
-        if not shutil.which(tool):
-            print(f"error: {tool}: not found", file=sys.stderr)
-            return 2
+    a = side_by_side_args(__doc__, size_mb=200, runs=5).parse_args()
+    tool = missing_tool("clang-14", "llvm-install-name-tool-14", "llvm-objdump-14", "llvm-otool-14", "llvm-lipo-14", a.pkgtool)
+    if tool:
+        print(f"error: {tool}: not found", file=sys.stderr)
+        return 2
 
     with tempfile.TemporaryDirectory(prefix="macho-bench.", dir=a.tmpdir) as tmp:
         work = Path(tmp)
@@ -200,9 +179,7 @@ def main() -> int:
                 return 1
             all_rows += got[0]
             met = met and got[1]
-        load = " ".join(f"{x:.1f}" for x in os.getloadavg())
-        print(f"date: {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC; {os.cpu_count()} CPUs; "
-              f"load average {load}; thin {thin.stat().st_size / 1e6:.0f} MB (arm64, random __DATA, signed), "
+        print(f"{machine_line()}; thin {thin.stat().st_size / 1e6:.0f} MB (arm64, random __DATA, signed), "
               f"universal2 {fat.stat().st_size / 1e6:.0f} MB (+ signed x86_64); runs {a.runs} (median)")
         print("(wall: time.perf_counter around `/usr/bin/time -f %M TOOL ...`, which adds ~1 ms; RSS: its %M)")
         print(table(["file: tool", "wall ms", "peak RSS MiB", "speed-up", "RSS ratio"], all_rows, a.markdown))

@@ -66,7 +66,7 @@ from benchlib import Launcher, Sample, human_mb, human_ratio, log, run_text, tab
 HERE = Path(__file__).resolve().parent
 # The repair tests' ldd parsing (the real loader's view): one copy for
 # the tests and the benchmark.
-sys.path.insert(0, str(HERE.parent / "tests" / "repair" / "lib"))
+sys.path.insert(0, str(HERE.parent / "tests" / "bundle" / "lib"))
 from repaircheck import ldd_map  # noqa: E402
 
 DEFAULT_PKGTOOL = str(HERE.parent / "build/tools/pkgtool/pkgtool")
@@ -320,6 +320,29 @@ class Row:
         return statistics.median(s.user_s + s.sys_s for s in self.samples)
 
 
+def profile(out_dir: str, repair_argv: list[str], work: Path, env: dict) -> None:
+    """perf record -e cpu-clock of a cold-cache and a warm-cache repair;
+    reports by DSO and by symbol (children not folded in: self time)."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    cache = work / "profile-cache"
+    shutil.rmtree(cache, ignore_errors=True)
+    for name in ("cold", "warm"):
+        dest = work / f"profile-{name}"
+        shutil.rmtree(dest, ignore_errors=True)
+        dest.mkdir()
+        data = out / f"{name}.perf.data"
+        p = run_text(["perf", "record", "-e", "cpu-clock", "-F", "499", "-o", str(data), "--",
+                      *repair_argv, "-w", str(dest), "--cache-dir", str(cache)], env=env)
+        if p.returncode != 0:
+            raise SystemExit(f"error: perf record ({name}): {p.stderr[-2000:]}")
+        for sort in ("dso", "dso,sym"):
+            rep = run_text(["perf", "report", "-i", str(data), "--stdio", "--no-children",
+                            "--sort", sort, "--percent-limit", "0.3"])
+            (out / f"{name}.{sort.replace(',', '-')}.txt").write_text(rep.stdout)
+        log(f"profile {name}: {out}/{name}.dso.txt, {name}.dso-sym.txt")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--pkgtool", default=DEFAULT_PKGTOOL, help="pkgtool binary (default: %(default)s)")
@@ -334,6 +357,11 @@ def main() -> int:
                     help="also time pkgtool with the chunk cache: cold (emptied before each run), "
                          "warm (the same wheel again), and a second wheel (another extension, "
                          "same libraries: a second Python version) over the warm cache")
+    ap.add_argument("--profile", metavar="DIR",
+                    help="instead of timing: sample pkgtool repair (-j --jobs) with `perf record -e "
+                         "cpu-clock` (software timer sampling: this VM exposes no hardware counters), "
+                         "cold cache then warm cache, and write perf reports by DSO and by symbol "
+                         "into DIR")
     args = ap.parse_args()
 
     if not CUDA_LIB.is_dir():
@@ -398,6 +426,10 @@ def main() -> int:
             if planned != sorted(s for s, _ in fx.deps):
                 raise SystemExit(f"error: pkgtool plans to graft {planned}, the shell pipeline "
                                  f"{sorted(s for s, _ in fx.deps)}")
+
+        if args.profile:
+            profile(args.profile, repair_argv, work, env)
+            return 0
 
         members = {}
         for i in range(args.runs):

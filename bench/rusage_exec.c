@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* rusage_exec: run one command and report its wall time and peak RSS.
  *
  *   rusage_exec RESULT_FILE PROGRAM [ARGS...]

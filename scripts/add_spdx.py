@@ -8,11 +8,35 @@ import sys
 from pathlib import Path
 
 TAG = "SPDX-License-Identifier: BSD-3-Clause"
-COMMENT = {".cpp": "//", ".hpp": "//", ".h": "//", ".cc": "//", ".py": "#", ".pyi": "#",
-           ".sh": "#", ".cmake": "#"}
-NAMES = {"CMakeLists.txt": "#"}
-# Crafted inputs and generated data are not source.
-SKIP_PARTS = {"fixtures", "corpus", "seeds"}
+# Comment (start, end) per kind of file.
+LINE_HASH = ("#", "")
+LINE_SLASH = ("//", "")
+BLOCK = ("/*", " */")
+COMMENT = {".cpp": LINE_SLASH, ".hpp": LINE_SLASH, ".h": LINE_SLASH, ".cc": LINE_SLASH,
+           ".c": BLOCK, ".cu": BLOCK, ".map": BLOCK,  # C sources, linker version scripts
+           ".py": LINE_HASH, ".pyi": LINE_HASH, ".sh": LINE_HASH, ".cmake": LINE_HASH,
+           ".pc": LINE_HASH}
+NAMES = {"CMakeLists.txt": LINE_HASH}
+# Crafted inputs and generated data are not source (fuzz seeds and crashers,
+# the wheel metadata templates a comment would corrupt).
+SKIP_PARTS = {"fixtures", "corpus", "seeds", "crashers"}
+SKIP_NAMES = {"METADATA.in", "WHEEL.in"}
+
+
+def comment_of(p: Path):
+    """The comment style of a source file, or None when it is not one. A
+    template (NAME.EXT.in) is its EXT; a file without a suffix is a script
+    when it starts with a shebang."""
+    if p.name in NAMES:
+        return NAMES[p.name]
+    suffix = Path(p.stem).suffix if p.suffix == ".in" else p.suffix
+    if suffix in COMMENT:
+        return COMMENT[suffix]
+    if not p.suffix:
+        with open(p, "rb") as f:
+            if f.read(2) == b"#!":
+                return LINE_HASH
+    return None
 
 
 def files(root: Path):
@@ -26,11 +50,12 @@ def files(root: Path):
         if not rel:
             continue
         p = root / rel
-        if SKIP_PARTS & set(p.parts) or not p.is_file() or p.is_symlink():
+        if (SKIP_PARTS & set(p.parts) or p.name in SKIP_NAMES or not p.is_file()
+                or p.is_symlink()):
             continue
-        prefix = NAMES.get(p.name) or COMMENT.get(p.suffix)
-        if prefix:
-            yield p, prefix
+        comment = comment_of(p)
+        if comment:
+            yield p, comment
 
 
 def main() -> int:
@@ -38,14 +63,14 @@ def main() -> int:
     args = [a for a in sys.argv[1:] if a != "--check"]
     root = Path(args[0] if args else ".").resolve()
     missing = []
-    for path, prefix in files(root):
+    for path, (start, end) in files(root):
         text = path.read_text(encoding="utf-8")
         if TAG in "\n".join(text.splitlines()[:3]):
             continue
         missing.append(path.relative_to(root))
         if check:
             continue
-        line = f"{prefix} {TAG}\n"
+        line = f"{start} {TAG}{end}\n"
         if text.startswith("#!"):
             first, _, rest = text.partition("\n")
             text = first + "\n" + line + rest

@@ -36,6 +36,11 @@
 #                          <repo>/build, configured first if needed).
 #   LIBPKG_PYTHON          interpreter the extension is built for (default /usr/bin/python3)
 #
+# Then a short nightly over the example (scripts/demo_nightly.sh): the built
+# wheel through manywheel as a nightly job, one configuration failing on
+# purpose, the published channel, the stats store and the report, whose path
+# is the last line printed.
+#
 # Exit status: 0 on success, non-zero when any step fails (the step's log tail
 # is printed).
 set -euo pipefail
@@ -286,3 +291,8 @@ for s in json.load(open(os.path.join(out, "inspect.json"))):
     other = [v["tag"] for k, v in sorted(mv.items()) if k not in ("GLIBC", "GLIBCXX")]
     print("    requires " + (" ".join(req) or "-") + ("   (also %s)" % " ".join(other) if other else ""))
 EOF
+
+# -- a short nightly over the example: jobs, logs, channel, stats, report
+echo
+echo "nightly over the example (scripts/demo_nightly.sh):"
+LIBPKG_DEMO_OUT=$out PKGTOOL=$PKGTOOL MANYWHEEL=$MANYWHEEL "$repo/scripts/demo_nightly.sh"

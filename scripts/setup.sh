@@ -18,15 +18,20 @@ packages=(
   libfmt-dev nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev
   pybind11-dev libdeflate-dev zlib1g-dev libzstd-dev libarchive-dev libbz2-dev
   libssl-dev libicu-dev
-  # the nightly stats store (stats.db)
-  libsqlite3-dev
+  # the nightly stats store: SQLite (stats.db) and PostgreSQL (libpq; the
+  # server the tests start themselves: initdb/pg_ctl of postgresql-15)
+  libsqlite3-dev libpq-dev postgresql-15
   # Python (Debian's interpreter, named explicitly as /usr/bin/python3)
   python3-dev python3-venv python3-pytest python3-wheel python3-pip
   python3-setuptools python3-pyelftools
   # independent tools the tests cross-check against
   patchelf elfutils binutils liblief-dev libarchive-tools unzip zip
   conda-package-handling python3-zstandard zstd bzip2
-  # thread counts of -j (tests/bundle/options.sh)
+  # the libtorch driver's debug split (gdb follows the debuglink) and its
+  # build hash from a source checkout (git)
+  gdb git
+  # thread counts of -j (tests/bundle/options.sh); bytes read by
+  # `nightly logs --tail` (tests/nightly/runner_test.py)
   strace
   # cross targets: 32-bit, aarch64 (64 KiB pages), big-endian s390x
   qemu-user gcc-aarch64-linux-gnu g++-aarch64-linux-gnu gcc-s390x-linux-gnu
@@ -45,6 +50,9 @@ packages=(
   clang-14 lld-14 llvm-14 lld-19 llvm-19 python3-macholib
   # the nightly report in a real browser (tests/nightly/report_browser.py)
   chromium chromium-driver python3-selenium
+  # the generated GitHub Actions workflow read back (tests/nightly/workflow_test.py);
+  # unshare/mount/setpriv (util-linux) for the full-disk and unwritable-root tests
+  python3-yaml util-linux
   # benchmarks
   hyperfine
   # fuzz/run.sh: libFuzzer and the sanitizer runtimes come with clang

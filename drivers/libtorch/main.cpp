@@ -7,6 +7,8 @@
 //   libtorch (--tree DIR | --wheel FILE) (--build-hash H | --source DIR)
 //            [--debug-split [--debug-library GLOB]...] [--include LIB]...
 //            [--skip-other] [--no-latest] [--keep-names]
+//            [--macos [--lib-path DIR]... [--exclude GLOB]...
+//             [--deployment-target X.Y]]
 //            + the shared driver flags (--variant, --cuda, --abi, ...)
 //
 // Exit status: 0 zips written and checked, 1 a check failed, 2 bad input
@@ -62,8 +64,26 @@ int run(int argc, char** argv) {
   app.add_flag("--no-latest", no_latest, "do not write the -latest copy");
   app.add_flag("--keep-names", options.keep_names,
                "bundle libraries under their own names (no -<sha8>)");
+  bool macos = false;
+  std::string target;
+  std::vector<std::string> lib_paths;
+  app.add_flag("--macos", macos,
+               "the macOS zip (libtorch-macos-<arch>-<ver>.zip): Mach-O "
+               "files bundled as the macOS wheel repair does, the one "
+               "OpenMP runtime from lib/ (the wheel's torch/lib)");
+  app.add_option("--lib-path", lib_paths,
+                 "macOS: directory searched first for dylibs by leaf name "
+                 "(after DYLD_LIBRARY_PATH)");
+  app.add_option("--exclude", options.exclude,
+                 "macOS: glob of a library another package provides (not "
+                 "bundled)");
+  app.add_option("--deployment-target", target,
+                 "macOS deployment target the zip is checked against "
+                 "(default MACOSX_DEPLOYMENT_TARGET, else 10.15; arm64 is "
+                 "at least 11.0)");
   std::vector<std::string> args(argv + 1, argv + argc);
   if (!driver_cli::parse(app, args, "libtorch", kUsage)) return 0;
+  if (macos) flags.overrides.os = "macos";
 
   if (tree.empty() == wheel.empty())
     throw Error(Errc::usage, "libtorch",
@@ -76,6 +96,17 @@ int run(int argc, char** argv) {
   options.write_latest = !no_latest;
   driver_cli::resolve(flags, cfg::PackageType::libtorch);
   options.common = flags.options;
+  if (options.common.config.os == "macos") {
+    driver_cli::MacosEnvironment mac =
+        driver_cli::macos_environment(flags, target, lib_paths);
+    options.deployment_target = mac.deployment_target;
+    options.library_path = mac.library_path;
+  } else if (!target.empty() || !lib_paths.empty() ||
+             !options.exclude.empty()) {
+    throw Error(Errc::usage, "libtorch",
+                "--deployment-target, --lib-path and --exclude apply to the "
+                "macOS zip (--macos)");
+  }
   return driver_cli::finish(libpkg::driver::run_libtorch(options), flags);
 }
 

@@ -45,18 +45,10 @@ int run(int argc, char** argv) {
   driver_cli::CommonFlags flags;
   driver_cli::add_common_flags(app, flags);
   libpkg::driver::ManywheelOptions o;
-  std::string wheel, source, dist_dir, lib_dir;
+  driver_cli::WheelInputFlags input;
+  driver_cli::add_wheel_input_flags(app, input);
+  std::string lib_dir;
   std::vector<std::string> lib_paths;
-  app.add_option("--wheel", wheel, "the built wheel to repair");
-  app.add_option("--build-command", o.build_command,
-                 "shell command that builds the wheel (run in --source)");
-  app.add_option("--source", source, "source directory of --build-command");
-  app.add_option("--build-timeout", o.build_timeout_seconds,
-                 "stop the build command and everything it started after "
-                 "SECONDS (default: no limit)");
-  app.add_option("--dist-dir", dist_dir,
-                 "where the build command writes its wheel (default "
-                 "<source>/dist)");
   app.add_option("--lib-dir", lib_dir,
                  "directory inside the wheel for bundled libraries "
                  "(default <package>/lib)");
@@ -84,14 +76,10 @@ int run(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (!driver_cli::parse(app, args, "manywheel", kUsage)) return 0;
 
-  if (!wheel.empty()) o.wheel = wheel;
-  o.source_dir = source;
-  o.dist_dir = dist_dir;
   if (!lib_dir.empty()) o.lib_dir = lib_dir;
   // The python default comes from the input wheel's tag.
-  std::optional<cfg::PythonVersion> wheel_py;
-  if (!wheel.empty()) wheel_py = libpkg::driver::wheel_python(wheel);
-  driver_cli::resolve(flags, cfg::PackageType::manywheel, wheel_py);
+  driver_cli::resolve(flags, cfg::PackageType::manywheel,
+                      driver_cli::apply_wheel_input(input, o));
   o.common = flags.options;
   // The old scripts' switches (builder-scripts.md §2.2), unless --no-env.
   if (!flags.no_env)
@@ -102,7 +90,8 @@ int run(int argc, char** argv) {
           return std::string(v);
         });
   std::string ld = env("LD_LIBRARY_PATH");
-  if (!ld.empty()) o.search.ld_library_path = libpkg::deps::split_path_list(ld);
+  // Split as glibc splits LD_LIBRARY_PATH (":" and ";").
+  o.search.ld_library_path = libpkg::deps::split_ld_library_path(ld);
   o.search.extra_paths = lib_paths;
   return driver_cli::finish(libpkg::driver::run_manywheel(o), flags);
 }

@@ -13,13 +13,11 @@
 //
 // Exit status: 0 wheel written and checked, 1 a check failed, 2 bad input
 // (one line on stderr).
-#include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "driver_cli.hpp"
 #include "libpkg/base/error.hpp"
-#include "libpkg/deps/resolve.hpp"
 #include "libpkg/driver/manywheel.hpp"
 #include "libpkg/driver/wheel_macos.hpp"
 
@@ -40,17 +38,10 @@ int run(int argc, char** argv) {
   driver_cli::CommonFlags flags;
   driver_cli::add_common_flags(app, flags);
   libpkg::driver::WheelMacosOptions o;
-  std::string wheel, source, dist_dir, target;
+  driver_cli::WheelInputFlags input;
+  driver_cli::add_wheel_input_flags(app, input);
+  std::string target;
   std::vector<std::string> lib_paths;
-  app.add_option("--wheel", wheel, "the built wheel to repair");
-  app.add_option("--build-command", o.build_command,
-                 "shell command that builds the wheel (run in --source)");
-  app.add_option("--source", source, "source directory of --build-command");
-  app.add_option("--build-timeout", o.build_timeout_seconds,
-                 "stop the build command after SECONDS (default: no limit)");
-  app.add_option("--dist-dir", dist_dir,
-                 "where the build command writes its wheel (default "
-                 "<source>/dist)");
   app.add_option("--deployment-target", target,
                  "macOS deployment target, floor and ceiling of the tag "
                  "(default MACOSX_DEPLOYMENT_TARGET, else 10.15; arm64 is "
@@ -63,22 +54,13 @@ int run(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (!driver_cli::parse(app, args, "wheel_macos", kUsage)) return 0;
 
-  if (!wheel.empty()) o.wheel = wheel;
-  o.source_dir = source;
-  o.dist_dir = dist_dir;
-  std::optional<cfg::PythonVersion> wheel_py;
-  if (!wheel.empty()) wheel_py = libpkg::driver::wheel_python(wheel);
-  driver_cli::resolve(flags, cfg::PackageType::wheel_macos, wheel_py);
+  driver_cli::resolve(flags, cfg::PackageType::wheel_macos,
+                      driver_cli::apply_wheel_input(input, o));
   o.common = flags.options;
-  const char* env_target = std::getenv("MACOSX_DEPLOYMENT_TARGET");
-  if (!target.empty())
-    o.deployment_target = target;
-  else if (env_target && *env_target && !flags.no_env)
-    o.deployment_target = env_target;
-  if (const char* dyld = std::getenv("DYLD_LIBRARY_PATH"))
-    for (const auto& d : libpkg::deps::split_path_list(dyld))
-      o.library_path.push_back(d);
-  for (const auto& d : lib_paths) o.library_path.push_back(d);
+  driver_cli::MacosEnvironment mac =
+      driver_cli::macos_environment(flags, target, lib_paths);
+  o.deployment_target = mac.deployment_target;
+  o.library_path = mac.library_path;
   return driver_cli::finish(libpkg::driver::run_wheel_macos(o), flags);
 }
 

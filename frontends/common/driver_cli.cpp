@@ -12,6 +12,7 @@
 #include "cli_parse.hpp"
 #include "config_flags.hpp"
 #include "libpkg/base/error.hpp"
+#include "libpkg/deps/resolve.hpp"
 #include "progress.hpp"
 
 namespace driver_cli {
@@ -46,6 +47,19 @@ std::function<void(libpkg::u64, libpkg::u64)> terminal_progress() {
 }
 
 }  // namespace
+
+void add_wheel_input_flags(CLI::App& app, WheelInputFlags& f) {
+  app.add_option("--wheel", f.wheel, "the built wheel to repair");
+  app.add_option("--build-command", f.build_command,
+                 "shell command that builds the wheel (run in --source)");
+  app.add_option("--source", f.source, "source directory of --build-command");
+  app.add_option("--build-timeout", f.build_timeout,
+                 "stop the build command and everything it started after "
+                 "SECONDS (default: no limit)");
+  app.add_option("--dist-dir", f.dist_dir,
+                 "where the build command writes its wheel (default "
+                 "<source>/dist)");
+}
 
 void add_common_flags(CLI::App& app, CommonFlags& f) {
   auto& o = f.overrides;
@@ -113,10 +127,9 @@ void resolve(CommonFlags& f, cfg::PackageType type,
     c.type = type;
     // The macOS wheel has no other OS (BuildConfig defaults to linux).
     if (type == cfg::PackageType::wheel_macos) c.os = "macos";
-    if (type == cfg::PackageType::libtorch) {
-      c.python.reset();
-      c.variant = libpkg::cppdist::LibtorchVariant{};
-    }
+    // apply_overrides gives Linux libtorch its default variant (a macOS
+    // zip, --macos, has none).
+    if (type == cfg::PackageType::libtorch) c.python.reset();
   }
   if (!c.python && !f.overrides.python && default_python &&
       c.type != cfg::PackageType::libtorch)
@@ -168,6 +181,21 @@ void resolve(CommonFlags& f, cfg::PackageType type,
     check.log = line;
   }
   if (tty) f.options.progress = terminal_progress();
+}
+
+MacosEnvironment macos_environment(const CommonFlags& flags,
+                                   const std::string& target,
+                                   const std::vector<std::string>& lib_paths) {
+  MacosEnvironment out;
+  if (!target.empty())
+    out.deployment_target = target;
+  else if (!flags.no_env)
+    out.deployment_target = env("MACOSX_DEPLOYMENT_TARGET");
+  if (auto dyld = env("DYLD_LIBRARY_PATH"))
+    for (const auto& d : libpkg::deps::split_path_list(*dyld))
+      out.library_path.push_back(d);
+  for (const auto& d : lib_paths) out.library_path.push_back(d);
+  return out;
 }
 
 bool parse(CLI::App& app, const std::vector<std::string>& args,

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -20,6 +21,7 @@
 #include "libpkg/config/build.hpp"
 #include "libpkg/config/cuda_table.hpp"
 #include "libpkg/driver/common.hpp"
+#include "libpkg/driver/manywheel.hpp"
 
 namespace driver_cli {
 
@@ -63,6 +65,44 @@ void add_common_flags(CLI::App& app, CommonFlags& flags);
 // neither the environment nor --python names one.
 void resolve(CommonFlags& flags, libpkg::config::PackageType type,
              std::optional<libpkg::config::PythonVersion> default_python = {});
+
+// The input of the drivers that repair a built wheel (manywheel,
+// wheel_macos): --wheel FILE, or --build-command CMD run in --source DIR
+// (--build-timeout SECONDS, --dist-dir DIR).
+struct WheelInputFlags {
+  std::string wheel, build_command, source, dist_dir;
+  unsigned build_timeout = 0;
+};
+
+// Registers --wheel, --build-command, --source, --build-timeout, --dist-dir.
+void add_wheel_input_flags(CLI::App& app, WheelInputFlags& flags);
+
+// After parsing: the input into `o` (either driver's options, which name
+// the fields alike). Returns the python of the input wheel's tags, the
+// default for resolve(); none for a build command.
+template <typename Options>
+std::optional<libpkg::config::PythonVersion> apply_wheel_input(
+    const WheelInputFlags& flags, Options& o) {
+  o.build_command = flags.build_command;
+  o.build_timeout_seconds = flags.build_timeout;
+  o.source_dir = flags.source;
+  o.dist_dir = flags.dist_dir;
+  if (flags.wheel.empty()) return std::nullopt;
+  o.wheel = flags.wheel;
+  return libpkg::driver::wheel_python(flags.wheel);
+}
+
+// What the macOS drivers (wheel_macos, libtorch --macos) take from the
+// environment after their flags: `target` (--deployment-target), else
+// MACOSX_DEPLOYMENT_TARGET unless --no-env; DYLD_LIBRARY_PATH's
+// directories, then `lib_paths` (--lib-path), searched first by leaf name.
+struct MacosEnvironment {
+  std::optional<std::string> deployment_target;
+  std::vector<std::filesystem::path> library_path;
+};
+MacosEnvironment macos_environment(const CommonFlags& flags,
+                                   const std::string& target,
+                                   const std::vector<std::string>& lib_paths);
 
 // Parses `args` into `app` (false: --help was printed, exit 0). Errors are
 // libpkg::Error with Errc::usage.

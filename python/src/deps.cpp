@@ -35,7 +35,8 @@ void apply_search_args(dp::SearchConfig& search, const py::object& lib_paths,
   if (ld_library_path.is_none()) {
     py::object value = py::module_::import("os").attr("environ").attr("get")(
         "LD_LIBRARY_PATH", "");
-    search.ld_library_path = split_colon(value.cast<std::string>());
+    search.ld_library_path =
+        dp::split_ld_library_path(value.cast<std::string>());
   } else {
     search.ld_library_path = string_list(ld_library_path, "ld_library_path");
   }

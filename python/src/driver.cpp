@@ -274,6 +274,8 @@ void bind_driver(py::module_& m) {
          const py::object& debug_libraries, const py::object& include,
          bool skip_other_entries, bool write_latest, bool keep_names,
          const std::string& objcopy, const std::string& git,
+         std::optional<std::string> deployment_target,
+         const py::object& dyld_library_path, const py::object& exclude,
          LIBPKG_DRIVER_COMMON_PARAMS) {
         require_type(config, cf::PackageType::libtorch);
         if (tree.has_value() == wheel.has_value())
@@ -294,6 +296,11 @@ void bind_driver(py::module_& m) {
         o.keep_names = keep_names;
         o.objcopy = objcopy;
         o.git = git;
+        o.deployment_target = std::move(deployment_target);
+        for (const auto& d :
+             string_list(dyld_library_path, "dyld_library_path"))
+          o.library_path.push_back(d);
+        o.exclude = string_list(exclude, "exclude");
         return run_job(o.common, LIBPKG_DRIVER_COMMON_ARGS,
                        [&o] { return dr::run_libtorch(o); });
       },
@@ -303,11 +310,17 @@ void bind_driver(py::module_& m) {
       "debug_libraries"_a = std::vector<std::string>{"libtorch_cpu.so"},
       "include"_a = py::tuple(), "skip_other_entries"_a = false,
       "write_latest"_a = true, "keep_names"_a = false, "objcopy"_a = "objcopy",
-      "git"_a = "git", LIBPKG_DRIVER_COMMON_KWARGS,
+      "git"_a = "git", "deployment_target"_a = py::none(),
+      "dyld_library_path"_a = py::tuple(), "exclude"_a = py::tuple(),
+      LIBPKG_DRIVER_COMMON_KWARGS,
       "An install tree (lib/ include/ [share/ bin/]) or a built wheel → "
       "the libtorch zip set of the configuration's variant in `out_dir`, "
       "checked. build-hash: `build_hash`, or `git rev-parse HEAD` in "
-      "`source`.");
+      "`source`. A macOS configuration makes libtorch-macos-<arch>-<ver>.zip: "
+      "outside dylibs (found first in dyld_library_path, not `exclude`d) "
+      "bundled into lib/, the one OpenMP runtime the tree's lib/ ships (the "
+      "wheel's torch/lib/libomp.dylib), checked against deployment_target "
+      "(10.15 by default; arm64 at least 11.0).");
 
   m.def(
       "conda",

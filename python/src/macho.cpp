@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // libpkg.macho: the Mach-O reader (slices, arch, minos, id, dylibs, rpaths,
 // signature), install_name_tool's edits, signing and verification, lipo
-// -create/-thin and the `nm -gU` symbol listing, over the calls `pkgtool
+// -create/-thin and the `nm -g` symbol listing, over the calls `pkgtool
 // inspect / macho edit / macho verify / macho lipo / symbols` make. Results
 // are plain dicts and lists (copied out of the mapping, so they outlive the
 // file); errors are libpkg.Error subclasses like everywhere else.
 #include <fmt/format.h>
 
 #include "bindings.hpp"
-#include "libpkg/elf/view.hpp"
+#include "libpkg/abi/macho_symbols.hpp"
 #include "libpkg/macho/codesign.hpp"
 #include "libpkg/macho/editor.hpp"
 #include "libpkg/macho/lipo.hpp"
@@ -113,12 +113,6 @@ std::vector<std::pair<std::string, std::string>> pairs(const py::object& o,
 std::vector<std::string> strings(const py::object& o, const char* what) {
   if (o.is_none()) return {};
   return string_list(o, what);
-}
-
-std::string demangled(const std::string& name) {
-  if (name.starts_with("__Z"))
-    return libpkg::elf::demangle(std::string_view(name).substr(1));
-  return name;
 }
 
 }  // namespace
@@ -268,37 +262,25 @@ void bind_macho(py::module_& m) {
 
   m.def(
       "symbols",
-      [](const std::filesystem::path& path, std::optional<std::string> arch) {
-        auto file = macho::MachOFile::open(path);
-        py::list out;
-        for (const auto& s : file.slices()) {
-          if (!s.parsed() || (arch && s.arch() != *arch)) continue;
-          py::list syms;
-          for (const auto& x : macho::defined_external_symbols(s)) {
-            py::dict d;
-            d["name"] = x.name;
-            d["demangled"] = demangled(x.name);
-            d["value"] = x.value;
-            d["type"] = std::string(1, x.letter);
-            d["weak"] = x.weak_def;
-            d["reexport"] = x.reexport;
-            d["exports_trie_only"] = x.from_trie;
-            syms.append(d);
-          }
-          py::dict d;
-          d["arch"] = s.arch();
-          d["symbols"] = syms;
-          out.append(d);
+      [](const std::filesystem::path& path, std::optional<std::string> arch,
+         bool defined_only, bool undefined_only) {
+        std::string text;
+        {
+          py::gil_scoped_release release;
+          text = libpkg::abi::macho_symbols_json(
+              macho::MachOFile::open(path),
+              {arch.value_or(""), !undefined_only, !defined_only}, -1);
         }
-        if (arch && out.empty())
-          throw libpkg::Error(libpkg::Errc::usage, path.string(),
-                              "no " + *arch + " slice");
-        return out;
+        return py::object(json_loads(text)["slices"]);
       },
-      "path"_a, "arch"_a = py::none(),
-      "The defined external symbols of each 64-bit slice as nm -gU lists "
-      "them (symbol table plus exports trie): [{arch, symbols: [{name, "
-      "demangled, value, type, weak, reexport, exports_trie_only}]}].");
+      "path"_a, "arch"_a = py::none(), py::kw_only(), "defined_only"_a = false,
+      "undefined_only"_a = false,
+      "The external symbols of each 64-bit slice as nm -g lists them "
+      "(symbol table plus exports trie; defined_only: nm -gU, "
+      "undefined_only: nm -u): [{arch, symbols: [{name, demangled, value, "
+      "type, defined, weak, reexport, exports_trie_only, and for undefined "
+      "symbols weak_import, lookup, library_ordinal, library}]}] (schema in "
+      "libpkg/abi/macho_symbols.hpp).");
 }
 
 }  // namespace libpkg_py

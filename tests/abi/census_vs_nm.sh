@@ -7,7 +7,7 @@
 # PyTorch's rule (re.match(ns + ".*" + pattern)).
 source "$(dirname "$0")/../lib/harness.sh"
 require_tools g++ nm c++filt
-[[ -n "${POLICY_PROBE:-}" ]] || skip "POLICY_PROBE not set"
+[[ -n "${POLICY_PROBE:-}" ]] || missing "POLICY_PROBE not set (build the policy_probe target, run through ctest)"
 make_scratch
 cd "$SCRATCH"
 

@@ -6,7 +6,8 @@
 # warned about, recompressed and the archive still equal and valid (Python
 # zipfile testzip); two concurrent processes share one cache directory;
 # --no-cache and LIBPKG_NO_CACHE=1 write nothing to it; an unwritable cache
-# directory is a warning, not a failure; `cache stats|prune|clear`.
+# directory is a warning, not a failure; `cache stats|prune|clear`, which
+# never create the default cache directory (only a store does).
 #
 # Fixture (built here): libbig.so carries 24 MiB of compressible data and
 # 4 MiB of random bytes (.incbin), so it spans several 8 MiB chunks, both
@@ -171,6 +172,21 @@ expect_status 0 "clear" "$PKGTOOL" cache clear --cache-dir c1
 expect_status 0 "stats after clear" "$PKGTOOL" cache stats --cache-dir c1 --json
 check "clear removed every entry" grep -q '"entries": 0' "$SCRATCH/last.out"
 expect_status 2 "a bad --to" "$PKGTOOL" cache prune --cache-dir c1 --to 12X
+
+case_begin "the default directory: made by the first store, never by a read"
+# XDG_CACHE_HOME names it; stats, prune and clear only read (or remove
+# entries of) the cache: none of them may create it.
+for sub in stats prune clear; do
+  expect_status 0 "cache $sub without a cache" env XDG_CACHE_HOME="$SCRATCH/xdg" "$PKGTOOL" cache "$sub"
+  check "cache $sub created nothing" test ! -e "$SCRATCH/xdg"
+done
+check "stats said 0 entries" grep -q ': 0 entries' <(env XDG_CACHE_HOME="$SCRATCH/xdg" "$PKGTOOL" cache stats)
+check "still nothing" test ! -e "$SCRATCH/xdg"
+cp data.bin tree/pkg/data.bin  # a member large enough to be cached
+expect_status 0 "pack without a cache" pack dref --no-cache
+expect_status 0 "pack through the default cache" env XDG_CACHE_HOME="$SCRATCH/xdg" "$PKGTOOL" wheel pack tree -d dflt
+expect_eq "the first store made it, mode 0700" 700 "$(stat -c %a "$SCRATCH/xdg/libpkg/chunks")"
+expect_same_file "output equal" "$(ls dref/*.whl)" "$(ls dflt/*.whl)"
 expect_status 2 "an unknown subcommand" "$PKGTOOL" cache frob
 
 finish

@@ -16,19 +16,19 @@ touch -h -d '2020-06-07 08:09:10 UTC' "$T/bin/run" "$T/share/data.txt" "$T/share
 "$PACK" "$SCRATCH/a.zip" "$T"
 crosscheck "$SCRATCH/a.zip" "$T"
 Z=$(unzip -Z "$SCRATCH/a.zip")
-check "unzip -Z: executable mode" grep -Eq '^-rwxr-x---.* bin/run$' <<<"$Z"
-check "unzip -Z: data mode" grep -Eq '^-rw-r-----.* share/data.txt$' <<<"$Z"
-check "unzip -Z: directory mode" grep -Eq '^drwx--x--x.* share/$' <<<"$Z"
-check "unzip -Z: symlink" grep -Eq '^lrwxrwxrwx.* share/run-link$' <<<"$Z"
-check "unzip -Z: unix host" grep -Eq ' unx ' <<<"$Z"
-check "mtime 2020-06-07 08:09:10" "${CHECK[@]}" time "$SCRATCH/a.zip" 2020 6 7 8 9 10
+expect_ok "unzip -Z: executable mode" grep -Eq '^-rwxr-x---.* bin/run$' <<<"$Z"
+expect_ok "unzip -Z: data mode" grep -Eq '^-rw-r-----.* share/data.txt$' <<<"$Z"
+expect_ok "unzip -Z: directory mode" grep -Eq '^drwx--x--x.* share/$' <<<"$Z"
+expect_ok "unzip -Z: symlink" grep -Eq '^lrwxrwxrwx.* share/run-link$' <<<"$Z"
+expect_ok "unzip -Z: unix host" grep -Eq ' unx ' <<<"$Z"
+expect_ok "mtime 2020-06-07 08:09:10" "${CHECK[@]}" time "$SCRATCH/a.zip" 2020 6 7 8 9 10
 
 SOURCE_DATE_EPOCH=1700000000 "$PACK" "$SCRATCH/sde.zip" "$T"
-check "SOURCE_DATE_EPOCH applies to every member" "${CHECK[@]}" time "$SCRATCH/sde.zip" 2023 11 14 22 13 20
+expect_ok "SOURCE_DATE_EPOCH applies to every member" "${CHECK[@]}" time "$SCRATCH/sde.zip" 2023 11 14 22 13 20
 SOURCE_DATE_EPOCH=100 "$PACK" "$SCRATCH/old.zip" "$T"
-check "SOURCE_DATE_EPOCH before 1980 is clipped" "${CHECK[@]}" time "$SCRATCH/old.zip" 1980 1 1 0 0 0
+expect_ok "SOURCE_DATE_EPOCH before 1980 is clipped" "${CHECK[@]}" time "$SCRATCH/old.zip" 1980 1 1 0 0 0
 SOURCE_DATE_EPOCH=100 "$PACK" "$SCRATCH/old2.zip" "$T"
-check "same SOURCE_DATE_EPOCH: identical archives" cmp "$SCRATCH/old.zip" "$SCRATCH/old2.zip"
+expect_ok "same SOURCE_DATE_EPOCH: identical archives" cmp "$SCRATCH/old.zip" "$SCRATCH/old2.zip"
 
 # expect_usage_error NAME CMD...: exit 2, "error:" on stderr, no output file.
 expect_usage_error() {
@@ -39,14 +39,14 @@ expect_usage_error() {
     fail "$what: status $status, stderr: $(cat "$SCRATCH/err.txt")"; fi
 }
 SOURCE_DATE_EPOCH=12abc expect_usage_error "bad SOURCE_DATE_EPOCH" "$PACK" "$SCRATCH/bad.zip" "$T"
-check "bad SOURCE_DATE_EPOCH: named" grep -q SOURCE_DATE_EPOCH "$SCRATCH/err.txt"
+expect_ok "bad SOURCE_DATE_EPOCH: named" grep -q SOURCE_DATE_EPOCH "$SCRATCH/err.txt"
 expect_usage_error "missing tree" "$PACK" "$SCRATCH/bad.zip" "$SCRATCH/nonexistent"
 expect_usage_error "level 13" "$PACK" -z 13 "$SCRATCH/bad.zip" "$T"
-check "no output after errors" test ! -e "$SCRATCH/bad.zip"
+expect_ok "no output after errors" test ! -e "$SCRATCH/bad.zip"
 # An unreadable file (only when not root: root reads anything).
 if [[ $(id -u) != 0 ]]; then
   cp -r "$T" "$SCRATCH/t2" && chmod 000 "$SCRATCH/t2/share/data.txt"
   expect_usage_error "unreadable member" "$PACK" "$SCRATCH/bad.zip" "$SCRATCH/t2"
-  check "unreadable member named" grep -q data.txt "$SCRATCH/err.txt"
+  expect_ok "unreadable member named" grep -q data.txt "$SCRATCH/err.txt"
 fi
 finish

@@ -14,16 +14,16 @@ mkdir -p "$SCRATCH/t"
 truncate -s $SIZE "$SCRATCH/t/zeros.bin"
 "$PACK" -j 2 -z 1 "$SCRATCH/big.zip" "$SCRATCH/t"
 log "archive: $(stat -c %s "$SCRATCH/big.zip") bytes"
-check "zipfile streams $SIZE zero bytes with the right CRC" "${CHECK[@]}" bigzero "$SCRATCH/big.zip" $SIZE
-check "unzip -t" unzip -tqq "$SCRATCH/big.zip"
-check "bsdtar -tvf lists the full size" bash -c 'bsdtar -tvf "$1" | grep -q " $2 "' _ "$SCRATCH/big.zip" $SIZE
+expect_ok "zipfile streams $SIZE zero bytes with the right CRC" "${CHECK[@]}" bigzero "$SCRATCH/big.zip" $SIZE
+expect_ok "unzip -t" unzip -tqq "$SCRATCH/big.zip"
+expect_ok "bsdtar -tvf lists the full size" bash -c 'bsdtar -tvf "$1" | grep -q " $2 "' _ "$SCRATCH/big.zip" $SIZE
 
 log "--- stored, with a member after the 4 GiB mark"
 rm -f "$SCRATCH/big.zip"
 echo "after the big one" >"$SCRATCH/t/zz-after.txt"
 "$PACK" -j 2 -z 0 "$SCRATCH/stored.zip" "$SCRATCH/t"
-check "member after 4 GiB readable" "${CHECK[@]}" after4g "$SCRATCH/stored.zip" zz-after.txt "after the big one
+expect_ok "member after 4 GiB readable" "${CHECK[@]}" after4g "$SCRATCH/stored.zip" zz-after.txt "after the big one
 "
-check "unzip -l lists both members (stored)" bash -c 'unzip -l "$1" | grep -q zz-after.txt' _ "$SCRATCH/stored.zip"
-check "bsdtar -tf (stored)" bsdtar -tf "$SCRATCH/stored.zip"
+expect_ok "unzip -l lists both members (stored)" bash -c 'unzip -l "$1" | grep -q zz-after.txt' _ "$SCRATCH/stored.zip"
+expect_ok "bsdtar -tf (stored)" bsdtar -tf "$SCRATCH/stored.zip"
 finish

@@ -24,11 +24,9 @@ import struct
 import sys
 import zipfile
 import zlib
-
-
-def fail(msg):
-    print("FAIL:", msg, file=sys.stderr)
-    sys.exit(1)
+from pathlib import Path
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
+from testlib import abort  # noqa: E402
 
 
 def tree(zip_path, root):
@@ -44,36 +42,36 @@ def tree(zip_path, root):
     with zipfile.ZipFile(zip_path) as z:
         bad = z.testzip()
         if bad is not None:
-            fail(f"{zip_path}: bad CRC in {bad}")
+            abort(f"{zip_path}: bad CRC in {bad}")
         names = z.namelist()
         if names != sorted(names):
-            fail("members are not in sorted (add) order")
+            abort("members are not in sorted (add) order")
         if set(names) != set(expected):
-            fail(f"member set differs: extra {set(names) - set(expected)}, "
+            abort(f"member set differs: extra {set(names) - set(expected)}, "
                  f"missing {set(expected) - set(names)}")
         for info in z.infolist():
             path = expected[info.filename]
             st = os.lstat(path)
             mode = info.external_attr >> 16
             if info.create_system != 3:
-                fail(f"{info.filename}: create_system {info.create_system}")
+                abort(f"{info.filename}: create_system {info.create_system}")
             if stat.S_ISLNK(st.st_mode):
                 if not stat.S_ISLNK(mode) or z.read(info) != os.readlink(path).encode():
-                    fail(f"{info.filename}: symlink not preserved")
+                    abort(f"{info.filename}: symlink not preserved")
                 continue
             if stat.S_IMODE(mode) != stat.S_IMODE(st.st_mode):
-                fail(f"{info.filename}: mode {oct(mode)} != {oct(st.st_mode)}")
+                abort(f"{info.filename}: mode {oct(mode)} != {oct(st.st_mode)}")
             if stat.S_ISDIR(st.st_mode):
                 if not stat.S_ISDIR(mode) or not info.external_attr & 0x10:
-                    fail(f"{info.filename}: not marked as a directory")
+                    abort(f"{info.filename}: not marked as a directory")
                 continue
             if not stat.S_ISREG(mode):
-                fail(f"{info.filename}: not a regular file ({oct(mode)})")
+                abort(f"{info.filename}: not a regular file ({oct(mode)})")
             with open(path, "rb") as f:
                 if z.read(info) != f.read():
-                    fail(f"{info.filename}: content differs from {path}")
+                    abort(f"{info.filename}: content differs from {path}")
             if info.flag_bits & 0x8:
-                fail(f"{info.filename}: uses a data descriptor")
+                abort(f"{info.filename}: uses a data descriptor")
     print(f"ok: {len(names)} members match {root}")
 
 
@@ -81,24 +79,24 @@ def record(zip_path, record_path):
     with zipfile.ZipFile(zip_path) as z, open(record_path) as rec:
         rows = [line.split() for line in rec if line.strip()]
         if len(rows) != len(z.infolist()):
-            fail("record rows != members")
+            abort("record rows != members")
         for (name, sha, size, crc, method), info in zip(rows, z.infolist()):
             data = z.read(info)
             if name != info.filename or int(size) != len(data):
-                fail(f"{name}: name/size mismatch")
+                abort(f"{name}: name/size mismatch")
             if sha != hashlib.sha256(data).hexdigest():
-                fail(f"{name}: sha256 mismatch")
+                abort(f"{name}: sha256 mismatch")
             if int(crc, 16) != zlib.crc32(data) or int(method) != info.compress_type:
-                fail(f"{name}: crc/method mismatch")
+                abort(f"{name}: crc/method mismatch")
     print(f"ok: {len(rows)} result rows match")
 
 
 def count(zip_path, n):
     with zipfile.ZipFile(zip_path) as z:
         if len(z.infolist()) != int(n):
-            fail(f"{len(z.infolist())} members, expected {n}")
+            abort(f"{len(z.infolist())} members, expected {n}")
         if z.testzip() is not None:
-            fail("bad member")
+            abort("bad member")
     print(f"ok: {n} members")
 
 
@@ -107,7 +105,7 @@ def bigzero(zip_path, size):
     with zipfile.ZipFile(zip_path) as z:
         [info] = z.infolist()
         if info.file_size != size:
-            fail(f"file_size {info.file_size} != {size}")
+            abort(f"file_size {info.file_size} != {size}")
         crc = 0
         total = 0
         with z.open(info) as f:  # zipfile also checks the CRC at the end
@@ -116,11 +114,11 @@ def bigzero(zip_path, size):
                 if not block:
                     break
                 if block.count(0) != len(block):
-                    fail(f"non-zero byte near offset {total}")
+                    abort(f"non-zero byte near offset {total}")
                 crc = zlib.crc32(block, crc)
                 total += len(block)
         if total != size or crc != info.CRC:
-            fail(f"read {total} bytes crc {crc:08x}, header says {info.CRC:08x}")
+            abort(f"read {total} bytes crc {crc:08x}, header says {info.CRC:08x}")
     print(f"ok: {size} zero bytes, crc {crc:08x}")
 
 
@@ -128,9 +126,9 @@ def after4g(zip_path, name, text):
     with zipfile.ZipFile(zip_path) as z:
         info = z.getinfo(name)
         if info.header_offset < 1 << 32:
-            fail(f"{name}: header offset {info.header_offset} < 4 GiB")
+            abort(f"{name}: header offset {info.header_offset} < 4 GiB")
         if z.read(info) != text.encode():
-            fail(f"{name}: content differs")
+            abort(f"{name}: content differs")
     print(f"ok: {name} at offset {info.header_offset}")
 
 
@@ -150,11 +148,11 @@ def raw(src, dst, mapping):
             a, b = zs.getinfo(old), zd.getinfo(new)
             if (a.CRC, a.compress_type, a.compress_size, a.file_size) != \
                     (b.CRC, b.compress_type, b.compress_size, b.file_size):
-                fail(f"{old} -> {new}: header fields differ")
+                abort(f"{old} -> {new}: header fields differ")
             if raw_bytes(fs, a) != raw_bytes(fd, b):
-                fail(f"{old} -> {new}: compressed bytes differ")
+                abort(f"{old} -> {new}: compressed bytes differ")
             if zs.read(a) != zd.read(b):
-                fail(f"{old} -> {new}: content differs")
+                abort(f"{old} -> {new}: content differs")
     print(f"ok: {len(pairs)} raw copies identical")
 
 
@@ -163,7 +161,7 @@ def time(zip_path, *fields):
     with zipfile.ZipFile(zip_path) as z:
         for info in z.infolist():
             if info.date_time != want:
-                fail(f"{info.filename}: {info.date_time} != {want}")
+                abort(f"{info.filename}: {info.date_time} != {want}")
     print("ok: timestamps", want)
 
 

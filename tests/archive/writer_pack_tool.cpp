@@ -91,20 +91,24 @@ int run(int argc, char** argv) {
   if (positional.size() != 2) usage("expected OUT.zip DIR");
   const fs::path root = positional[1];
 
-  // Member names (directories with their trailing '/') in sorted order.
+  // Member names (directories with their trailing '/') in sorted order,
+  // with only what the members need: a tree of many small files is held
+  // once here, and the writer's own per-member state is what
+  // writer_peak_rss measures.
   struct Item {
-    std::string name;
-    fs::path path;
-    struct stat st;
+    std::string name;  // relative to root
+    unsigned mode;     // st_mode
+    i64 mtime;
   };
   std::vector<Item> items;
   for (auto it = fs::recursive_directory_iterator(root);
        it != fs::recursive_directory_iterator(); ++it) {
-    Item item{
-        it->path().lexically_relative(root).generic_string(), it->path(), {}};
-    if (::lstat(item.path.c_str(), &item.st) != 0)
-      throw_errno(item.path.string(), "cannot stat");
-    if (S_ISDIR(item.st.st_mode)) item.name += '/';
+    struct stat st {};
+    if (::lstat(it->path().c_str(), &st) != 0)
+      throw_errno(it->path().string(), "cannot stat");
+    Item item{it->path().lexically_relative(root).generic_string(),
+              st.st_mode, static_cast<i64>(st.st_mtime)};
+    if (S_ISDIR(st.st_mode)) item.name += '/';
     items.push_back(std::move(item));
   }
   std::sort(items.begin(), items.end(),
@@ -113,15 +117,15 @@ int run(int argc, char** argv) {
   ZipWriter writer(positional[0], options);
   for (const Item& item : items) {
     ZipMemberAttrs attrs;
-    attrs.mode = item.st.st_mode & 07777;
-    attrs.mtime = item.st.st_mtime;
-    if (S_ISDIR(item.st.st_mode)) {
+    attrs.mode = item.mode & 07777;
+    attrs.mtime = item.mtime;
+    const fs::path path = root / item.name;
+    if (S_ISDIR(item.mode)) {
       writer.add_directory(item.name, attrs);
-    } else if (S_ISLNK(item.st.st_mode)) {
-      writer.add_symlink(item.name, fs::read_symlink(item.path).string(),
-                         attrs);
-    } else if (S_ISREG(item.st.st_mode)) {
-      writer.add_file(item.name, item.path, attrs);
+    } else if (S_ISLNK(item.mode)) {
+      writer.add_symlink(item.name, fs::read_symlink(path).string(), attrs);
+    } else if (S_ISREG(item.mode)) {
+      writer.add_file(item.name, path, attrs);
     }
   }
   std::vector<ZipReader> readers;

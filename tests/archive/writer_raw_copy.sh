@@ -20,11 +20,11 @@ echo fresh >"$SCRATCH/tree/fresh.txt"
         --raw "$SCRATCH/src.zip" pkg/data.bin pkg/data.bin \
         --raw "$SCRATCH/src.zip" bin/ls tools/ls \
         "$SCRATCH/out.zip" "$SCRATCH/tree"
-check "raw copies identical" "${CHECK[@]}" raw "$SCRATCH/src.zip" "$SCRATCH/out.zip" \
+expect_ok "raw copies identical" "${CHECK[@]}" raw "$SCRATCH/src.zip" "$SCRATCH/out.zip" \
   pkg/mod.py=pkg/renamed.py,pkg/data.bin=pkg/data.bin,bin/ls=tools/ls
-check "unzip -t" unzip -tqq "$SCRATCH/out.zip"
-check "bsdtar -tf" bsdtar -tf "$SCRATCH/out.zip"
-check "zipfile testzip" "$LIBPKG_PYTHON" -c '
+expect_ok "unzip -t" unzip -tqq "$SCRATCH/out.zip"
+expect_ok "bsdtar -tf" bsdtar -tf "$SCRATCH/out.zip"
+expect_ok "zipfile testzip" "$LIBPKG_PYTHON" -c '
 import sys, zipfile
 z = zipfile.ZipFile(sys.argv[1]); assert z.testzip() is None
 assert z.read("fresh.txt") == b"fresh\n"

@@ -2,6 +2,7 @@
 // Zip writer unit tests: archives are written to a temp dir and read back
 // with the project's ZipReader, and every deflated member's raw bytes are
 // also inflated with zlib directly (independent of our reader).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -322,6 +323,59 @@ TEST(ZipWriter, SourceThatVanishesOrShrinksFailsWithoutTarget) {
   }
   EXPECT_THROW(file_source(dir / "missing"), Error);
   EXPECT_THROW(file_source(dir.path()), Error);  // not a regular file
+}
+
+// A queued file's name may lead elsewhere by the time it is read (another
+// file of the same size renamed over it): its bytes would go into the
+// archive under the queued file's name. The writer reads only the file it
+// queued (same device and inode).
+TEST(ZipWriter, SourceReplacedByRenameFailsWithoutTarget) {
+  TempDir dir;
+  const auto input = dir / "input.bin";
+  write_file(input, text_bytes(3 * kChunk));
+  const auto zip = dir / "r.zip";
+  ZipWriterOptions o;
+  o.chunk_size = kChunk;
+  ZipWriter w(zip, o);
+  w.add_file("input.bin", input);
+  write_file(dir / "other.bin", random_bytes(3 * kChunk, 5));
+  std::filesystem::rename(dir / "other.bin", input);
+  try {
+    w.commit();
+    ADD_FAILURE() << "the replacement was archived";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::io);
+    EXPECT_NE(e.message().find("replaced since it was queued"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(zip));
+}
+
+// More members than the queue holds: the add*() that fills it writes the
+// batch (bounded per-member memory); the archive is the same as ever, every
+// member in add order, every result returned.
+TEST(ZipWriter, MoreMembersThanTheQueueHolds) {
+  TempDir dir;
+  const std::size_t n = ZipWriter::kMaxQueued * 2 + 5;
+  const auto zip = dir / "many.zip";
+  ZipWriterOptions o;
+  o.threads = 2;
+  std::size_t results = 0;
+  {
+    ZipWriter w(zip, o);
+    for (std::size_t i = 0; i < n; ++i)
+      w.add_bytes(fmt::format("d/f{:05}", i), fmt::format("content {}\n", i));
+    results = w.commit().size();
+  }
+  EXPECT_EQ(results, n);
+  ZipReader r = ZipReader::open(zip);
+  ASSERT_EQ(r.entries().size(), n);
+  for (std::size_t i : {std::size_t{0}, ZipWriter::kMaxQueued - 1,
+                        ZipWriter::kMaxQueued, n - 1}) {
+    EXPECT_EQ(r.entries()[i].name, fmt::format("d/f{:05}", i));
+    EXPECT_EQ(r.read_text(r.entries()[i]), fmt::format("content {}\n", i));
+  }
 }
 
 TEST(ZipWriter, TimestampsModesAndSymlinks) {

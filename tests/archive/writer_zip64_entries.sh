@@ -15,11 +15,11 @@ for d in range(70):
 PY
 N=70070  # 70 000 files + 70 directories
 "$PACK" -j 2 -z 6 "$SCRATCH/many.zip" "$T"
-check "zipfile reads $N members" "${CHECK[@]}" count "$SCRATCH/many.zip" $N
-check "zipfile: contents match" "${CHECK[@]}" tree "$SCRATCH/many.zip" "$T"
-check "unzip -t" unzip -tqq "$SCRATCH/many.zip"
-check "bsdtar lists $N members" bash -c '[[ $(bsdtar -tf "$1" | wc -l) == "$2" ]]' _ "$SCRATCH/many.zip" $N
-check "end records: ZIP64 locator + 0xFFFF in the classic record" "$LIBPKG_PYTHON" -c '
+expect_ok "zipfile reads $N members" "${CHECK[@]}" count "$SCRATCH/many.zip" $N
+expect_ok "zipfile: contents match" "${CHECK[@]}" tree "$SCRATCH/many.zip" "$T"
+expect_ok "unzip -t" unzip -tqq "$SCRATCH/many.zip"
+expect_ok "bsdtar lists $N members" bash -c '[[ $(bsdtar -tf "$1" | wc -l) == "$2" ]]' _ "$SCRATCH/many.zip" $N
+expect_ok "end records: ZIP64 locator + 0xFFFF in the classic record" "$LIBPKG_PYTHON" -c '
 import struct, sys
 data = open(sys.argv[1], "rb").read()
 eocd = data[-22:]

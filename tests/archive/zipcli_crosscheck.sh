@@ -6,7 +6,7 @@
 # `zip test` must pass, and extraction must give the same tree, modes and
 # symlinks as `unzip`.
 source "$(dirname "$0")/zipcli_lib.sh"
-command -v unzip >/dev/null || skip "unzip is not installed"
+require_tools unzip zip bsdtar
 
 A=$SCRATCH/archives
 "${TOOL[@]}" make "$A"
@@ -26,9 +26,7 @@ ln -s ../lib "$T/share/lib"
 printf 'doc\n' >"$T/share/doc/README"
 chmod 600 "$T/share/doc/README"
 (cd "$T" && zip -qry "$A/infozip.zip" bin lib share)
-if command -v bsdtar >/dev/null; then
-  (cd "$T" && bsdtar --format zip -cf "$A/bsdtar.zip" bin lib share)
-fi
+(cd "$T" && bsdtar --format zip -cf "$A/bsdtar.zip" bin lib share)
 
 for zip in "$A"/*.zip; do
   name=$(basename "$zip" .zip)
@@ -48,7 +46,7 @@ for zip in "$A"/*.zip; do
   unzip -qq "$zip" -d "$SCRATCH/ref-$name"
   "${TOOL[@]}" tree "$SCRATCH/ref-$name" >"$SCRATCH/ref-$name.tree"
   if diff -u "$SCRATCH/ref-$name.tree" "$SCRATCH/ours-$name.tree" >"$SCRATCH/$name.diff"; then
-    CHECKS=$((CHECKS + 1))
+    pass
   else
     fail "$name: extracted tree differs from unzip's"
     head -40 "$SCRATCH/$name.diff" >&2

@@ -37,7 +37,7 @@ for case in "${!WHY[@]}"; do
   expect_in "$SCRATCH/last.err" "$case.zip" "$case: error names the archive"
   after=$(snapshot)
   if [[ $before == "$after" ]]; then
-    CHECKS=$((CHECKS + 1))
+    pass
   else
     fail "$case: files appeared:"
     diff <(echo "$before") <(echo "$after") >&2 || true

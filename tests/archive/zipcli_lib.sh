@@ -15,7 +15,7 @@ umask 022
 # expect_in FILE TEXT DESCRIPTION
 expect_in() {
   if grep -qF -- "$2" "$1"; then
-    CHECKS=$((CHECKS + 1))
+    pass
   else
     fail "$3: '$2' not in $(basename "$1"):"
     sed 's/^/  | /' "$1" >&2

@@ -188,5 +188,55 @@ TEST(Result, AttemptCapturesOnlyTheExpectedCodes) {
                Error);
 }
 
+// read_regular_file: the whole file; a FIFO is refused at once (no writer
+// ever comes: a blocking open would hang the test), a missing file is an io
+// error carrying ENOENT.
+TEST(ReadRegularFile, ReadsAllAndRefusesAFifoAtOnce) {
+  TempDir dir;
+  std::string big(200000, 'x');
+  big += "end";
+  write_file(dir / "a", big);
+  EXPECT_EQ(read_regular_file(dir / "a"), big);
+  ASSERT_EQ(::mkfifo((dir / "f").c_str(), 0600), 0);
+  auto start = std::chrono::steady_clock::now();
+  Result<std::string> r = try_read_regular_file(dir / "f", "f.json");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code(), Errc::io);
+  EXPECT_EQ(r.error().file(), "f.json");
+  EXPECT_NE(r.error().message().find("not a regular file (a FIFO)"),
+            std::string::npos);
+  try {
+    read_regular_file(dir / "missing");
+    ADD_FAILURE() << "no error for a missing file";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::io);
+    EXPECT_EQ(e.sys_errno(), ENOENT);
+  }
+}
+
+TEST(RequireDirectory, NamesWhatIsWrong) {
+  TempDir dir;
+  write_file(dir / "a", "x");
+  EXPECT_NO_THROW(require_directory(dir.path(), "tree"));
+  try {
+    require_directory(dir / "none", "install tree");
+    ADD_FAILURE() << "no error for a missing directory";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::io);
+    EXPECT_EQ(e.sys_errno(), ENOENT);
+    EXPECT_EQ(e.file(), (dir / "none").string());
+    EXPECT_EQ(e.message(), "no such install tree");
+  }
+  try {
+    require_directory(dir / "a", "install tree");
+    ADD_FAILURE() << "no error for a file";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::io);
+    EXPECT_EQ(e.sys_errno(), 0);  // there, so not "missing"
+    EXPECT_EQ(e.message(), "install tree is not a directory (a regular file)");
+  }
+}
+
 }  // namespace
 }  // namespace libpkg

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "libpkg/base/error.hpp"
 #include "temp_dir.hpp"
 
 namespace libpkg {
@@ -410,6 +411,28 @@ TEST_F(WriteOverlayTest, UnwritableDestinationIsIoError) {
     EXPECT_EQ(e.code(), Errc::io);
   }
   EXPECT_EQ(read_file(input_), "0123456789abcdef");
+}
+
+// The input is copied from the file the overlay was planned on: when
+// another file has been renamed over its name since it was mapped, nothing
+// is written and the error says why (it used to copy the new file's bytes
+// under the old file's patches).
+TEST_F(WriteOverlayTest, InputReplacedSinceMappedIsRefused) {
+  MappedFile in = MappedFile::open(input_);
+  Overlay o(in.size());
+  o.write(20, as_bytes("!"));  // grows: copied, not patched in place
+  write_file(dir_ / "other", "ANOTHER FILE 0123", 0750);
+  ASSERT_EQ(::rename((dir_ / "other").c_str(), input_.c_str()), 0);
+  auto out = dir_ / "out.so";
+  try {
+    write_overlay(in, o, out, WriteMode::atomic);
+    ADD_FAILURE() << "the replaced input was copied";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::io);
+    EXPECT_NE(e.message().find("changed while being edited"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(out));
 }
 
 }  // namespace

@@ -42,7 +42,7 @@ expect_eq "libplugin SONAME kept" "libplugin.so.1" "$(sed -n 's/.*(SONAME).*\[\(
 check "libplugin NEEDED ${c2##*/}" grep -q "(NEEDED).*\[${c2##*/}\]" <<<"$d"
 expect_eq "libplugin DT_RPATH" '$ORIGIN' "$(sed -n 's/.*(RPATH).*\[\(.*\)\]/\1/p' <<<"$d")"
 expect_eq "extension DT_RPATH (it imports dlopen)" '$ORIGIN/../dlopkg.libs' \
-  "$(readelf -dW ux/dlopkg/_dl.*.so | sed -n 's/.*(RPATH).*\[\(.*\)\]/\1/p')"
+  "$(dynamic_values ux/dlopkg/_dl.*.so RPATH)"
 
 case_begin "install and run"
 venv_install v1 "$R"

@@ -125,7 +125,7 @@ done
 
 case_begin "libpython"
 show_json libpython
-lp=$(readelf -dW "$SCRATCH/fx/objs/pylink.so" | sed -n 's/.*(NEEDED).*\[\(libpython[^]]*\)\].*/\1/p')
+lp=$(dynamic_values "$SCRATCH/fx/objs/pylink.so" NEEDED | grep '^libpython' || true)
 check "fixture NEEDs libpython ($lp)" test -n "$lp"
 expect_eq "as is: linux" "linux_x86_64" "$(jget libpython 'p["tags"]["as_is"]')"
 after=$(jget libpython 'p["tags"]["after_repair"]')

@@ -19,7 +19,7 @@ ext=$(plan_get plan.json 'p["elf_members"][0]')
 best=$(plan_get plan.json 'p["after_repair"]')
 log "independent computation: best tag $best"
 if ! unzip -p "$W" "$ext" >ext.so || ! readelf -V --wide ext.so | grep -q 'GLIBCXX_3.4.30'; then
-  skip "g++ did not produce a GLIBCXX_3.4.30 reference (not g++ 12+?)"
+  missing "g++ did not produce a GLIBCXX_3.4.30 reference (not g++ 12+?)"
 fi
 
 case_begin "show"

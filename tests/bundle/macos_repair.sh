@@ -85,7 +85,8 @@ check "output named from minos" test -f "out/$OUT_NAME"
 py_assert "members, WHEEL tags, raw copies" '
 import json, sys
 out, inp, res = (json.load(open(a)) for a in sys.argv[1:4])
-assert sorted(out["members"]) == sorted(inp["members"] + ["torch/.dylibs/libgraft.dylib"]), out["members"]
+assert sorted(out["members"]) == sorted(inp["members"] + ["torch/.dylibs/libgraft.dylib",
+                                                           "torch-2.5.0.dist-info/sboms/pkgtool.cdx.json"]), out["members"]
 assert out["tags"] == ["cp311-cp311-macosx_12_0_arm64"], out["tags"]
 for m in ("torch/__init__.py", "torch/lib/libomp.dylib", "torch-2.5.0.dist-info/METADATA"):
     assert out["compress"][m] == inp["compress"][m], m   # same compressed bytes

@@ -12,7 +12,9 @@
 #   --exclude GLOB         soname glob and path glob: the library and its
 #                          subtree are not grafted
 #   --lib-dir / --lib-sdir graft directory inside the wheel, RPATHs relative
-#                          to it; the result installs and runs
+#                          to it; the result installs and runs; -L is
+#                          --lib-sdir (a directory, the old --lib-path
+#                          spelling, is refused; so is show -L)
 #   --keep-name            a soname glob keeps the library's name
 #   --strip                no .symtab left in the ELF members
 #   --strip-level L        all = --strip; debug = the sections `strip -g`
@@ -125,7 +127,7 @@ if [[ -n $R ]]; then
   py_check "--lib-dir result vs plan" check-repaired plan_ld.json "$R"
   unzip -q "$R" -d ldx
   expect_eq "_ext1_rpath RPATH with --lib-dir" '$ORIGIN/_vendor' \
-    "$(readelf -dW ldx/chainpkg/_ext1_rpath.*.so | sed -n 's/.*(RPATH).*\[\(.*\)\]/\1/p')"
+    "$(dynamic_values ldx/chainpkg/_ext1_rpath.*.so RPATH)"
   venv_install v "$R"
   mv "$LIBS" "$LIBS.gone"
   expect_eq "--lib-dir wheel runs without libchain*" "128" \
@@ -138,6 +140,18 @@ make_plan plan_sd.json "$W" --lib-sdir .bundled
 expect_status 0 "dry run --lib-sdir .bundled" "$PKGTOOL" repair "$W" -w sd --lib-sdir .bundled --dry-run --json
 cp "$SCRATCH/last.out" dry_sd.json
 py_check "--lib-sdir plan vs independent plan" check-dry-run plan_sd.json dry_sd.json
+# -L is --lib-sdir, as in auditwheel and delocate. It used to be
+# --lib-path: a directory given the old way is refused, not taken as a
+# suffix.
+expect_status 0 "-L .bundled" "$PKGTOOL" repair "$W" -w sd -L .bundled --dry-run --json
+check "-L gives the --lib-sdir plan" cmp -s dry_sd.json "$SCRATCH/last.out"
+expect_status 2 "-L DIR (the old --lib-path)" "$PKGTOOL" repair "$W" -w sdx -L "$LIBS"
+check "says -L is --lib-sdir and names --lib-path" grep -q \
+  "^error: -L $LIBS: -L is --lib-sdir.*--lib-path DIR" "$SCRATCH/last.err"
+expect_status 2 "-Lsub/dir" "$PKGTOOL" repair "$W" -w sdx -Lsub/dir
+expect_empty_dir "refused -L writes nothing" sdx
+expect_status 2 "show -L DIR" "$PKGTOOL" show "$W" -L "$LIBS"
+check "show points at --lib-path" grep -q "show has no -L.*--lib-path DIR" "$SCRATCH/last.err"
 
 case_begin "--keep-name"
 expect_status 0 "dry run --keep-name 'libzstd*'" "$PKGTOOL" repair "$W" -w kn --keep-name 'libzstd*' --dry-run --json

@@ -6,40 +6,32 @@
 # Fixtures: libtorch trees holding one cross-compiled library whose RPATH
 # leaves the tree through $LIB or $PLATFORM; the rpath check must name the
 # directory the loader would really use.
-set -uo pipefail
-skip() { echo "SKIP: $*"; exit 77; }
-[[ -n ${CHECK_BINARY:-} && -x $CHECK_BINARY ]] || skip "CHECK_BINARY not set"
-python=${LIBPKG_PYTHON:-/usr/bin/python3}
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/libpkg-dst.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-failures=0 cases=0
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/harness.sh"
+[[ -n ${CHECK_BINARY:-} && -x $CHECK_BINARY ]] || missing "CHECK_BINARY not set (build check_binary, run through ctest)"
+# Every target the header promises: a missing cross compiler is a failure.
+require_tools gcc i686-linux-gnu-gcc aarch64-linux-gnu-gcc readelf
+make_scratch
+tmp=$SCRATCH
+cases=0
 
 # case CC ENTRY EXPECTED: a tree with lib/libx.so built by CC with RPATH ENTRY;
 # the rpath check's problem must mention EXPECTED.
 case_() {
   local cc=$1 entry=$2 expected=$3 dir
-  if ! command -v "$cc" >/dev/null; then
-    echo "skip - $cc not installed"
-    return
-  fi
+  case_begin "$cc: '$entry' points at ...$expected"
   cases=$((cases + 1))
   dir=$tmp/$cc-$cases/libtorch
   mkdir -p "$dir/lib" "$dir/include" "$dir/share" "$dir/bin"
   echo 1.0.0 >"$dir/build-version"
   echo abc >"$dir/build-hash"
   echo 'int x(void) { return 1; }' >"$tmp/x.c"
-  "$cc" -shared -fPIC -nostdlib -o "$dir/lib/libx.so" "$tmp/x.c" "-Wl,-rpath,$entry" || {
-    echo "FAIL - $cc could not build the fixture"
-    failures=$((failures + 1))
+  if ! "$cc" -shared -fPIC -nostdlib -o "$dir/lib/libx.so" "$tmp/x.c" "-Wl,-rpath,$entry"; then
+    fail "$cc could not build the fixture"
     return
-  }
-  readelf -d "$dir/lib/libx.so" | grep -q 'R.*PATH.*\$' || {
-    echo "FAIL - $cc fixture lost its RPATH"
-    failures=$((failures + 1))
-    return
-  }
-  "$CHECK_BINARY" "$dir" --no-env --only rpath --json >"$tmp/report.json"
-  if "$python" - "$tmp/report.json" "$expected" <<'EOF'; then
+  fi
+  check "the fixture has its RPATH" grep -q 'R.*PATH.*\$' <(readelf -d "$dir/lib/libx.so")
+  "$CHECK_BINARY" "$dir" --no-env --only rpath --json >"$tmp/report.json" || true
+  check "the rpath check names the directory the loader uses" "$LIBPKG_PYTHON" - "$tmp/report.json" "$expected" <<'PY'
 import json, sys
 report, expected = json.load(open(sys.argv[1])), sys.argv[2]
 (rpath,) = [c for c in report["checks"] if c["id"] == "rpath"]
@@ -48,18 +40,11 @@ ok = rpath["status"] == "fail" and any(expected in m for m in messages)
 if not ok:
     print("  got:", rpath["status"], messages)
 sys.exit(0 if ok else 1)
-EOF
-    echo "ok   - $cc: '$entry' points at ...$expected"
-  else
-    echo "FAIL - $cc: '$entry' should point at ...$expected"
-    failures=$((failures + 1))
-  fi
+PY
 }
 
 case_ i686-linux-gnu-gcc '$ORIGIN/../../../$LIB' '/lib)'
 case_ gcc '$ORIGIN/../../../$LIB' '/lib64)'
 case_ aarch64-linux-gnu-gcc '$ORIGIN/../../../$PLATFORM' '/aarch64)'
 case_ gcc '$ORIGIN/../../../$PLATFORM' '/x86_64)'
-[[ $cases -gt 0 ]] || skip "no compiler"
-echo "$failures of $cases cases failed"
-[[ $failures == 0 ]]
+finish

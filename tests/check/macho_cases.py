@@ -293,9 +293,40 @@ def case_arch_missing(c: Case) -> None:
     c.expect(("macpkg/_ext.cpython-311-darwin.so", "x86_64", "@rpath/libcore.dylib")
              in oracle_unresolved(tree, machos), "oracle: x86_64 slice unresolved")
     expect_defect(c, "arch_missing", {
-        "deployment-target": ["macpkg/lib/libcore.dylib: has arm64, but macosx_11_0_universal2 claims arm64+x86_64"],
+        "deployment-target": ["macpkg/lib/libcore.dylib: has arm64, but macosx_11_0_universal2 claims arm64+x86_64: "
+                              "no x86_64 slice, so it cannot load there"],
         "dependencies": ["(x86_64) needs @rpath/libcore.dylib",
                          "found only for other architectures than x86_64: macpkg/lib/libcore.dylib: arm64 only"]}, w=w)
+
+
+def case_python(c: Case) -> None:
+    """An extension linking the interpreter (Python.framework, libpython)
+    fails `dependencies` with its own finding, not as an unresolved
+    library; one that leaves Python's symbols to -undefined dynamic_lookup
+    passes."""
+    w = wheel(c)
+    tree, _ = unzip(c, w)
+    ext = tree / "macpkg/_ext.cpython-311-darwin.so"
+    c.begin("independent: llvm-nm-14 -m: the good extension looks Python up dynamically")
+    nm = mf.run(["llvm-nm-14", "-m", "-u", "--arch=all", ext])
+    c.expect(nm.count("(undefined) external _Py_IsInitialized (dynamically looked up)") == 2, nm)
+    c.expect("Python" not in objdump_slices(ext)["arm64"]["dylibs"], "no interpreter linked")
+    c.begin("-undefined dynamic_lookup extension: dependencies pass")
+    r = c.run(w, "--no-runtime")
+    c.expect(r.status("dependencies") == "pass", f"{r.check('dependencies')}")
+    for defect, name in (("python_framework", mf.PYTHON_FRAMEWORK),
+                         ("python_dylib", "@rpath/libpython3.11.dylib")):
+        w, s = objdump_member(c, defect, "macpkg/_ext.cpython-311-darwin.so")
+        c.expect(name in s["arm64"]["dylibs"] and name in s["x86_64"]["dylibs"], f"{s}")
+        c.begin(f"{defect}: check_binary")
+        r = c.run(w, "--no-runtime")
+        c.expect(r.rc == 1, f"exit 1, got {r.rc}: {r.stderr[:300]}")
+        c.expect_findings(r, {"dependencies": [
+            f"macpkg/_ext.cpython-311-darwin.so: (arm64) links the Python interpreter's library {name}",
+            f"macpkg/_ext.cpython-311-darwin.so: (x86_64) links the Python interpreter's library {name}",
+            "an extension module must not", "relink with -undefined dynamic_lookup"]})
+        text = r.check("dependencies")
+        c.expect("resolves neither inside" not in str(text), f"not reported as unresolved: {text}")
 
 
 def case_tampered(c: Case) -> None:

@@ -65,7 +65,7 @@ CheckOptions base_options(const ScratchDir& dir) {
 class ImportTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!have(python())) GTEST_SKIP() << python() << " not found";
+    if (!have(python())) GTEST_FAIL() << python() << " not found (scripts/setup.sh installs it)";
   }
   ScratchDir dir = ScratchDir::in_temp("runtime-test-");
   fs::path site = dir.path() / "site";
@@ -141,7 +141,7 @@ TEST_F(ImportTest, ExtensionWithAMissingLibraryFails) {
   write(site / "brokenpkg-1.0.dist-info" / "top_level.txt", "brokenpkg\n");
   // libgone.so is linked in, then removed: the extension can't load.
   write(dir.path() / "gone.c", "int gone(void) { return 1; }\n");
-  if (!have("cc")) GTEST_SKIP() << "cc not found";
+  if (!have("cc")) GTEST_FAIL() << "cc not found (scripts/setup.sh installs it)";
   ASSERT_TRUE(build({"cc", "-shared", "-fPIC", "-o",
                      (dir.path() / "libgone.so").string(),
                      (dir.path() / "gone.c").string()}));
@@ -150,7 +150,7 @@ TEST_F(ImportTest, ExtensionWithAMissingLibraryFails) {
                  std::string("int gone(void);\n") + kExtension +
                      "int use(void) { return gone(); }\n",
                  {"-L" + dir.path().string(), "-lgone"}))
-    GTEST_SKIP() << "Python.h not found";
+    GTEST_FAIL() << "Python.h not found (python3-dev)";
   fs::remove(dir.path() / "libgone.so");
   Package pkg = site_package();
   ElfEntry e;
@@ -190,7 +190,7 @@ TEST_F(ImportTest, SubmodulesOfAFailedPackageAreNotRepeated) {
   write(site / "badpkg" / "__init__.py", "raise ImportError('broken init')\n");
   write(site / "badpkg-1.0.dist-info" / "top_level.txt", "badpkg\n");
   std::string ext = "badpkg/_C" + ext_suffix();
-  if (!extension(ext, kExtension)) GTEST_SKIP() << "Python.h not found";
+  if (!extension(ext, kExtension)) GTEST_FAIL() << "Python.h not found (python3-dev)";
   Package pkg = site_package();
   ElfEntry e;
   e.member = ext;
@@ -330,10 +330,10 @@ class WheelTest : public ImportTest {
  protected:
   void SetUp() override {
     ImportTest::SetUp();
-    if (IsSkipped()) return;
+    if (HasFatalFailure()) return;
     RunResult r = run_process({python(), "-c", "import ensurepip, venv"},
                               {.timeout_seconds = 60});
-    if (!r.ok()) GTEST_SKIP() << python() << " cannot make venvs";
+    if (!r.ok()) GTEST_FAIL() << python() << " cannot make venvs (python3-venv)";
   }
 
   Package make_wheel(const std::string& tag, const std::string& init) {
@@ -391,7 +391,7 @@ TEST_F(WheelTest, ExtensionModuleInAFreshVenv) {
   // The extension is built into the tree make_wheel zips.
   site = dir.path() / "wheel-root";
   std::string ext = "wheelpkg/_C" + ext_suffix();
-  if (!extension(ext, kExtension)) GTEST_SKIP() << "Python.h not found";
+  if (!extension(ext, kExtension)) GTEST_FAIL() << "Python.h not found (python3-dev)";
   Package pkg = make_wheel(tag, "from . import _C\n");
   ElfEntry e;
   e.member = ext;
@@ -448,7 +448,7 @@ int main() {
 class LinkTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!have("c++")) GTEST_SKIP() << "c++ not found";
+    if (!have("c++")) GTEST_FAIL() << "c++ not found (scripts/setup.sh installs it)";
   }
   ScratchDir dir = ScratchDir::in_temp("runtime-test-");
 
@@ -604,7 +604,7 @@ int cudaDeviceSynchronize(void) { return 0; }
 class GpuTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!have("cc")) GTEST_SKIP() << "cc not found";
+    if (!have("cc")) GTEST_FAIL() << "cc not found (scripts/setup.sh installs it)";
   }
   ScratchDir dir = ScratchDir::in_temp("runtime-test-");
 

@@ -3,16 +3,20 @@
 # `pkgtool symbols` is a drop-in for `nm -D` (and `nm -DC` with --demangle):
 # same order, type letters and @/@@ version suffixes, on a sample of the
 # machine's libraries and on cross-compiled (32-bit, big-endian) fixtures.
-set -euo pipefail
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/harness.sh"
+# The header promises these targets: a missing cross compiler (installed by
+# scripts/setup.sh) is a failure, not a silently dropped target.
+require_tools nm i686-linux-gnu-g++ s390x-linux-gnu-g++ aarch64-linux-gnu-g++
+make_scratch
+tmp=$SCRATCH
 
-fails=0
 compare() {  # compare FILE [nm flags...]
   local f=$1; shift
-  if ! diff <(LC_ALL=C nm -D "$@" "$f" 2>/dev/null) <("$PKGTOOL" symbols "$@" "$f") > "$tmp/diff"; then
-    echo "FAIL: $f ($*): pkgtool symbols differs from nm -D:"; head -5 "$tmp/diff"
-    fails=$((fails + 1))
+  if diff <(LC_ALL=C nm -D "$@" "$f" 2>/dev/null) <("$PKGTOOL" symbols "$@" "$f") > "$tmp/diff"; then
+    pass
+  else
+    fail "$f ($*): pkgtool symbols differs from nm -D:"
+    head -5 "$tmp/diff" >&2
   fi
 }
 
@@ -32,15 +36,11 @@ extern "C" int plain(int x) { return x + 1; }
 int counter = 3;
 C
 for cc in i686-linux-gnu-g++ s390x-linux-gnu-g++ aarch64-linux-gnu-g++; do
-  # The header promises these targets: a missing cross compiler (installed by
-  # scripts/setup.sh) is a failure, not a silently dropped target.
-  command -v "$cc" >/dev/null || { echo "FAIL: $cc not installed (scripts/setup.sh installs it)"; fails=$((fails + 1)); continue; }
   out="$tmp/lib-${cc%%-*}.so"
   "$cc" -shared -fPIC -O1 -o "$out" "$tmp/lib.cpp"
   compare "$out"
   compare "$out" --demangle
 done
 
-echo "checked ${#libs[@]} system libraries and the cross fixtures"
-(( fails == 0 )) || { echo "$fails comparison(s) failed"; exit 1; }
-echo PASS
+log "checked ${#libs[@]} system libraries and the cross fixtures"
+finish

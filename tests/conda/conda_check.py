@@ -21,11 +21,9 @@ import stat
 import sys
 import tarfile
 import zipfile
-
-
-def fail(msg):
-    print("FAIL: " + msg, file=sys.stderr)
-    sys.exit(1)
+from pathlib import Path
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
+from testlib import abort  # noqa: E402
 
 
 def sha256_file(path):
@@ -68,7 +66,7 @@ def tree_equal(a, b, ignore_info):
         if ta.get(p) != tb.get(p):
             bad.append(f"{p}: {ta.get(p)} != {tb.get(p)}")
     if bad:
-        fail(f"trees {a} and {b} differ:\n  " + "\n  ".join(bad[:20]))
+        abort(f"trees {a} and {b} differ:\n  " + "\n  ".join(bad[:20]))
     print(f"trees equal ({len(ta)} entries)")
 
 
@@ -76,38 +74,38 @@ def check_paths(root):
     with open(os.path.join(root, "info/paths.json")) as f:
         doc = json.load(f)
     if doc.get("paths_version") != 1:
-        fail("paths_version is not 1")
+        abort("paths_version is not 1")
     rows = doc["paths"]
     names = [r["_path"] for r in rows]
     if names != sorted(names):
-        fail("paths.json is not sorted by path")
+        abort("paths.json is not sorted by path")
     actual = tree(root, ignore_info=True)
     if set(names) != set(actual):
-        fail(f"paths.json lists {sorted(set(names) ^ set(actual))} differently")
+        abort(f"paths.json lists {sorted(set(names) ^ set(actual))} differently")
     for r in rows:
         kind, _, value = actual[r["_path"]]
         full = os.path.join(root, r["_path"])
         want = {"hardlink": "file", "softlink": "symlink", "directory": "dir"}
         if want[r["path_type"]] != kind:
-            fail(f"{r['_path']}: path_type {r['path_type']} but it is a {kind}")
+            abort(f"{r['_path']}: path_type {r['path_type']} but it is a {kind}")
         if kind == "file":
             if r["sha256"] != value or r["size_in_bytes"] != os.path.getsize(full):
-                fail(f"{r['_path']}: sha256/size differ from the content")
+                abort(f"{r['_path']}: sha256/size differ from the content")
         if kind == "symlink":
             # conda-build: the target file's hash when it is a file.
             target = os.path.join(os.path.dirname(full), value)
             if os.path.isfile(target):
                 if r["sha256"] != sha256_file(target):
-                    fail(f"{r['_path']}: softlink sha256 is not its target's")
+                    abort(f"{r['_path']}: softlink sha256 is not its target's")
     with open(os.path.join(root, "info/files")) as f:
         files = f.read().splitlines()
     if files != names:
-        fail("info/files differs from paths.json")
+        abort("info/files differs from paths.json")
     index = json.load(open(os.path.join(root, "info/index.json")))
     for key in ("name", "version", "build", "build_number", "subdir",
                 "timestamp", "depends"):
         if key not in index:
-            fail(f"index.json lacks {key}")
+            abort(f"index.json lacks {key}")
     print(f"paths.json matches {len(rows)} entries")
 
 
@@ -130,16 +128,16 @@ def has_prefix(root, prefix, expect):
         for line in open(path).read().splitlines():
             pfx, mode, rel = line.split(" ", 2)
             if pfx != prefix:
-                fail(f"has_prefix placeholder {pfx!r} != {prefix!r}")
+                abort(f"has_prefix placeholder {pfx!r} != {prefix!r}")
             listed[rel] = mode
     want = dict(item.split(":", 1)[::-1] for item in expect)
     if not (found == listed == want):
-        fail(f"has_prefix {listed} / scan {found} / expected {want}")
+        abort(f"has_prefix {listed} / scan {found} / expected {want}")
     rows = json.load(open(os.path.join(root, "info/paths.json")))["paths"]
     in_json = {r["_path"]: r["file_mode"] for r in rows
                if r.get("prefix_placeholder") == prefix}
     if in_json != want:
-        fail(f"paths.json placeholders {in_json} != {want}")
+        abort(f"paths.json placeholders {in_json} != {want}")
     print(f"has_prefix: {sorted(want.items())}")
 
 
@@ -150,29 +148,29 @@ def zip_layout(pkg):
         names = [i.filename for i in infos]
         want = ["metadata.json", f"pkg-{stem}.tar.zst", f"info-{stem}.tar.zst"]
         if names != want:
-            fail(f"members {names} != {want}")
+            abort(f"members {names} != {want}")
         for i in infos:
             if i.compress_type != zipfile.ZIP_STORED:
-                fail(f"{i.filename} is not STORED")
+                abort(f"{i.filename} is not STORED")
         if z.testzip() is not None:
-            fail("zip CRC error")
+            abort("zip CRC error")
         if json.loads(z.read("metadata.json")) != {"conda_pkg_format_version": 2}:
-            fail("metadata.json content")
+            abort("metadata.json content")
         import zstandard
         for name in want[1:]:
             data = z.read(name)
             params = zstandard.get_frame_parameters(data)
             plain = zstandard.ZstdDecompressor().decompress(data)
             if params.content_size != len(plain):
-                fail(f"{name}: frame content size {params.content_size} "
+                abort(f"{name}: frame content size {params.content_size} "
                      f"!= {len(plain)}")
             with tarfile.open(fileobj=io.BytesIO(plain)) as t:
                 for m in t.getmembers():
                     is_info = m.name == "info" or m.name.startswith("info/")
                     if is_info != name.startswith("info-"):
-                        fail(f"{m.name} in the wrong component {name}")
+                        abort(f"{m.name} in the wrong component {name}")
                     if m.uid or m.gid or m.uname or m.gname:
-                        fail(f"{m.name}: owner not anonymised")
+                        abort(f"{m.name}: owner not anonymised")
     print(f"zip layout ok: {names}")
 
 
@@ -256,7 +254,7 @@ def main(argv):
     elif cmd == "hostile":
         hostile(argv[2], argv[3])
     else:
-        fail("unknown command " + cmd)
+        abort("unknown command " + cmd)
 
 
 if __name__ == "__main__":

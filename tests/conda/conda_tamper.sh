@@ -18,7 +18,7 @@ rebuild_and_expect() {
   mkdir -p "$SCRATCH/bad"
   "${CHECK[@]}" retar "$SCRATCH/t" "$SCRATCH/bad/$name.tar.bz2"
   expect_status 1 "$name: verify reports a finding" "$PKGTOOL" conda verify "$SCRATCH/bad/$name.tar.bz2"
-  if grep -q -- "$needle" "$SCRATCH/last.out"; then CHECKS=$((CHECKS + 1)); else
+  if grep -q -- "$needle" "$SCRATCH/last.out"; then pass; else
     fail "$name: no finding mentioning '$needle'"
     cat "$SCRATCH/last.out" >&2
   fi

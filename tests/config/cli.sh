@@ -5,7 +5,7 @@
 # round-trips through `pkgtool config`, and bad values exit 2 naming them.
 source "$(dirname "$0")/../lib/harness.sh"
 PY=/usr/bin/python3
-[[ -x $PY ]] || skip "/usr/bin/python3 not installed"
+[[ -x $PY ]] || missing "/usr/bin/python3 not installed"
 make_scratch
 cd "$SCRATCH"
 

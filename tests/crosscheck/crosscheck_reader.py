@@ -217,10 +217,9 @@ def build_fixtures(tmp):
     targets = [("x86_64", "", True)]
     for triple in ("aarch64-linux-gnu", "i686-linux-gnu", "s390x-linux-gnu",
                    "arm-linux-gnueabihf"):
-        if shutil.which(f"{triple}-gcc"):
-            targets.append((triple, f"{triple}-", shutil.which(f"{triple}-g++") is not None))
-        else:
-            notes.append(f"note: {triple}-gcc not found; no {triple} fixtures")
+        if not shutil.which(f"{triple}-gcc"):
+            elfref.missing(f"{triple}-gcc not installed: no {triple} fixtures")
+        targets.append((triple, f"{triple}-", shutil.which(f"{triple}-g++") is not None))
     write_sources(tmp)
     files = []
     for name, prefix, cxx in targets:
@@ -238,8 +237,8 @@ def build_fixtures(tmp):
             notes.append(f"note: {name}: no usable target libc ({hosted_error}); "
                          "using freestanding fixtures")
         except (RuntimeError, OSError) as e:
-            notes.append(f"note: could not build {name} fixtures: {hosted_error}; "
-                         f"freestanding: {first_error(e)}")
+            raise RuntimeError(f"could not build {name} fixtures: {hosted_error}; "
+                               f"freestanding: {first_error(e)}") from e
     return files, notes
 
 
@@ -281,14 +280,9 @@ def main():
     long_run = os.environ.get("LIBPKG_LONG") == "1"
     lief_dump = os.environ.get("LIEF_DUMP") or None
     lief_max = int(os.environ.get("LIBPKG_LIEF_MAX_MB", "24")) * 1024 * 1024
-    if lief_dump and not os.access(lief_dump, os.X_OK):
-        print(f"note: LIEF_DUMP={lief_dump} is not executable; LIEF column skipped")
-        lief_dump = None
-    elif not lief_dump:
-        print("note: LIEF_DUMP not set (liblief-dev missing at configure time?); "
-              "LIEF column skipped")
+    lief_dump = elfref.lief_dump_from_env()
     if not elfref.have_pyelftools():
-        print("note: pyelftools not importable; pyelftools column skipped")
+        elfref.missing("pyelftools not importable (python3-pyelftools)")
 
     t0 = time.time()
     explicit = os.environ.get("LIBPKG_XCHECK_FILES")

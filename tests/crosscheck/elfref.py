@@ -16,6 +16,7 @@ property_edits.py live here too.
 """
 
 import json
+import os
 import re
 import shutil
 import struct
@@ -24,7 +25,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
-from testlib import missing  # noqa: E402
+from testlib import missing, readelf_dynamic_entries  # noqa: E402
 
 # --------------------------------------------------------------- utilities
 
@@ -145,8 +146,6 @@ READELF_MACHINES = {
     "Sparc v9": "sparcv9", "Intel IA-64": "ia64", "Motorola m68k": "m68k",
 }
 
-DYN_RE = re.compile(r"^\s*0x[0-9a-fA-F]+\s+\((\w+)\)\s+(.*)$")
-BRACKET_RE = re.compile(r"^[^\[]*\[(.*)\]\s*$")
 SYM_RE = re.compile(
     r"^\s*(\d+):\s+[0-9a-fA-F]+\s+(?:0x[0-9a-fA-F]+|\d+)\s+\S+\s+\S+\s+\S+"
     r"(?:\s+\[[^\]]*\])?\s+(\S+)(?:\s(.*))?$")
@@ -180,16 +179,10 @@ def readelf_info(path, use_dynamic=False):
     if m:
         info["interpreter"] = m.group(1)
 
-    _, out, _ = run([READELF, "-d", "-W", *d, path])
     needed, soname, rpath, runpath = [], None, None, None
     flags, flags_1 = [], []
-    for line in out.splitlines():
-        m = DYN_RE.match(line)
-        if not m:
-            continue
-        tag, rest = m.groups()
-        b = BRACKET_RE.match(rest)
-        val = b.group(1) if b else None
+    for tag, rest in readelf_dynamic_entries(path, *d):
+        val = rest
         if tag == "NEEDED":
             needed.append(val)
         elif tag == "SONAME" and soname is None:
@@ -271,6 +264,21 @@ PYELF_MACHINES = {
     "EM_SPARC": "sparc", "EM_SPARCV9": "sparcv9", "EM_IA_64": "ia64",
     "EM_68K": "m68k",
 }
+
+
+def lief_dump_from_env():
+    """The LIEF reader (tests/tools/lief_dump) ctest passes in LIEF_DUMP.
+    Missing is a failure (liblief-dev is in scripts/setup.sh) unless the
+    build was configured with -DLIBPKG_TEST_LIEF=OFF, which sets
+    LIBPKG_TEST_LIEF=OFF: then the LIEF column is left out, said once."""
+    lief_dump = os.environ.get("LIEF_DUMP") or None
+    if os.environ.get("LIBPKG_TEST_LIEF") == "OFF":
+        print("note: configured with LIBPKG_TEST_LIEF=OFF: no LIEF column")
+        return None
+    if not lief_dump or not os.access(lief_dump, os.X_OK):
+        missing(f"LIEF_DUMP ({lief_dump or 'unset'}) is not an executable: install liblief-dev "
+                "and reconfigure, or configure with -DLIBPKG_TEST_LIEF=OFF")
+    return lief_dump
 
 
 def have_pyelftools():

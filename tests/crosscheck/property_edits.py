@@ -121,12 +121,11 @@ def usable_arches(tmp):
             notes.append(f"note: unknown arch {a!r} in LIBPKG_PROPERTY_ARCHES")
             continue
         prefix, qemu, sysroot = ARCHES[a][:3]
-        if not shutil.which(prefix + "gcc"):
-            notes.append(f"note: {prefix}gcc not found; no {a} layouts")
-            continue
-        if qemu and not shutil.which(qemu):
-            notes.append(f"note: {qemu} not found; no {a} layouts")
-            continue
+        # scripts/setup.sh installs every toolchain and qemu: missing or
+        # broken is a failure, never a silently smaller test.
+        for tool in [prefix + "gcc", prefix + "strip"] + ([qemu] if qemu else []):
+            if not shutil.which(tool):
+                elfref.missing(f"{tool} not installed: no {a} layouts")
         exe = os.path.join(tmp, f"probe-{a}")
         try:
             elfref.run([prefix + "gcc", "-o", exe, src], timeout=120)
@@ -136,7 +135,8 @@ def usable_arches(tmp):
                 raise RuntimeError(f"probe program failed: {err.strip()[:200]}")
             ok.append(a)
         except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:
-            notes.append(f"note: no {a} layouts: {str(e).strip().splitlines()[-1][:200]}")
+            elfref.missing(f"the {a} toolchain does not build or run a program: "
+                           f"{str(e).strip().splitlines()[-1][:200]}")
     return ok, notes
 
 
@@ -680,8 +680,6 @@ def op_args(ops):
 # ------------------------------------------------------------------ checking
 
 def elflint(path):
-    if not shutil.which("eu-elflint"):
-        return None
     _, out, err = elfref.run(["eu-elflint", "--gnu-ld", path], check=False, timeout=120)
     lines = set()
     for line in (out + err).splitlines():
@@ -700,13 +698,8 @@ EDITED_TAGS = {"NEEDED", "RPATH", "RUNPATH", "SONAME", "NULL"}
 
 def other_dynamic(path):
     """[(tag, value)] of the dynamic entries the edits must not touch."""
-    _, out, _ = elfref.run([elfref.READELF, "-d", "-W", path])
-    entries = []
-    for line in out.splitlines():
-        m = elfref.DYN_RE.match(line)
-        if m and m.group(1) not in EDITED_TAGS:
-            entries.append((m.group(1), m.group(2).strip()))
-    return sorted(entries)
+    return sorted((tag, value) for tag, value in elfref.readelf_dynamic_entries(path)
+                  if tag not in EDITED_TAGS)
 
 
 def readelf_warnings(path):
@@ -943,9 +936,7 @@ def run_iteration(it, seed, tmp, arches, checker, multi_full, budget_end):
             break
     for t in sorted(edited):
         out = t + ".stripped"
-        strip = layout.prefix + "strip" if shutil.which(layout.prefix + "strip") else None
-        if strip is None:
-            continue
+        strip = layout.prefix + "strip"
         rc, so, se = elfref.run([strip, "-o", out, t], check=False)
         msg = (so + se).strip()
         if rc != 0 or msg:
@@ -975,21 +966,15 @@ def main():
     flavour = "ours" if "libpkg" in ver else "patchelf"
     strict = strict_env == "1" if strict_env is not None else flavour == "ours"
     pkgtool = os.environ.get("PKGTOOL")
-    if pkgtool and not os.access(pkgtool, os.X_OK):
-        pkgtool = None
-    lief_dump = os.environ.get("LIEF_DUMP") or None
-    if lief_dump and not os.access(lief_dump, os.X_OK):
-        lief_dump = None
+    if not pkgtool or not os.access(pkgtool, os.X_OK):
+        elfref.missing(f"PKGTOOL ({pkgtool or 'unset'}) is not an executable: run through ctest")
+    lief_dump = elfref.lief_dump_from_env()
+    if not shutil.which("eu-elflint"):
+        elfref.missing("eu-elflint not installed (elfutils)")
 
     print(f"seed {seed} (reproduce: LIBPKG_PROPERTY_SEED={seed}); tool {tool}: "
           f"{ver.strip()} [{flavour} semantics]; {iterations} iterations, budget {budget:.0f}s",
           flush=True)
-    if not pkgtool:
-        print("note: PKGTOOL not set; pkgtool inspect column skipped")
-    if not lief_dump:
-        print("note: LIEF_DUMP not set or not executable; LIEF column skipped")
-    if not shutil.which("eu-elflint"):
-        print("note: eu-elflint not found; elflint check skipped")
     if flavour != "ours":
         print("note: not libpkg's patchelf: "
               + ("" if multi_full else "one kind of edit per call; ")

@@ -17,6 +17,7 @@
 #include "libpkg/base/scratch_dir.hpp"
 #include "libpkg/base/subprocess.hpp"
 #include "libpkg/config/accelerator.hpp"
+#include "libpkg/cuda/table_files.hpp"
 #include "libpkg/cuda/toolkit.hpp"
 
 namespace {
@@ -455,6 +456,60 @@ TEST(RealToolkit, ListsUsrLocal) {
           << r.output;
     }
   }
+}
+
+// find_table_files: a table library that is not there, or not the right
+// file, is passed over and listed among the places looked at; one that is
+// there but cannot be read is an io error naming it (it used to be listed
+// as "looked for" too, hiding why the library was missing). Root reads a
+// mode-000 file, so the lookup runs as nobody in a child.
+TEST(TableFiles, UnreadableLibraryIsAnIoErrorNotPassedOver) {
+  ScratchDir dir = ScratchDir::in_temp("table-files-");
+  fs::permissions(dir.path(), fs::perms(0755));
+  const fs::path lib64 = dir.path() / "lib64";
+  fs::create_directories(lib64);
+  fs::permissions(lib64, fs::perms(0755));
+  // Any ELF file will do (no SONAME: the file name is taken).
+  fs::copy_file("/bin/true", lib64 / "libcudart.so.12");
+  fs::permissions(lib64 / "libcudart.so.12", fs::perms(0644));
+  libpkg::config::CudaTable table;
+  table.version = "12.4";
+  table.cuda_root = dir.path().string();
+  libpkg::config::CudaLibrary lib;
+  lib.soname = "libcudart.so.12";
+  lib.dir = "lib64";
+  lib.path = (lib64 / "libcudart.so.12").string();
+  auto find_as_nobody = [&] {
+    return libpkg::testing::run_unprivileged([&]() -> std::string {
+      try {
+        auto found = cu::find_table_files(table, {lib}, {});
+        return "found " + std::to_string(found.found.size());
+      } catch (const Error& e) {
+        return std::string(libpkg::errc_name(e.code())) + ": " + e.what();
+      }
+    });
+  };
+  EXPECT_EQ(find_as_nobody(), "found 1");
+  fs::permissions(lib64 / "libcudart.so.12", fs::perms::none);
+  const std::string unreadable = find_as_nobody();
+  EXPECT_TRUE(
+      unreadable.starts_with("io: " + (lib64 / "libcudart.so.12").string()))
+      << unreadable;
+  EXPECT_NE(unreadable.find("Permission denied"), std::string::npos)
+      << unreadable;
+  // A directory that cannot be searched: the stat itself fails.
+  fs::permissions(lib64 / "libcudart.so.12", fs::perms(0644));
+  fs::permissions(lib64, fs::perms::owner_all);
+  const std::string unsearchable = find_as_nobody();
+  EXPECT_TRUE(unsearchable.starts_with("io: ")) << unsearchable;
+  // Not there at all: not_found, listing where it looked.
+  fs::permissions(lib64, fs::perms(0755));
+  fs::remove(lib64 / "libcudart.so.12");
+  const std::string missing = find_as_nobody();
+  EXPECT_TRUE(missing.starts_with("not_found: ")) << missing;
+  EXPECT_NE(missing.find("looked for " + (lib64 / "libcudart.so.12").string()),
+            std::string::npos)
+      << missing;
 }
 
 }  // namespace

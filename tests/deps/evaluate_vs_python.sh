@@ -13,7 +13,7 @@
 source "$(dirname "$0")/../lib/harness.sh"
 source "$(dirname "$0")/fixtures.sh"
 require_tools g++ gcc readelf
-[[ -n "${POLICY_PROBE:-}" ]] || skip "POLICY_PROBE not set"
+[[ -n "${POLICY_PROBE:-}" ]] || missing "POLICY_PROBE not set (build the policy_probe target, run through ctest)"
 make_scratch
 cd "$SCRATCH"
 check "compile fixtures" build_policy_fixtures

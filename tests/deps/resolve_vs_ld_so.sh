@@ -17,7 +17,7 @@ make_scratch
 S=$SCRATCH
 COMPARE="$LIBPKG_SOURCE_DIR/tests/deps/compare_ldd.py"
 LDSO=/lib64/ld-linux-x86-64.so.2
-[[ -x $LDSO ]] || skip "no x86_64 loader at $LDSO"
+[[ -x $LDSO ]] || missing "no x86_64 loader at $LDSO (libc6)"
 
 # lib OUT SONAME [gcc args...]: a shared library exporting one function.
 lib() {
@@ -196,6 +196,64 @@ expect_exit "without --root: missing" 1 'libra\.so\.1' "$PKGTOOL" ldd "$R/usr/bi
 expect_status 0 "ldd --ldpaths" "$PKGTOOL" ldd --json --root "$R" \
   --ldpaths "$R/opt/top:$R/opt/n:$R/opt/a" "$R/usr/bin/prog"
 expect_eq "--ldpaths" "default_dir $R/opt/a/libra.so.1" "$(via "$S/last.out" libra.so.1)"
+
+case_begin "symlinks inside --root stay inside it (as ldconfig -r ROOT)"
+# Absolute links in the tree name paths of the tree, as for a chrooted
+# loader: an ld.so.conf.d file linked to /etc/..., a directory linked to
+# /opt/..., a library linked to /opt/.... The same absolute paths also
+# exist on the host ($S/...) with other contents; a lexical join followed
+# the links out to them.
+R2=$S/root2
+H=$S/host  # a host directory, named by absolute links inside the root
+mkdir -p "$R2/etc/ld.so.conf.d" "$R2/usr/bin" "$H/conf" "$H/lib" "$R2$H/conf" "$R2$H/lib"
+printf 'include /etc/ld.so.conf.d/*.conf\n/opt/linked\n' >"$R2/etc/ld.so.conf"
+ln -s "$H/conf/x.conf" "$R2/etc/ld.so.conf.d/x.conf"
+printf '/opt/escaped\n' >"$H/conf/x.conf"      # on the host: must not be read
+printf '/opt/inroot\n' >"$R2$H/conf/x.conf"    # what the chrooted loader reads
+mkdir -p "$R2/opt"
+ln -s "$H/lib" "$R2/opt/linked"
+lib "$H/lib/libx.so.1" libx.so.1 -nostdlib      # host copy: must not be found
+lib "$R2$H/lib/libx.so.1" libx.so.1 -nostdlib   # the root's copy
+lib "$R2/opt/escaped/liby.so.1" liby.so.1 -nostdlib  # only the host conf lists it
+lib "$R2/opt/inroot/liby.so.1" liby.so.1 -nostdlib
+lib "$R2/opt/real/libz.so.1" libz.so.1 -nostdlib
+ln -s /opt/real/libz.so.1 "$R2/opt/inroot/libz.so.1"  # absolute, inside the root
+prog "$R2/usr/bin/prog" -L"$R2$H/lib" -l:libx.so.1 -L"$R2/opt/inroot" -l:liby.so.1 \
+  -L"$R2/opt/real" -l:libz.so.1 -nostdlib -Wl,-e,0
+expect_status 0 "ldd --root" "$PKGTOOL" ldd --json --root "$R2" "$R2/usr/bin/prog"
+cp "$S/last.out" "$S/root2.json"
+expect_eq "libx: the root's copy through /opt/linked" "ld_so_conf $R2$H/lib/libx.so.1" \
+  "$(via "$S/root2.json" libx.so.1)"
+expect_eq "liby: from the conf file the link reaches inside the root" \
+  "ld_so_conf $R2/opt/inroot/liby.so.1" "$(via "$S/root2.json" liby.so.1)"
+expect_eq "libz: its absolute link followed inside the root" \
+  "ld_so_conf $R2/opt/real/libz.so.1" "$(via "$S/root2.json" libz.so.1)"
+path_of() {
+  "$LIBPKG_PYTHON" -c 'import json,sys; print(json.load(open(sys.argv[1]))["libs"][sys.argv[2]]["path"])' "$@"
+}
+expect_eq "libx is printed by its path in the root" "$R2/opt/linked/libx.so.1" "$(path_of "$S/root2.json" libx.so.1)"
+# The oracle: ldconfig -r chroots, so its cache lists what a loader in
+# the root finds.
+require_tools ldconfig
+check "ldconfig -r builds the root's cache" ldconfig -r "$R2"
+ldconfig -r "$R2" -p >"$S/ldconfig2.txt"
+for so in libx.so.1 liby.so.1 libz.so.1; do
+  want=$(sed -n "s|^\t$so (.*) => ||p" "$S/ldconfig2.txt")
+  check "ldconfig -r finds $so" test -n "$want"
+  expect_eq "ldconfig agrees on the directory of $so" "$(dirname "$want")" \
+    "$(dirname "$(path_of "$S/root2.json" "$so")" | sed "s|^$R2||")"
+done
+
+case_begin "ldd reads each input once"
+# deps::ldd opens a file once: its libc and its closure come from the same
+# mapping, and $ORIGIN from its real path without opening that too. It used
+# to open it for the libc, then by its name, then by its real path. The
+# command adds one open of its own: the Mach-O sniff of the first file.
+require_tools strace
+ln -sf prog "$C/prog-link"
+strace -f -qq -e trace=open,openat -o "$S/ldd.strace" "$PKGTOOL" ldd "$C/prog-link" >/dev/null
+expect_eq "opens of the input (the sniff, then the ELF reader)" 2 \
+  "$(grep -cE "\"$C/prog(-link)?\"" "$S/ldd.strace" || true)"
 
 case_begin "bad input"
 printf 'not an ELF file\n' >"$S/text"

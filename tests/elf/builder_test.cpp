@@ -48,7 +48,7 @@ class BuilderTest : public ::testing::Test {
 TYPED_TEST_SUITE(BuilderTest, AllElfTypes, ElfTypeNames);
 
 TYPED_TEST(BuilderTest, ReadelfAgrees) {
-  if (!have_readelf()) GTEST_SKIP() << "readelf not installed";
+  if (!have_readelf()) GTEST_FAIL() << "readelf not installed (binutils)";
   Layout l;
   auto image = build_elf<TypeParam>(full_spec(), &l);
   std::string file = this->write(image);
@@ -87,7 +87,7 @@ TYPED_TEST(BuilderTest, ReadelfAgrees) {
 }
 
 TYPED_TEST(BuilderTest, ReadelfAgreesWithoutSectionHeaders) {
-  if (!have_readelf()) GTEST_SKIP() << "readelf not installed";
+  if (!have_readelf()) GTEST_FAIL() << "readelf not installed (binutils)";
   ElfSpec spec = full_spec();
   spec.section_headers = false;
   std::string file = this->write(build_elf<TypeParam>(spec));

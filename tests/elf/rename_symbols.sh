@@ -15,7 +15,9 @@
 #    against .dynsym);
 #  - renaming back gives the original symbol list;
 #  - a map that matches nothing still lets other edits of the same call
-#    happen; malformed maps are errors naming the map file and line.
+#    happen; malformed maps are errors naming the map file and line;
+#  - a prelinked file (DT_GNU_CONFLICT, DT_GNU_LIBLIST, DT_GNU_PRELINKED,
+#    DT_CHECKSUM) is refused: prelink's tables bind the old names.
 source "$(dirname "$0")/lib/common.sh"
 source "$(dirname "$0")/lib/fixtures.sh"
 source "$(dirname "$0")/lib/checks.sh"
@@ -123,6 +125,17 @@ fx_for_each_target run_target
 # variants built only their own target's fixtures).
 if [[ " ${ELF_TARGETS:-x86_64} " == *" x86_64 "* ]] && fx_target x86_64; then
   case_begin "maps"
+  # refused WHAT FILE PATTERN ARGS...: `$TOOL ARGS FILE` exits 2 with a
+  # message matching PATTERN and leaves FILE as it was.
+  refused() {
+    local what=$1 file=$2 pattern=$3 rc=0
+    shift 3
+    cp "$file" "$file.orig"
+    "$TOOL" "$@" "$file" 2>err || rc=$?
+    expect_eq "$what: exit status" 2 "$rc"
+    grep -q -- "$pattern" err && pass || fail "$what: message: $(cat err)"
+    expect_same_file "$what: file unchanged" "$file.orig" "$file"
+  }
   w=$SCRATCH/x86_64/gnu
   printf 'SYMBOL_THAT_DOES_NOT_EXIST ANOTHER\n' >nomatch
   pe_ok "no match + set-rpath" --rename-dynamic-symbols nomatch --set-rpath changed_rpath \
@@ -153,21 +166,42 @@ if [[ " ${ELF_TARGETS:-x86_64} " == *" x86_64 "* ]] && fx_target x86_64; then
   cp "$w/libmany.so" badhash.so
   gh=$(readelf -SW badhash.so | sed -n 's/.* \.gnu\.hash  *GNU_HASH  *[0-9a-f]*  *\([0-9a-f]*\) .*/\1/p')
   printf '\0\0\0\0' | dd of=badhash.so bs=1 seek=$((0x$gh + 4)) conv=notrunc status=none
-  cp badhash.so badhash.orig
-  rc=0
-  "$TOOL" --rename-dynamic-symbols one badhash.so 2>err || rc=$?
-  expect_eq "corrupt .gnu.hash: exit status" 2 "$rc"
-  grep -q "badhash.so: .gnu.hash header is invalid (buckets [0-9]*, symbol offset 0" err && pass ||
-    fail "corrupt .gnu.hash: message: $(cat err)"
-  expect_same_file "corrupt .gnu.hash: file unchanged" badhash.orig badhash.so
+  refused "corrupt .gnu.hash" badhash.so \
+    "badhash.so: .gnu.hash header is invalid (buckets [0-9]*, symbol offset 0" \
+    --rename-dynamic-symbols one
+  # A prelinked library (prelink's tables bind the old names; ld.so would
+  # apply them after a rename): refused, naming the tag, file unchanged.
+  # The tags are planted by retagging a DT_DEBUG entry.
+  "$TOOL" --add-debug-tag --output dbg.so "$w/libmany.so"
+  for tag in DT_GNU_CONFLICT:0x6ffffef8 DT_GNU_LIBLIST:0x6ffffef9 \
+    DT_GNU_PRELINKED:0x6ffffdf5 DT_CHECKSUM:0x6ffffdf8; do
+    "$LIBPKG_PYTHON" - "$ELFTEST_DIR/lib" dbg.so prelinked.so "${tag#*:}" <<'PY'
+import struct, sys
+sys.path.insert(0, sys.argv[1])
+from elfcheck import Elf, PT_DYNAMIC
+elf = Elf(sys.argv[2])
+d = bytearray(elf.data)
+dyn = next(p for p in elf.phdrs if p["type"] == PT_DYNAMIC)
+fmt = elf.end + ("qQ" if elf.bits == 64 else "iI")
+for pos in range(dyn["offset"], dyn["offset"] + dyn["filesz"], struct.calcsize(fmt)):
+    t, v = struct.unpack_from(fmt, d, pos)
+    if t == 21:  # DT_DEBUG
+        struct.pack_into(fmt, d, pos, int(sys.argv[4], 16), v)
+        break
+else:
+    raise SystemExit("no DT_DEBUG entry to retag")
+open(sys.argv[3], "wb").write(d)
+PY
+    name=${tag%%:*}
+    check "$name planted (readelf)" grep -q "(${name#DT_})" <(readelf -dW prelinked.so)
+    refused "$name" prelinked.so \
+      "prelinked.so: --rename-dynamic-symbols: the file is prelinked ($name)" \
+      --rename-dynamic-symbols one
+  done
   for bad in 'onlyone' 'a b c' $'fn_1 x\nfn_1 y'; do
     printf '%s\n' "$bad" >badmap
     cp "$w/libmany.so" victim.so
-    rc=0
-    "$TOOL" --rename-dynamic-symbols badmap victim.so 2>err || rc=$?
-    expect_eq "map '${bad//$'\n'/|}': exit status" 2 "$rc"
-    grep -q "badmap: line [12]" err && pass || fail "map '${bad//$'\n'/|}': message: $(cat err)"
-    expect_same_file "map '${bad//$'\n'/|}': file unchanged" "$w/libmany.so" victim.so
+    refused "map '${bad//$'\n'/|}'" victim.so "badmap: line [12]" --rename-dynamic-symbols badmap
   done
 fi
 

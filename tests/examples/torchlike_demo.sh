@@ -21,48 +21,26 @@
 #     consumer builds without being told the ABI;
 #   - with CUDA: libtorchlike_cuda carries a fatbin and NEEDs libcudart.
 #
-# Environment (from ctest): PKGTOOL, LIBPKG_SOURCE_DIR, LIBPKG_PYTHON.
-# LIBPKG_KEEP_TMP=1 keeps the temporary directory. Exit 77 = skipped.
-set -uo pipefail
+# Environment (from ctest): PKGTOOL, MANYWHEEL, LIBTORCH_DRIVER,
+# CONDA_DRIVER, LIBPKG_SOURCE_DIR, LIBPKG_PYTHON. TEST_KEEP=1 keeps the
+# scratch directory. A missing tool, driver or Python.h is a failure.
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/harness.sh"
 
 src=${LIBPKG_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
-python=${LIBPKG_PYTHON:-/usr/bin/python3}
+python=$LIBPKG_PYTHON
 here=$src/tests/examples
 
-skip() { echo "SKIP: $*"; exit 77; }
 for tool in PKGTOOL MANYWHEEL LIBTORCH_DRIVER CONDA_DRIVER; do
-  [[ -n ${!tool:-} && -x ${!tool} ]] || skip "$tool not set or not executable"
+  [[ -n ${!tool:-} && -x ${!tool} ]] || missing "$tool not set or not executable"
 done
-for tool in cmake g++ nm readelf; do
-  command -v "$tool" >/dev/null || skip "$tool not found"
-done
-[[ -x $python ]] || skip "no Python interpreter at $python"
+require_tools cmake g++ nm readelf "$python"
 "$python" -c 'import os, sys, sysconfig; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' ||
-  skip "no Python.h for $python"
+  missing "no Python.h for $python"
 if command -v nvcc >/dev/null || [[ -x /usr/local/cuda/bin/nvcc ]]; then have_nvcc=1; else have_nvcc=0; fi
 py_version=$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/libpkg-torchlike.XXXXXX")
-if [[ ${LIBPKG_KEEP_TMP:-0} == 1 ]]; then
-  echo "keeping $tmp"
-else
-  trap 'rm -rf "$tmp"' EXIT
-fi
-
-failures=0
-ok() { echo "ok   - $*"; }
-bad() { echo "FAIL - $*"; failures=$((failures + 1)); }
-# check DESCRIPTION CMD...: CMD's output is shown only when it fails.
-check() {
-  local desc=$1 output
-  shift
-  if output=$("$@" 2>&1); then
-    ok "$desc"
-  else
-    bad "$desc"
-    [[ -n $output ]] && sed 's/^/       /' <<<"$output"
-  fi
-}
+make_scratch
+tmp=$SCRATCH
 
 # json FILE PYTHON-EXPR: evaluate EXPR with `d` bound to the JSON in FILE; the
 # check passes when it is true (an assertion message is printed otherwise).
@@ -94,51 +72,52 @@ run_abi() {
   local start=$SECONDS
   if ! LIBPKG_DEMO_OUT=$out LIBPKG_DEMO_CXX11_ABI=$abi LIBPKG_DEMO_CUDA=$cuda \
     bash "$src/scripts/demo.sh" >"$tmp/demo$abi.log" 2>&1; then
-    bad "demo.sh ABI=$abi CUDA=$cuda"
-    sed 's/^/       /' "$tmp/demo$abi.log"
+    fail "demo.sh ABI=$abi CUDA=$cuda"
+    sed 's/^/       /' "$tmp/demo$abi.log" >&2
     return
   fi
-  ok "demo.sh ABI=$abi CUDA=$cuda ($((SECONDS - start))s)"
-  check "demo wrote inspect.json" json "$out/inspect.json" \
+  pass
+  log "demo.sh ABI=$abi CUDA=$cuda ($((SECONDS - start))s)"
+  expect_ok "demo wrote inspect.json" json "$out/inspect.json" \
     'any(s["file"].startswith("python/torchlike/_C.") for s in d)'
   # The packages the demo made (each already passed its own verify there).
   local abi_prefix=cxx11-abi-
   [[ $abi == 0 ]] && abi_prefix=
-  check "demo packed the built wheel" compgen -G "$out/dist/built/torchlike-1.0.0-cp*-linux_*.whl"
-  check "demo wrote the tag explanation" json "$out/show.json" \
+  expect_ok "demo packed the built wheel" compgen -G "$out/dist/built/torchlike-1.0.0-cp*-linux_*.whl"
+  expect_ok "demo wrote the tag explanation" json "$out/show.json" \
     'd["schema"] == "libpkg-show/1" and any(e["soname"] == "libgomp.so.1" and e["graft"] for e in d["external_libraries"])'
   # Each driver's JSON summary: its artifacts, and check_binary passed them.
-  check "manywheel wrote a manylinux wheel" json "$out/manywheel.json" \
+  expect_ok "manywheel wrote a manylinux wheel" json "$out/manywheel.json" \
     'd["schema"] == "libpkg-driver/1" and d["passed"] and [a for a in d["artifacts"] if a["role"] == "wheel" and "-manylinux_2_" in a["path"] and __import__("os").path.isfile(a["path"])]'
-  check "the manylinux wheel needs nothing from outside" \
+  expect_ok "the manylinux wheel needs nothing from outside" \
     sh -c '"$0" show --json "$1"/dist/torchlike-*-manylinux_*.whl | "$2" -c "import json,sys; d=json.load(sys.stdin); assert not [e for e in d[\"external_libraries\"] if e[\"graft\"]], d[\"external_libraries\"]"' \
     "$PKGTOOL" "$out" "$python"
-  check "check_binary passed the wheel, import included" json "$out/manywheel.json" \
+  expect_ok "check_binary passed the wheel, import included" json "$out/manywheel.json" \
     'len(d["checks"]) == 1 and {c["id"]: c["status"] for c in d["checks"][0]["checks"]}["import"] == "pass"'
-  check "libtorch wrote the zip, its -latest copy and the debug zip" json "$out/libtorch.json" \
+  expect_ok "libtorch wrote the zip, its -latest copy and the debug zip" json "$out/libtorch.json" \
     'd["passed"] and sorted(a["role"] for a in d["artifacts"]) == ["debug-libtorch", "libtorch", "libtorch-latest"] and any(a["path"].endswith("/libtorch-'"$abi_prefix"'shared-with-deps-1.0.0.zip") for a in d["artifacts"])'
-  check "check_binary passed the libtorch zip, both link checks included" json "$out/libtorch.json" \
+  expect_ok "check_binary passed the libtorch zip, both link checks included" json "$out/libtorch.json" \
     '{c["id"]: c["status"] for c in d["checks"][0]["checks"]}["link"] == "pass" and {c["id"]: c["status"] for c in d["checks"][0]["checks"]}["link-wrong-abi"] == "pass"'
-  check "conda wrote the .conda and the .tar.bz2, both checked" json "$out/conda.json" \
+  expect_ok "conda wrote the .conda and the .tar.bz2, both checked" json "$out/conda.json" \
     'd["passed"] and sorted(a["path"][-6:] for a in d["artifacts"]) == [".conda", "ar.bz2"] and len(d["checks"]) == 2'
   # The conda prefix holds the package in lib/pythonX.Y/site-packages, so
   # check_binary imports it there (a prefix without it makes the check skip).
-  check "check_binary imported torchlike from lib/python$py_version/site-packages in both conda packages" \
+  expect_ok "check_binary imported torchlike from lib/python$py_version/site-packages in both conda packages" \
     json "$out/conda.json" \
     'sorted((r["artifact"][-6:], {c["id"]: c["status"] for c in r["checks"]}["import"]) for r in d["checks"]) == [(".conda", "pass"), ("ar.bz2", "pass")] and all("/lib/python'"$py_version"'/site-packages" in {c["id"]: c["summary"] for c in r["checks"]}["import"] for r in d["checks"])'
-  check "the conda packages verify" sh -c '"$0" conda verify "$1"/dist/torchlike-1.0.0-*.conda "$1"/dist/torchlike-1.0.0-*.tar.bz2' \
+  expect_ok "the conda packages verify" sh -c '"$0" conda verify "$1"/dist/torchlike-1.0.0-*.conda "$1"/dist/torchlike-1.0.0-*.tar.bz2' \
     "$PKGTOOL" "$out"
 
   local with_cuda
-  with_cuda=$(sed -ne 's/^#define TORCHLIKE_WITH_CUDA \(.\)$/\1/p' "$inst/include/torchlike/config.h")
+  with_cuda=$(sed -ne 's/^#define TORCHLIKE_WITH_CUDA \(.\)$/\1/p' "$inst/include/torchlike/config.h" || true)
   if [[ $cuda == AUTO ]]; then
-    check "CUDA part built iff nvcc exists (nvcc=$have_nvcc, built=$with_cuda)" test "$with_cuda" = "$have_nvcc"
+    expect_ok "CUDA part built iff nvcc exists (nvcc=$have_nvcc, built=$with_cuda)" test "$with_cuda" = "$have_nvcc"
   else
-    check "CUDA part not built with CUDA=OFF" test "$with_cuda" = 0
+    expect_ok "CUDA part not built with CUDA=OFF" test "$with_cuda" = 0
   fi
 
   # -- import and call with Debian's interpreter
-  check "import torchlike and call into libtorchlike" \
+  expect_ok "import torchlike and call into libtorchlike" \
     env PYTHONPATH="$inst/python" OMP_NUM_THREADS=2 "$python" - "$abi" "$pkg" "$with_cuda" <<'EOF'
 import os, sys
 abi, pkg, with_cuda = int(sys.argv[1]), os.path.realpath(sys.argv[2]), sys.argv[3] == "1"
@@ -178,54 +157,56 @@ EOF
 
   # -- pkgtool inspect --json: SONAME / NEEDED / RUNPATH
   local ext exts=("$pkg"/_C.*.so)
-  ext=$(basename "${exts[0]}")
+  ext=$(basename "${exts[0]:-_C.missing.so}")
   if [[ ! -f $pkg/$ext ]]; then
-    bad "extension module installed under $pkg"
+    fail "extension module installed under $pkg"
     return
   fi
-  "$PKGTOOL" inspect --json "$pkg/$ext" >"$out/ext.json" 2>&1 || bad "pkgtool inspect $ext"
-  check "_C: NEEDED libtorchlike.so.1 and libgomp.so.1, RUNPATH \$ORIGIN/lib, no SONAME" \
+  "$PKGTOOL" inspect --json "$pkg/$ext" >"$out/ext.json" 2>&1 || fail "pkgtool inspect $ext"
+  expect_ok "_C: NEEDED libtorchlike.so.1 and libgomp.so.1, RUNPATH \$ORIGIN/lib, no SONAME" \
     json "$out/ext.json" \
     '{"libtorchlike.so.1", "libgomp.so.1"} <= set(d[0]["needed"]) and d[0]["runpath"] == "$ORIGIN/lib" and d[0]["soname"] is None and d[0]["rpath"] is None'
 
   local name f
   for name in c10like torchlike; do
     for f in "$inst/lib/lib$name.so.1.0.0" "$pkg/lib/lib$name.so.1"; do
-      "$PKGTOOL" inspect --json "$f" >"$out/$name.json" 2>&1 || bad "pkgtool inspect $f"
-      check "${f#"$inst"/}: SONAME lib$name.so.1, RUNPATH \$ORIGIN" json "$out/$name.json" \
+      "$PKGTOOL" inspect --json "$f" >"$out/$name.json" 2>&1 || fail "pkgtool inspect $f"
+      expect_ok "${f#"$inst"/}: SONAME lib$name.so.1, RUNPATH \$ORIGIN" json "$out/$name.json" \
         "d[0]['soname'] == 'lib$name.so.1' and d[0]['runpath'] == '\$ORIGIN' and d[0]['rpath'] is None"
     done
   done
-  "$PKGTOOL" inspect --json "$inst/lib/libtorchlike.so.1.0.0" >"$out/torchlike.json" 2>&1
-  check "libtorchlike NEEDs libc10like.so.1 (the dependency chain)" json "$out/torchlike.json" \
+  "$PKGTOOL" inspect --json "$inst/lib/libtorchlike.so.1.0.0" >"$out/torchlike.json" 2>&1 ||
+    fail "pkgtool inspect libtorchlike.so.1.0.0"
+  expect_ok "libtorchlike NEEDs libc10like.so.1 (the dependency chain)" json "$out/torchlike.json" \
     '"libc10like.so.1" in d[0]["needed"]'
-  check "lib/libtorchlike.so.1 -> libtorchlike.so.1.0.0 symlinks" \
+  expect_ok "lib/libtorchlike.so.1 -> libtorchlike.so.1.0.0 symlinks" \
     test "$(readlink "$inst/lib/libtorchlike.so.1")" = libtorchlike.so.1.0.0 -a \
     "$(readlink "$inst/lib/libtorchlike.so")" = libtorchlike.so.1
-  check "python/torchlike/lib holds real files, not symlinks" \
+  expect_ok "python/torchlike/lib holds real files, not symlinks" \
     bash -c "! find '$pkg/lib' -type l | grep -q ."
-  "$PKGTOOL" inspect --json "$inst/bin/torchlike_client" >"$out/client.json" 2>&1
-  check "bin/torchlike_client: RUNPATH \$ORIGIN/../lib" json "$out/client.json" \
+  "$PKGTOOL" inspect --json "$inst/bin/torchlike_client" >"$out/client.json" 2>&1 ||
+    fail "pkgtool inspect bin/torchlike_client"
+  expect_ok "bin/torchlike_client: RUNPATH \$ORIGIN/../lib" json "$out/client.json" \
     'd[0]["runpath"] == "$ORIGIN/../lib" and "libtorchlike.so.1" in d[0]["needed"]'
 
   # -- closure of the extension, resolved from the inspect facts
   if "$python" "$here/closure.py" "$PKGTOOL" "$pkg/$ext" >"$out/closure.json" 2>"$out/closure.err"; then
-    check "closure of _C: libgomp from the system, libtorchlike/libc10like from the package, nothing unresolved" \
+    expect_ok "closure of _C: libgomp from the system, libtorchlike/libc10like from the package, nothing unresolved" \
       json "$out/closure.json" \
       "(lambda c: c.get('libgomp.so.1') is not None and not c['libgomp.so.1'].startswith('$pkg') and c.get('libtorchlike.so.1') == '$pkg/lib/libtorchlike.so.1' and c.get('libc10like.so.1') == '$pkg/lib/libc10like.so.1' and None not in c.values())(d['closure'])"
     if [[ $with_cuda == 1 ]]; then
-      check "closure of _C: libtorchlike_cuda from the package, libcudart resolved" json "$out/closure.json" \
+      expect_ok "closure of _C: libtorchlike_cuda from the package, libcudart resolved" json "$out/closure.json" \
         "d['closure'].get('libtorchlike_cuda.so.1') == '$pkg/lib/libtorchlike_cuda.so.1' and any(k.startswith('libcudart.so.') and v for k, v in d['closure'].items())"
     fi
   else
-    bad "closure.py"
-    sed 's/^/       /' "$out/closure.err"
+    fail "closure.py"
+    sed 's/^/       /' "$out/closure.err" >&2
   fi
 
   # -- TorchLikeConfig.cmake, read as check_binary reads TorchConfig.cmake
   local config=$inst/share/cmake/TorchLike/TorchLikeConfig.cmake recorded
-  recorded=$(sed -ne 's/.*D_GLIBCXX_USE_CXX11_ABI=\(.\)".*/\1/p' <"$config" 2>/dev/null)
-  check "TorchLikeConfig.cmake records ABI $abi (got '$recorded')" test "$recorded" = "$abi"
+  recorded=$(sed -ne 's/.*D_GLIBCXX_USE_CXX11_ABI=\(.\)".*/\1/p' "$config" 2>/dev/null || true)
+  expect_ok "TorchLikeConfig.cmake records ABI $abi (got '$recorded')" test "$recorded" = "$abi"
 
   # -- ABI census
   local lib cxx11 pre
@@ -233,10 +214,10 @@ EOF
     cxx11=$(census "$lib" "$CXX11_RE")
     pre=$(census "$lib" "$PRE_RE")
     if [[ $abi == 1 ]]; then
-      check "census $(basename "$lib"): cxx11=$cxx11 > 100, pre-cxx11=$pre == 0" \
+      expect_ok "census $(basename "$lib"): cxx11=$cxx11 > 100, pre-cxx11=$pre == 0" \
         test "$cxx11" -gt 100 -a "$pre" -eq 0
     else
-      check "census $(basename "$lib"): pre-cxx11=$pre > 100, cxx11=$cxx11 == 0" \
+      expect_ok "census $(basename "$lib"): pre-cxx11=$pre > 100, cxx11=$cxx11 == 0" \
         test "$pre" -gt 100 -a "$cxx11" -eq 0
     fi
   done
@@ -245,37 +226,37 @@ EOF
   local libs=(-ltorchlike -lc10like)
   [[ -e $inst/lib/libtorchlike_cuda.so ]] && libs+=(-ltorchlike_cuda)
   local client=$src/examples/torchlike/client/main.cpp
-  if check "client compiles with -D_GLIBCXX_USE_CXX11_ABI=$abi" \
+  if succeeds "client compiles with -D_GLIBCXX_USE_CXX11_ABI=$abi" \
     g++ "$client" -I"$inst/include" -D_GLIBCXX_USE_CXX11_ABI="$abi" -std=gnu++17 \
     -L"$inst/lib" -Wl,-R"$inst/lib" -Wl,--no-as-needed "${libs[@]}" -o "$out/client"; then
-    check "client runs and reports cxx11_abi=$abi" \
+    expect_ok "client runs and reports cxx11_abi=$abi" \
       bash -c "'$out/client' | grep -q 'cxx11_abi=$abi ops=384'"
   fi
-  check "client with the opposite ABI ($other) fails to link" \
+  expect_ok "client with the opposite ABI ($other) fails to link" \
     bash -c "! g++ '$client' -I'$inst/include' -D_GLIBCXX_USE_CXX11_ABI=$other -std=gnu++17 \
       -L'$inst/lib' -Wl,-R'$inst/lib' -Wl,--no-as-needed ${libs[*]} -o '$out/client-wrong-abi'"
-  check "installed bin/torchlike_client runs" \
+  expect_ok "installed bin/torchlike_client runs" \
     bash -c "'$inst/bin/torchlike_client' | grep -q 'torchlike 1.0.0 cxx11_abi=$abi'"
 
   # -- find_package(TorchLike) consumer: the ABI comes from the imported targets
-  if check "find_package(TorchLike) consumer configures and builds" \
+  if succeeds "find_package(TorchLike) consumer configures and builds" \
     bash -c "cmake -S '$src/examples/torchlike/client' -B '$out/consumer' -DCMAKE_PREFIX_PATH='$inst' && cmake --build '$out/consumer'"; then
-    check "find_package(TorchLike) consumer runs" \
+    expect_ok "find_package(TorchLike) consumer runs" \
       bash -c "'$out/consumer/torchlike_client' | grep -q 'cxx11_abi=$abi'"
   fi
 
   # -- wheel metadata for the later manywheel driver
   local tag
   tag=$("$python" -c 'import sys; print("cp%d%d" % sys.version_info[:2])')
-  check "dist-info WHEEL tagged $tag-$tag-linux_*" \
+  expect_ok "dist-info WHEEL tagged $tag-$tag-linux_*" \
     grep -q "^Tag: $tag-$tag-linux_" "$inst/python/torchlike-1.0.0.dist-info/WHEEL"
 
   # -- CUDA library (compiled only; nothing runs on a GPU)
   if [[ $with_cuda == 1 ]]; then
     local culib=$inst/lib/libtorchlike_cuda.so.1.0.0
-    check "libtorchlike_cuda has a .nv_fatbin section" bash -c "readelf -SW '$culib' | grep -q '\.nv_fatbin'"
-    "$PKGTOOL" inspect --json "$culib" >"$out/cuda.json" 2>&1
-    check "libtorchlike_cuda: SONAME libtorchlike_cuda.so.1, NEEDED libcudart.so.N and libtorchlike.so.1" \
+    expect_ok "libtorchlike_cuda has a .nv_fatbin section" bash -c "readelf -SW '$culib' | grep -q '\.nv_fatbin'"
+    "$PKGTOOL" inspect --json "$culib" >"$out/cuda.json" 2>&1 || fail "pkgtool inspect $culib"
+    expect_ok "libtorchlike_cuda: SONAME libtorchlike_cuda.so.1, NEEDED libcudart.so.N and libtorchlike.so.1" \
       json "$out/cuda.json" \
       'd[0]["soname"] == "libtorchlike_cuda.so.1" and any(n.startswith("libcudart.so.") for n in d[0]["needed"]) and "libtorchlike.so.1" in d[0]["needed"]'
   fi
@@ -284,5 +265,5 @@ EOF
 start=$SECONDS
 run_abi 1 AUTO
 run_abi 0 OFF
-echo "# $failures failure(s), $((SECONDS - start))s"
-[[ $failures -eq 0 ]]
+log "# $((SECONDS - start))s"
+finish

@@ -30,6 +30,11 @@ fail() {
   printf 'FAIL: %s\n' "$msg" >&2
 }
 pass() { CHECKS=$((CHECKS + 1)); }
+# abort WHAT: fail and stop here, for a step every later check needs.
+abort() {
+  fail "$@"
+  finish
+}
 # missing WHAT: fail now; scripts/setup.sh (or the build) provides WHAT.
 missing() {
   printf 'FAIL: %s (scripts/setup.sh installs the tools; build the targets)\n' "$*" >&2
@@ -115,6 +120,13 @@ expect_ok() {
     fail "$what: '$*' failed (exit $?): $(head -c 2000 "$SCRATCH/out.log")"
   fi
 }
+# succeeds WHAT CMD...: expect_ok that also returns whether CMD succeeded,
+# for `if succeeds ...; then <checks that need it>; fi`.
+succeeds() {
+  local before=$FAILS
+  expect_ok "$@"
+  ((FAILS == before))
+}
 # expect_exit WHAT CODE PATTERN CMD...: the command must exit with CODE and
 # print PATTERN (an extended regex) on stdout/stderr.
 expect_exit() {
@@ -129,6 +141,11 @@ expect_exit() {
   else
     pass
   fi
+}
+# dynamic_values FILE TAG: the values of FILE's TAG entries (NEEDED, SONAME,
+# RPATH, RUNPATH), one a line, as `readelf -dW` prints them.
+dynamic_values() {
+  readelf -dW "$1" | sed -n "s/^ *0x[0-9a-f]* *($2) *[^[]*\[\(.*\)\]\$/\1/p"
 }
 # tree_digest DIR: one line per entry (type, mode, path, content hash or link
 # target), sorted: equal digests mean equal trees.

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
 """The shared test helpers do what the scripts rely on: readelf_dynamic
-reads a library compiled here, and a missing tool FAILS (exit 1) in both
+reads a library compiled here; a missing tool FAILS (exit 1) in both
 testlib.require_tools and harness.sh's require_tools instead of skipping
-(exit 77) — a skip is not a pass."""
+(exit 77) — a skip is not a pass; testlib.Checks and harness.sh's
+check/succeeds/abort/finish count and end a run as documented."""
 
 import os
 import subprocess
@@ -13,16 +14,11 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from testlib import readelf_dynamic  # noqa: E402
+from testlib import Checks, readelf_dynamic  # noqa: E402
 
 NO_TOOL = "libpkg-no-such-tool-xyz"
-failures = []
-
-
-def expect(ok: bool, what: str) -> None:
-    if not ok:
-        failures.append(what)
-        print(f"FAIL: {what}", file=sys.stderr)
+checks = Checks()
+expect = checks.check
 
 
 with tempfile.TemporaryDirectory() as tmp:
@@ -53,5 +49,36 @@ ok = subprocess.run(["bash", "-c", f'source "{HERE}/harness.sh"; require_tools s
                     capture_output=True, text=True, env={**os.environ, "PKGTOOL": "/bin/true"})
 expect(ok.returncode == 0 and "reached" in ok.stdout, f"harness.sh require_tools with tools present: {ok}")
 
-print("FAILED" if failures else "PASS: test helpers")
-sys.exit(1 if failures else 0)
+
+def harness(script: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["bash", "-c", f'source "{HERE}/harness.sh"; {script}'],
+                          capture_output=True, text=True, env={**os.environ, "PKGTOOL": "/bin/true"})
+
+
+# finish: 0 when every check passed, 1 after a failed one (the run goes on).
+r = harness('check one true; check two false; check three true; echo after; finish')
+expect(r.returncode == 1 and "after" in r.stdout and "FAIL: two" in r.stderr
+       and "1 check(s) FAILED, 2 passed" in r.stdout, f"harness check/finish: {r}")
+# abort: fails and stops at once.
+r = harness('check one true; abort "the build broke"; echo reached')
+expect(r.returncode == 1 and "reached" not in r.stdout and "the build broke" in r.stderr,
+       f"harness abort: {r}")
+# succeeds: counts like expect_ok and returns the command's status.
+r = harness('make_scratch; if succeeds "t" true; then echo yes; fi; '
+            'if succeeds "f" false; then echo no; fi; finish')
+expect(r.returncode == 1 and "yes" in r.stdout and "no" not in r.stdout.split()
+       and "FAIL: f:" in r.stderr, f"harness succeeds: {r}")
+
+# testlib.Checks: the same contract on the Python side.
+py = subprocess.run([sys.executable, "-c",
+                     f"import sys; sys.path.insert(0, {str(HERE)!r}); import testlib; "
+                     "c = testlib.Checks(); c.check(True, 'a'); c.eq('b', 1, 2); "
+                     "print('after'); c.finish()"], capture_output=True, text=True)
+expect(py.returncode == 1 and "after" in py.stdout and "b: got 1, expected 2" in py.stderr
+       and "1 check(s) FAILED, 1 passed" in py.stdout, f"testlib.Checks: {py}")
+py = subprocess.run([sys.executable, "-c",
+                     f"import sys; sys.path.insert(0, {str(HERE)!r}); import testlib; "
+                     "testlib.Checks().finish()"], capture_output=True, text=True)
+expect(py.returncode == 1 and "no check ran" in py.stderr, f"testlib.Checks with no check: {py}")
+
+checks.finish()

@@ -4,7 +4,13 @@
 A script imports it after putting this folder on sys.path:
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[N] / "lib"))
-    from testlib import missing, readelf_dynamic, require_tools, skip_no_gpu
+    from testlib import Checks, missing, readelf_dynamic, require_tools, skip_no_gpu
+    from testlib import case, check, finish, run   # scripts made of test cases
+
+Two ways to count results, for two shapes of script: `Checks` collects soft
+checks (every check runs, the summary counts them); `case`/`check`/`finish`
+run a script as independent test cases (a failed check ends its case, the
+other cases still run).
 
 A skip is not a pass: the only reason to skip (exit 77) is a property of the
 machine that scripts/setup.sh cannot change (no GPU / CUDA toolkit; see
@@ -33,6 +39,56 @@ def missing(what: str) -> None:
     sys.exit(1)
 
 
+def abort(what: str) -> None:
+    """Fail (exit 1) now: a step every later check needs went wrong."""
+    print(f"FAIL: {what}", file=sys.stderr, flush=True)
+    sys.exit(1)
+
+
+class Checks:
+    """Counts checks and collects failures: the Python side of harness.sh's
+    pass/fail/finish. A failed check is printed at once (with its detail)
+    and the run goes on; status() says how it ended."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.failures: list[str] = []
+
+    def check(self, cond, what: str, detail: str = "") -> bool:
+        """One check: passes when cond is true; returns cond as a bool."""
+        self.count += 1
+        if not cond:
+            self.failures.append(what)
+            print(f"FAIL: {what}", file=sys.stderr, flush=True)
+            if detail:
+                print("  " + detail[:4000].replace("\n", "\n  "), file=sys.stderr, flush=True)
+        return bool(cond)
+
+    def eq(self, what: str, got, want) -> bool:
+        """got == want, both shown when not."""
+        return self.check(got == want, f"{what}: got {got!r}, expected {want!r}")
+
+    def fail(self, what: str, detail: str = "") -> None:
+        """A check that failed."""
+        self.check(False, what, detail)
+
+    def status(self) -> int:
+        """Prints the summary; 1 when a check failed (or none ran), else 0."""
+        if self.failures:
+            print(f"{len(self.failures)} check(s) FAILED, {self.count - len(self.failures)} passed",
+                  flush=True)
+            return 1
+        if self.count == 0:
+            print("FAIL: no check ran", file=sys.stderr, flush=True)
+            return 1
+        print(f"PASS: {self.count} checks", flush=True)
+        return 0
+
+    def finish(self) -> None:
+        """Exits with status()."""
+        sys.exit(self.status())
+
+
 def require_tools(*tools: str) -> None:
     """Fails (missing) unless every tool is on PATH."""
     for tool in tools:
@@ -40,19 +96,81 @@ def require_tools(*tools: str) -> None:
             missing(f"{tool} not installed")
 
 
-def readelf_dynamic(path) -> dict:
-    """NEEDED (a list, in order), SONAME, RPATH and RUNPATH (None when
-    absent) as `readelf -dW` prints them: the independent oracle of the
-    dynamic section."""
-    out = subprocess.run(["readelf", "-dW", str(path)], capture_output=True, text=True)
+def readelf_dynamic_entries(path, *readelf_args: str) -> list:
+    """Every dynamic entry `readelf -dW` prints, in order, as (tag, value):
+    tag without parentheses ("NEEDED", "FLAGS_1"), value the bracketed
+    string for string entries, else the rest of the line. readelf_args go
+    before the path (e.g. "-D" for a file without section headers)."""
+    out = subprocess.run(["readelf", "-dW", *readelf_args, str(path)],
+                         capture_output=True, text=True, errors="surrogateescape")
     if out.returncode != 0:
         raise AssertionError(f"readelf -dW {path} failed:\n{out.stderr}")
-    facts: dict = {"NEEDED": [], "SONAME": None, "RPATH": None, "RUNPATH": None}
+    entries = []
     for line in out.stdout.splitlines():
-        m = re.search(r"\((NEEDED|SONAME|RPATH|RUNPATH)\)\s+\S.*?\[(.*)\]\s*$", line)
+        m = re.match(r"^\s*0x[0-9a-fA-F]+\s+\((\w+)\)\s+(.*?)\s*$", line)
         if m:
-            if m.group(1) == "NEEDED":
-                facts["NEEDED"].append(m.group(2))
-            else:
-                facts[m.group(1)] = m.group(2)
+            b = re.match(r"^[^\[]*\[(.*)\]$", m.group(2))
+            entries.append((m.group(1), b.group(1) if b else m.group(2)))
+    return entries
+
+
+def readelf_dynamic(path) -> dict:
+    """NEEDED (a list, in order), SONAME, RPATH and RUNPATH (None when
+    absent; the last one when repeated) as `readelf -dW` prints them: the
+    independent oracle of the dynamic section."""
+    facts: dict = {"NEEDED": [], "SONAME": None, "RPATH": None, "RUNPATH": None}
+    for tag, value in readelf_dynamic_entries(path):
+        if tag == "NEEDED":
+            facts["NEEDED"].append(value)
+        elif tag in facts:
+            facts[tag] = value
     return facts
+
+
+# --- checks and cases (the Python side of harness.sh's fail/check/finish) ---
+
+class Failure(AssertionError):
+    """A check that did not hold; its message says what was expected."""
+
+
+def check(cond, message: str) -> None:
+    """Raises Failure(message) unless cond: inside a `case` the case fails
+    and the others still run; at the top level the script stops, exit 1."""
+    if not cond:
+        raise Failure(message)
+
+
+def run(argv, expect=None, **kw) -> subprocess.CompletedProcess:
+    """Runs argv capturing text output; with expect= (an exit status) a
+    different status is a Failure showing both outputs."""
+    p = subprocess.run([str(a) for a in argv], capture_output=True, text=True, **kw)
+    if expect is not None and p.returncode != expect:
+        raise Failure(f"{' '.join(map(str, argv))}: exit {p.returncode}, expected {expect}\n"
+                      f"stdout:\n{p.stdout}\nstderr:\n{p.stderr}")
+    return p
+
+
+_FAILED_CASES: list = []
+
+
+def case(fn):
+    """Decorator: runs the test case at once, recording a failure (with its
+    traceback) instead of stopping, so every case of a script reports."""
+    try:
+        fn()
+        print(f"ok   {fn.__name__}", flush=True)
+    except Exception as e:  # noqa: BLE001 - report every failing case
+        import traceback
+        traceback.print_exc()
+        print(f"FAIL {fn.__name__}: {e}", flush=True)
+        _FAILED_CASES.append(fn.__name__)
+    return fn
+
+
+def finish() -> None:
+    """Ends a script of cases: exit 1 naming the failed ones, else 0."""
+    if _FAILED_CASES:
+        print(f"{len(_FAILED_CASES)} failed: {', '.join(_FAILED_CASES)}", flush=True)
+        sys.exit(1)
+    print("all passed", flush=True)
+    sys.exit(0)

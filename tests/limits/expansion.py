@@ -16,10 +16,13 @@ import subprocess
 import sys
 import tempfile
 import zipfile
+from pathlib import Path
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
+from testlib import Checks  # noqa: E402
 
 PKGTOOL = os.environ["PKGTOOL"]
 SIZE = 280 << 20
-failures = []
+checks = Checks()
 
 
 def zeros_member(z, name):
@@ -38,13 +41,14 @@ def expect(what, cmd, status, out_dir, needle=None):
     p = subprocess.run(cmd, capture_output=True, text=True)
     first = (p.stderr.splitlines() or [""])[0]
     if p.returncode != status:
-        failures.append(f"{what}: exit {p.returncode}, expected {status}: {p.stderr}")
+        checks.fail(f"{what}: exit {p.returncode}, expected {status}: {p.stderr}")
     elif needle and not (first.startswith("error: ") and needle in first
                          and "more than 200 times" in first):
-        failures.append(f"{what}: error should name {needle} and the bound: {first}")
+        checks.fail(f"{what}: error should name {needle} and the bound: {first}")
     elif status != 0 and os.path.exists(out_dir):
-        failures.append(f"{what}: refused but wrote {out_dir}")
+        checks.fail(f"{what}: refused but wrote {out_dir}")
     else:
+        checks.check(True, what)
         print(f"ok: {what}: {first or 'exit 0'}")
 
 
@@ -81,13 +85,9 @@ with tempfile.TemporaryDirectory() as tmp:
                                                "-d", os.path.join(tmp, "s")], 0, None)
     expect("zip extract --max-expansion 0", [PKGTOOL, "zip", "extract", bomb, "-d",
                                              out, "--max-expansion", "0"], 0, None)
-    if os.path.getsize(os.path.join(out, "zeros.bin")) != SIZE:
-        failures.append("--max-expansion 0: zeros.bin has the wrong size")
+    checks.eq("--max-expansion 0: size of zeros.bin", os.path.getsize(os.path.join(out, "zeros.bin")), SIZE)
     expect("wheel unpack --max-expansion 2000",
            [PKGTOOL, "wheel", "unpack", wheel, "-d", os.path.join(tmp, "w"),
             "--max-expansion", "2000"], 0, None)
 
-if failures:
-    print("\n".join("FAIL: " + f for f in failures))
-    sys.exit(1)
-print("PASS")
+checks.finish()

@@ -4,12 +4,10 @@
 # edited so its tables must grow; the new segment then lies past the 4 GiB
 # mark (64-bit offsets everywhere), the file stays sparse (only data extents
 # are copied), and the library still loads and passes eu-elflint.
-set -euo pipefail
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-cd "$tmp"
-
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/harness.sh"
+require_tools gcc readelf eu-elflint du truncate
+make_scratch
+cd "$SCRATCH"
 
 cat > lib.c <<'C'
 int answer(void) { return 42; }
@@ -21,7 +19,7 @@ int main(void) { printf("answer %d\n", answer()); return 0; }
 C
 gcc -shared -fPIC -o libans.so lib.c -Wl,-soname,libans.so
 gcc -o main main.c -L. -lans -Wl,-rpath,'$ORIGIN'
-[[ "$(./main)" == "answer 42" ]] || fail "fixture does not run"
+expect_eq "the fixture runs" "answer 42" "$(./main)"
 
 truncate -s 4700000000 libans.so
 before=$(du -k libans.so | cut -f1)
@@ -29,17 +27,18 @@ long_rpath="/opt/a/path/long/enough/that/it/cannot/fit/in/the/old/dynstr/$(print
 "$PATCHELF_OURS" --set-rpath "$long_rpath" libans.so
 
 size=$(stat -c %s libans.so)
-(( size > 4700000000 )) || fail "expected growth past the hole, size $size"
+check "the file grew past the hole (size $size)" test "$size" -gt 4700000000
 after=$(du -k libans.so | cut -f1)
-(( after < before + 1024 )) || fail "file lost its sparseness: ${before} KiB -> ${after} KiB on disk"
+check "the file stays sparse: ${before} KiB -> ${after} KiB on disk" test "$after" -lt $((before + 1024))
 
 # The appended PT_LOAD must sit beyond 4 GiB.
 last_load_off=$(readelf -lW libans.so | awk '$1=="LOAD"{o=$2} END{print o}')
-(( last_load_off > 0xffffffff )) || fail "last PT_LOAD offset $last_load_off is below 4 GiB"
-[[ "$(readelf -d libans.so | sed -n 's/.*Library runpath: \[\(.*\)\]/\1/p')" == "$long_rpath" ]] ||
-  fail "readelf does not see the new RUNPATH"
-[[ "$("$PKGTOOL" inspect --json libans.so | "$LIBPKG_PYTHON" -c 'import json,sys; print(json.load(sys.stdin)[0]["runpath"])')" == "$long_rpath" ]] ||
-  fail "pkgtool inspect does not see the new RUNPATH"
-[[ "$(./main)" == "answer 42" ]] || fail "the edited library no longer loads"
-eu-elflint --gnu-ld libans.so >/dev/null || fail "eu-elflint rejects the edited file"
-echo "PASS: 4.7 GB sparse library edited past 4 GiB, ${after} KiB on disk"
+check "the last PT_LOAD offset $last_load_off lies past 4 GiB" test $((last_load_off)) -gt $((0xffffffff))
+expect_eq "readelf sees the new RUNPATH" "$long_rpath" \
+  "$(dynamic_values libans.so RUNPATH)"
+expect_eq "pkgtool inspect sees the new RUNPATH" "$long_rpath" \
+  "$("$PKGTOOL" inspect --json libans.so | "$LIBPKG_PYTHON" -c 'import json,sys; print(json.load(sys.stdin)[0]["runpath"])')"
+expect_eq "the edited library still loads" "answer 42" "$(./main)"
+check "eu-elflint accepts the edited file" eu-elflint --gnu-ld libans.so
+log "4.7 GB sparse library edited past 4 GiB, ${after} KiB on disk"
+finish

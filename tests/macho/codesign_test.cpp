@@ -172,6 +172,117 @@ TEST_F(CodesignTest, ResignRehashesOnlyTheChangedPage) {
   EXPECT_TRUE(verify_signature(ByteView(bytes, "liba.dylib"), layout).ok());
 }
 
+// SliceBytes::read is bounds-checked: a range past the slice (a code limit
+// or page table that points past it) is an error, never a read.
+TEST_F(CodesignTest, SliceBytesReadPastTheEndThrows) {
+  std::vector<u8> bytes(100, 7);
+  SpanSliceBytes in(bytes);
+  EXPECT_EQ(in.read(90, 10).size(), 10u);
+  EXPECT_EQ(in.read(100, 0).size(), 0u);
+  for (auto [offset, size] :
+       {std::pair<u64, u64>{95, 6}, {101, 0}, {0, 101}, {~u64{0}, 2}}) {
+    try {
+      in.read(offset, size);
+      ADD_FAILURE() << "read " << offset << "+" << size << " did not throw";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), Errc::format);
+      EXPECT_NE(e.message().find("past the slice (0x64 bytes)"),
+                std::string::npos)
+          << e.message();
+    }
+  }
+}
+
+// verify_pages reads and checks only the pages it is given.
+TEST_F(CodesignTest, VerifyPagesChecksOnlyTheSample) {
+  auto bytes = read_file(link("a.c", "liba.dylib", {}));
+  SliceLayout layout = find_slice_layout(ByteView(bytes, "liba.dylib"));
+  std::vector<u8> sig(bytes.begin() + layout.sig_offset, bytes.end());
+  ByteView sig_view(sig, "liba.dylib");
+  ASSERT_GE(parse_signature(sig_view).code_directories[0].n_code_slots, 4u);
+  bytes[0x2000 + 9] ^= 1;  // page 2 stale
+  SpanSliceBytes in(bytes);
+  const ByteRange page1{0x1000, 1}, page2{0x2fff, 1};
+  EXPECT_TRUE(verify_pages(in, sig_view, {&page1, 1}).empty());
+  auto problems = verify_pages(in, sig_view, {&page2, 1});
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_EQ(problems[0].slot, 2);
+  EXPECT_EQ(problems[0].what, "page 2 (0x2000-0x3000): hash mismatch");
+}
+
+// Re-signing keeps the hashes of pages an edit does not touch; a signature
+// that is already stale where the re-signer looks (the edited header page,
+// the first page after it, the last page) is refused before anything is
+// written, naming the page, unless signing is off. A stale page outside
+// that sample is not seen (pkgtool macho verify reads every page).
+TEST_F(CodesignTest, EditOfAStaleSignatureIsRefused) {
+  auto lib = link("a.c", "libs.dylib", {"-Wl,-headerpad_max_install_names"});
+  const auto good = read_file(lib);
+  SliceLayout layout = find_slice_layout(ByteView(good, "libs.dylib"));
+  ASSERT_GE(layout.code_limit, 0x5000u);
+  EditOptions o;
+  o.add_rpaths = {"@loader_path/x"};
+  struct Case {
+    u64 offset;
+    const char* page;  // expected in the message; null: not detected
+  };
+  const u64 last = layout.code_limit - 1;
+  // A byte of __text in the header page (the load commands stay intact).
+  const u64 text = MachOFile::parse(ByteView(good, "libs.dylib"))
+                       .slices()[0]
+                       .first_content_offset() +
+                   4;
+  ASSERT_LT(text, 0x1000u);
+  for (Case c : {Case{text, "page 0 (0x0-0x1000)"},
+                 Case{0x1000 + 3, "page 1 (0x1000-0x2000)"},
+                 Case{last, "hash mismatch"}, Case{0x3000 + 3, nullptr}}) {
+    auto bytes = good;
+    bytes[c.offset] ^= 0x40;
+    auto file = MachOFile::parse(ByteView(bytes, "libs.dylib"));
+    if (!c.page) {
+      EXPECT_EQ(plan_edit(file, o).slices[0].signing,
+                SliceReport::Signing::resigned);
+      continue;
+    }
+    try {
+      plan_edit(file, o);
+      ADD_FAILURE() << "stale byte at " << c.offset << " not refused";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), Errc::format);
+      EXPECT_EQ(e.file(), "libs.dylib (arm64)");
+      EXPECT_NE(e.message().find("does not verify before the edit"),
+                std::string::npos)
+          << e.message();
+      EXPECT_NE(e.message().find(c.page), std::string::npos) << e.message();
+      EXPECT_NE(e.message().find("--no-sign"), std::string::npos);
+    }
+    EditOptions no_sign = o;
+    no_sign.sign = false;
+    EXPECT_EQ(plan_edit(file, no_sign).slices[0].signing,
+              SliceReport::Signing::stale);
+  }
+}
+
+// has_operations() asks whether an install_name_tool operation is
+// requested; empty() whether the options are all defaults, archs and sign
+// included.
+TEST(MachoEditOptions, EmptyCountsArchsAndSign) {
+  EditOptions o;
+  EXPECT_TRUE(o.empty());
+  EXPECT_FALSE(o.has_operations());
+  o.archs = {"arm64"};
+  EXPECT_FALSE(o.empty());
+  EXPECT_FALSE(o.has_operations());
+  o.archs.clear();
+  o.sign = false;
+  EXPECT_FALSE(o.empty());
+  EXPECT_FALSE(o.has_operations());
+  o.sign = true;
+  o.delete_all_rpaths = true;
+  EXPECT_FALSE(o.empty());
+  EXPECT_TRUE(o.has_operations());
+}
+
 // The code limit grows (data appended before the signature): the
 // CodeDirectory grows by the new pages' hashes and keeps its fields.
 TEST_F(CodesignTest, ResignGrowsWithTheCodeLimit) {

@@ -3,7 +3,8 @@
 # Signing on edit: `pkgtool macho edit` re-signs a changed signed slice
 # (only the header pages rehashed, the signature keeps its offset, size and
 # every other byte) and ad-hoc signs a changed unsigned thin arm64 file;
-# --no-sign opts out. Checked with `pkgtool macho verify`, the independent
+# --no-sign opts out; a signature already stale where the re-signer looks
+# is refused. Checked with `pkgtool macho verify`, the independent
 # verifier tests/tools/macho_cs_verify.py and a page-by-page comparison of
 # the CodeDirectory hashes done here.
 source "$(dirname "$0")/fixtures.sh"
@@ -65,6 +66,29 @@ print(" ".join(str(i) for i in range(len(ahash)) if ahash[i] != bhash[i]))
 PY
 }
 
+# patch_signed FILE last-byte|hash-offset: FILE (a thin signed slice) with
+# the last byte its signature covers flipped, or its CodeDirectory's
+# hashOffset pointed past the blob.
+patch_signed() {
+  "$LIBPKG_PYTHON" - "$@" <<'PY'
+import struct, sys
+path, what = sys.argv[1], sys.argv[2]
+d = bytearray(open(path, "rb").read())
+off = 32
+for _ in range(struct.unpack_from("<I", d, 16)[0]):
+    cmd, size = struct.unpack_from("<II", d, off)
+    if cmd == 0x1D:
+        sig = struct.unpack_from("<I", d, off + 8)[0]
+    off += size
+if what == "last-byte":
+    d[sig - 1] ^= 0x01
+else:
+    cd = struct.unpack_from(">I", d, sig + 16)[0]
+    struct.pack_into(">I", d, sig + cd + 16, 0xFFFF0000)
+open(path, "wb").write(d)
+PY
+}
+
 case_begin "signed arm64: -id/-add_rpath re-signs, only the header page rehashed"
 cp signed.dylib s.dylib
 expect_status 0 "edit" "$PKGTOOL" macho edit -id @rpath/libnew.dylib -add_rpath @loader_path/../lib s.dylib
@@ -84,6 +108,28 @@ check "warning names the slice" grep -q "stale.dylib (arm64): the code signature
 expect_status 2 "pkgtool macho verify fails" "$PKGTOOL" macho verify stale.dylib
 check "names page 0" grep -q "page 0 (0x0-0x1000): hash mismatch" "$SCRATCH/last.err"
 if "${VERIFY[@]}" stale.dylib >/dev/null 2>&1; then fail "independent verifier accepted a stale signature"; else pass; fi
+
+case_begin "a signature already stale before the edit is refused, not laundered"
+# stale.dylib's page 0 no longer matches its signature (the --no-sign edit
+# above). Re-signing only the edited page would make the file verify
+# again while vouching for bytes nobody checked: refused before writing.
+cp stale.dylib stale2.dylib
+expect_status 2 "signed edit of a stale file" "$PKGTOOL" macho edit -add_rpath /y stale2.dylib
+check "names file, slice and page" grep -q \
+  "^error: stale2.dylib (arm64): the code signature does not verify before the edit (CodeDirectory 0 (hash type 2): page 0 (0x0-0x1000): hash mismatch)" \
+  "$SCRATCH/last.err"
+check "says what to do" grep -q "pkgtool macho sign.*--no-sign" "$SCRATCH/last.err"
+check "untouched" cmp -s stale.dylib stale2.dylib
+expect_status 0 "--no-sign still edits" "$PKGTOOL" macho edit --no-sign -add_rpath /y stale2.dylib
+cp stale.dylib stale3.dylib
+expect_status 0 "macho sign rehashes every page" "$PKGTOOL" macho sign stale3.dylib
+expect_status 0 "then the signed edit works" "$PKGTOOL" macho edit -add_rpath /y stale3.dylib
+check "and verifies (independent verifier)" "${VERIFY[@]}" stale3.dylib
+# The last page (__LINKEDIT's string table) is in the sample too.
+cp signed.dylib tail.dylib
+patch_signed tail.dylib last-byte
+expect_status 2 "stale last page" "$PKGTOOL" macho edit -add_rpath /y tail.dylib
+check "names the last page" grep -q "does not verify before the edit.*page [1-9][0-9]* (0x" "$SCRATCH/last.err"
 
 case_begin "unsigned arm64: edit signs it ad hoc"
 cp unsigned.dylib u.dylib
@@ -142,19 +188,7 @@ expect_status 0 "--no-sign" "$PKGTOOL" macho edit --no-sign -add_rpath /x fu.dyl
 
 case_begin "a corrupt signature fails the edit before writing, naming the slice"
 cp signed.dylib bad.dylib
-"$LIBPKG_PYTHON" - bad.dylib <<'PY'
-import struct, sys
-d = bytearray(open(sys.argv[1], "rb").read())
-off = 32
-for _ in range(struct.unpack_from("<I", d, 16)[0]):
-    cmd, size = struct.unpack_from("<II", d, off)
-    if cmd == 0x1D:
-        sig = struct.unpack_from("<I", d, off + 8)[0]
-    off += size
-cd = struct.unpack_from(">I", d, sig + 16)[0]
-struct.pack_into(">I", d, sig + cd + 16, 0xFFFF0000)  # hashOffset past the blob
-open(sys.argv[1], "wb").write(d)
-PY
+patch_signed bad.dylib hash-offset
 cp bad.dylib bad.orig
 expect_status 2 "edit" "$PKGTOOL" macho edit -add_rpath /x bad.dylib
 check "names file and slice" grep -q "^error: bad.dylib (arm64): CodeDirectory 0: hashOffset" "$SCRATCH/last.err"

@@ -10,12 +10,8 @@ export PKGTOOL
 # Every tool here is installed by scripts/setup.sh, so a missing one is a
 # failure, not a skip.
 need_tools() {
-  local t
-  for t in "$@"; do
-    command -v "$t" >/dev/null || { echo "FAIL: $t not installed (scripts/setup.sh installs it)" >&2; exit 1; }
-  done
-  "$LIBPKG_PYTHON" -c 'import macholib' ||
-    { echo "FAIL: python3-macholib not installed" >&2; exit 1; }
+  require_tools "$@"
+  "$LIBPKG_PYTHON" -c 'import macholib' || missing "python3-macholib not installed"
 }
 
 # mcc TARGET ARGS...: compile and link one Mach-O.

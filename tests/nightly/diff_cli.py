@@ -24,20 +24,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "bundle", "lib"))
 import repaircheck  # noqa: E402
 
-PKGTOOL = os.environ["PKGTOOL"]
-
-
-def check(cond, message):
-    if not cond:
-        sys.exit("FAIL: " + message)
-
-
-def pkgtool(*args, expect):
-    r = subprocess.run([PKGTOOL, *args], capture_output=True, text=True)
-    check(r.returncode == expect,
-          f"pkgtool {' '.join(args)}: exit {r.returncode} != {expect}\n"
-          f"{r.stdout}{r.stderr}")
-    return r
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from nightlib import check, pkgtool  # noqa: E402
 
 
 def readelf_needed(path):
@@ -160,17 +148,17 @@ with tempfile.TemporaryDirectory() as tmp:
     # Wheels.
     w_old = wheel("pkg-1.0-py3-none-any.whl", old_members)
     w_new = wheel("pkg-1.1-py3-none-any.whl", new_members)
-    d = check_json(pkgtool("diff", w_old, w_new, "--json", expect=1),
+    d = check_json(pkgtool("diff", w_old, w_new, "--json", check=1),
                    old_members, new_members, "wheel")
     check(d["size_delta"] == os.path.getsize(w_new) - os.path.getsize(w_old),
           "wheel size_delta")
-    text = pkgtool("diff", w_old, w_new, expect=1).stdout
+    text = pkgtool("diff", w_old, w_new, check=1).stdout
     print(text)
     check("+ pkg/data/new.txt (400)" in text, text)
     check("- pkg/data/old.txt (14)" in text, text)
     check("    NEEDED +libz.so.1" in text, text)
     check(re.search(r"    version \+libc\.so\.6 GLIBC_2\.\d+", text), text)
-    same = pkgtool("diff", w_old, w_old, expect=0).stdout
+    same = pkgtool("diff", w_old, w_old, check=0).stdout
     check("same members" in same, same)
 
     # conda: .tar.bz2 and .conda, and one of each against the other.
@@ -179,25 +167,25 @@ with tempfile.TemporaryDirectory() as tmp:
     c_new = dict(new_members, **meta)
     b_old = tar_bz2("pkg-1.0-0.tar.bz2", c_old)
     b_new = tar_bz2("pkg-1.1-0.tar.bz2", c_new)
-    check_json(pkgtool("diff", b_old, b_new, "--json", expect=1), c_old, c_new,
+    check_json(pkgtool("diff", b_old, b_new, "--json", check=1), c_old, c_new,
                "tar.bz2")
     k_old = conda("pkg-1.0-0.conda", c_old)
     k_new = conda("pkg-1.1-0.conda", c_new)
-    check_json(pkgtool("diff", k_old, k_new, "--json", expect=1), c_old, c_new,
+    check_json(pkgtool("diff", k_old, k_new, "--json", check=1), c_old, c_new,
                ".conda")
-    check_json(pkgtool("diff", b_old, k_new, "--json", expect=1), c_old, c_new,
+    check_json(pkgtool("diff", b_old, k_new, "--json", check=1), c_old, c_new,
                "tar.bz2 vs .conda")
-    pkgtool("diff", b_old, conda("pkg-1.0-1.conda", c_old), expect=0)
+    pkgtool("diff", b_old, conda("pkg-1.0-1.conda", c_old), check=0)
 
     # Bad input: exit 2, the file named.
     other = os.path.join(tmp, "notes.txt")
     open(other, "w").write("hi")
-    r = pkgtool("diff", other, w_new, expect=2)
+    r = pkgtool("diff", other, w_new, check=2)
     check(r.stderr.startswith(f"error: {other}: not a wheel"), r.stderr)
     broken = os.path.join(tmp, "broken.whl")
     open(broken, "wb").write(open(w_old, "rb").read()[:-30])
-    r = pkgtool("diff", broken, w_new, expect=2)
+    r = pkgtool("diff", broken, w_new, check=2)
     check(r.stderr.startswith(f"error: {broken}:"), r.stderr)
-    r = pkgtool("diff", w_old, expect=2)
+    r = pkgtool("diff", w_old, check=2)
     check("usage" in r.stderr, r.stderr)
 print("ok")

@@ -3,13 +3,16 @@
 time goes through the real `manywheel` driver in one job, another
 configuration is made to fail on purpose (a wheel for another Python than
 the configuration's), a third job is a cheap command; then every state, log
-location, job document (with the driver's summary and check report) and the
-published index are checked, and pip installs the published wheel into a
-venv and imports its extension."""
+location, job document (with the driver's summary and check report), the
+published index (PEP 503 page and PEP 691 JSON, hashes against hashlib),
+the stats rows (the job documents ingested into stats.db, read back with
+Python's sqlite3) and the report's cells are checked, and pip installs the
+published wheel into a venv and imports its extension."""
+import hashlib
 import json
 import os
+import sqlite3
 import subprocess
-import sysconfig
 import urllib.parse
 
 from nightlib import case, finish, load, pkgtool, scratch, sh_job, write_jobs
@@ -76,6 +79,16 @@ def manywheel_nightly_end_to_end():
     assert st[good]["state"] == "SUCCEEDED" and st["smoke"]["state"] == "SUCCEEDED", st
     assert st[bad]["state"] == "FAILED" and st[bad]["exit_code"] == 2, st[bad]
     assert st[bad]["failed_step"] == "manywheel", st[bad]
+    # every state: finished, timed, first attempt, its log where it ended up
+    for job, s in st.items():
+        where = "failed" if job == bad else "succeeded"
+        assert s["attempt"] == 1 and s["signal"] == 0 and s["reason"] == "", s
+        assert s["start"] and s["end"] >= s["start"], s
+        assert s["log"] == f"logs/{where}/{job}.log", s
+        assert os.path.isfile(f"{nd}/{s['log']}"), s
+        if job != bad:
+            assert s["exit_code"] == 0 and s["failed_step"] == "", s
+    assert os.listdir(f"{nd}/logs/running") == []
     assert sorted(os.listdir(f"{nd}/logs/succeeded")) == sorted([f"{good}.log", "smoke.log"])
     assert os.listdir(f"{nd}/logs/failed") == [f"{bad}.log"]
     with open(f"{nd}/logs/failed/{bad}.log") as f:
@@ -94,6 +107,49 @@ def manywheel_nightly_end_to_end():
         text = f.read()
     assert os.path.basename(art["name"]) in text and "linux_x86_64.whl" not in text.replace(
         "manylinux", ""), text
+    # PEP 691 beside it: the same file, its sha256 that of the bytes published
+    page_json = load(f"{D}/channel/current/simple/torchlike/index.json")
+    (entry,) = page_json["files"]
+    with open(f"{D}/channel/files/{entry['filename']}", "rb") as f:
+        published = hashlib.sha256(f.read()).hexdigest()
+    assert entry["filename"] == os.path.basename(art["name"]), entry
+    assert entry["hashes"]["sha256"] == published == art["sha256"], entry
+    assert entry["requires-python"] == ">=3.8", entry
+    root_json = load(f"{D}/channel/current/simple/index.json")
+    assert [p["name"] for p in root_json["projects"]] == ["torchlike"], root_json
+    # the failed configuration's files are nowhere in the channel
+    assert os.listdir(f"{D}/channel/files") == [entry["filename"]]
+
+    # stats: the job documents in stats.db, one row per job
+    db = f"{D}/root/stats.db"
+    p = pkgtool("stats", "ingest", "--db", db, f"{nd}/jobs", check=0)
+    assert "3 inserted, 0 replaced, 0 unchanged" in p.stdout, p.stdout
+    con = sqlite3.connect(db)
+    rows = {r[0]: r[1:] for r in con.execute(
+        "SELECT job, status, date, package_type, python, accelerator, log, failure "
+        "FROM documents")}
+    assert rows[good] == ("SUCCEEDED", "2026-04-01", "manywheel", py, "cpu",
+                          f"logs/succeeded/{good}.log", ""), rows[good]
+    assert rows[bad][:6] == ("FAILED", "2026-04-01", "manywheel", other, "cpu",
+                             f"logs/failed/{bad}.log"), rows[bad]
+    assert rows[bad][6] == "manywheel", rows[bad]
+    assert rows["smoke"] == ("SUCCEEDED", "2026-04-01", "", "", "", "logs/succeeded/smoke.log",
+                             ""), rows["smoke"]
+    arts = con.execute("SELECT d.job, a.name, a.size, a.sha256 FROM artifacts a "
+                       "JOIN documents d ON d.key = a.doc_key").fetchall()
+    assert arts == [(good, art["name"], art["size"], art["sha256"])], arts
+    # the report over them: one cell per configuration, linking to its log
+    pkgtool("nightly", "report", "--db", db, "--html", f"{D}/report.html", "--json",
+            f"{D}/report.json", check=0)
+    report = load(f"{D}/report.json")
+    assert report["today"] == "2026-04-01", report["today"]
+    cells = {c["job"]: c for c in report["cells"]}
+    assert cells[good]["status"] == "SUCCEEDED" and cells[good]["date"] == "2026-04-01", cells
+    assert cells[bad]["status"] == "FAILED" and cells[bad]["failure"] == "manywheel", cells
+    assert cells[bad]["log"].endswith(f"root/{DATE}/logs/failed/{bad}.log"), cells[bad]
+    with open(f"{D}/report.html") as f:
+        assert f"{DATE}/logs/failed/{bad}.log" in f.read()
+
     subprocess.run([PY, "-m", "venv", f"{D}/venv"], check=True)
     index = "file://" + urllib.parse.quote(f"{D}/channel/current/simple/")
     env = dict(os.environ, PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_CACHE_DIR="1")

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The nightly's pure parts: dates, job files and placeholders, the failing
-// step, log tails.
+// step (log tails: files_test.cpp).
 #include "libpkg/nightly/jobs.hpp"
 
 #include <gtest/gtest.h>
@@ -96,15 +96,6 @@ TEST(NightlyJobs, FailingStep) {
       {"id": "abi", "status": "pass"}, {"id": "rpath", "status": "fail"}]}]})",
                              steps),
             "check:rpath");
-}
-
-TEST(NightlyControl, TailLines) {
-  auto dir = libpkg::ScratchDir::in_temp("nightly-tail-");
-  auto file = dir.path() / "log";
-  std::ofstream(file) << "a\nb\nc\n";
-  EXPECT_EQ(nl::tail_lines(file, 2), "b\nc\n");
-  EXPECT_EQ(nl::tail_lines(file, 0), "a\nb\nc\n");
-  EXPECT_EQ(nl::tail_lines(file, 9), "a\nb\nc\n");
 }
 
 namespace {

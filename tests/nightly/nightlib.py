@@ -1,22 +1,23 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""Helpers shared by the nightly tests: run pkgtool, write job files."""
+"""Helpers shared by the nightly tests: run pkgtool, write job files. The
+checks and the case runner are tests/lib/testlib.py's."""
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from testlib import case, check, finish, run  # noqa: E402
+
+__all__ = ["PKGTOOL", "case", "check", "finish", "load", "pkgtool", "run", "scratch",
+           "sh_job", "write_jobs"]
+
 PKGTOOL = os.environ["PKGTOOL"]
-FAILURES = []
 
 
 def pkgtool(*args, check=None, **kw):
     """Runs `pkgtool ARGS`; check= the expected exit status."""
-    p = subprocess.run([PKGTOOL, *args], capture_output=True, text=True, **kw)
-    if check is not None and p.returncode != check:
-        raise AssertionError(f"pkgtool {' '.join(args)}: exit {p.returncode}, "
-                             f"expected {check}\nstdout:\n{p.stdout}\nstderr:\n{p.stderr}")
-    return p
+    return run([PKGTOOL, *args], expect=check, **kw)
 
 
 def write_jobs(path, jobs, **extra):
@@ -36,23 +37,3 @@ def load(path):
 
 def scratch():
     return tempfile.mkdtemp(prefix="nightly-test-")
-
-
-def case(fn):
-    """Runs one test case, recording a failure instead of stopping."""
-    try:
-        fn()
-        print(f"ok   {fn.__name__}")
-    except Exception as e:  # noqa: BLE001 - report every failing case
-        import traceback
-        traceback.print_exc()
-        print(f"FAIL {fn.__name__}: {e}")
-        FAILURES.append(fn.__name__)
-    return fn
-
-
-def finish():
-    if FAILURES:
-        print(f"{len(FAILURES)} failed: {', '.join(FAILURES)}")
-        sys.exit(1)
-    print("all passed")

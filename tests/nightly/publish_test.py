@@ -10,7 +10,6 @@ import html.parser
 import json
 import os
 import subprocess
-import sys
 import urllib.parse
 
 from nightlib import case, finish, load, pkgtool, scratch, sh_job, write_jobs
@@ -267,7 +266,10 @@ def symlinked_artifacts_are_neither_recorded_nor_published():
     before = os.readlink(f"{channel}/current")
     for name, says in ((f"../outside/{secret}", "leaves the nightly directory"),
                        (f"{outside}/{secret}", "leaves the nightly directory"),
-                       (names[0].replace("torchlike", "secretpkg"), "symlink")):
+                       (names[0].replace("torchlike", "secretpkg"), "symlink"),
+                       # a symlinked directory on the way, not only at the end
+                       (os.path.join(os.path.dirname(names[0]), "sub", "dir", secret),
+                        "symlink")):
         bad = dict(doc, artifacts=[dict(doc["artifacts"][0], name=name)])
         with open(doc_file, "w") as f:
             json.dump(bad, f)

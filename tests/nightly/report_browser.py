@@ -7,7 +7,6 @@ colours match stats.db; a cell's link opens its log; the size chart has one
 point per night; with JavaScript disabled the page shows the same cells."""
 import os
 import sqlite3
-import subprocess
 import sys
 import tempfile
 import urllib.parse
@@ -18,15 +17,10 @@ from selenium.webdriver.common.by import By
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import stats_fixtures  # noqa: E402
+from nightlib import check, pkgtool  # noqa: E402
 
-PKGTOOL = os.environ["PKGTOOL"]
 COLOURS = {"SUCCEEDED": "rgb(26, 127, 55)", "FAILED": "rgb(207, 34, 46)",
            "CANCELLED": "rgb(140, 149, 159)"}
-
-
-def check(cond, message):
-    if not cond:
-        sys.exit("FAIL: " + message)
 
 
 def browser(tmp, javascript=True):
@@ -52,11 +46,9 @@ with tempfile.TemporaryDirectory() as tmp:
     root = os.path.join(tmp, "nightly")
     paths = stats_fixtures.write_history(root, 30)
     db = os.path.join(root, "stats.db")
-    subprocess.run([PKGTOOL, "stats", "ingest", "--db", db, *paths], check=True,
-                   stdout=subprocess.DEVNULL)
+    pkgtool("stats", "ingest", "--db", db, *paths, check=0)
     out = os.path.join(tmp, "report", "index.html")
-    subprocess.run([PKGTOOL, "nightly", "report", "--db", db, "--html", out],
-                   check=True)
+    pkgtool("nightly", "report", "--db", db, "--html", out, check=0)
     con = sqlite3.connect(db)
     status = {(label(pt, py, acc), d): st for d, pt, py, acc, st in con.execute(
         "SELECT date, package_type, python, accelerator, status FROM documents")}

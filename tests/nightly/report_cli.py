@@ -9,27 +9,13 @@ import json
 import os
 import re
 import sqlite3
-import subprocess
 import sys
 import tempfile
 from html.parser import HTMLParser
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import stats_fixtures  # noqa: E402
-
-PKGTOOL = os.environ["PKGTOOL"]
-
-
-def check(cond, message):
-    if not cond:
-        sys.exit("FAIL: " + message)
-
-
-def run(*args, expect=0):
-    r = subprocess.run([PKGTOOL, *args], capture_output=True, text=True)
-    check(r.returncode == expect, f"pkgtool {' '.join(args)}: exit "
-          f"{r.returncode} != {expect}\n{r.stdout}{r.stderr}")
-    return r
+from nightlib import check, pkgtool  # noqa: E402
 
 
 def label(pt, py, acc):
@@ -57,12 +43,12 @@ with tempfile.TemporaryDirectory() as tmp:
     root = os.path.join(tmp, "nightly")
     paths = stats_fixtures.write_history(root, 30)
     db = os.path.join(root, "stats.db")
-    run("stats", "ingest", "--db", db, *paths)
+    pkgtool("stats", "ingest", "--db", db, *paths, check=0)
     out = os.path.join(tmp, "site", "report.html")
-    run("nightly", "report", "--db", db, "--html", out, "--json",
-        os.path.join(tmp, "site", "report.json"))
+    pkgtool("nightly", "report", "--db", db, "--html", out, "--json",
+        os.path.join(tmp, "site", "report.json"), check=0)
     data = json.load(open(os.path.join(tmp, "site", "report.json")))
-    r = run("nightly", "report", "--db", db, "--json", "-")
+    r = pkgtool("nightly", "report", "--db", db, "--json", "-", check=0)
     check(json.loads(r.stdout) == data, "--json - differs from --json FILE")
 
     con = sqlite3.connect(db)
@@ -102,12 +88,12 @@ with tempfile.TemporaryDirectory() as tmp:
     check([(s["config"], s["failure"]) for s in status] ==
           [("manywheel py3.12 cpu", "build")], str(status))
     # A threshold above the jump flags nothing.
-    r = run("nightly", "report", "--db", db, "--json", "-",
-            "--size-threshold", "15")
+    r = pkgtool("nightly", "report", "--db", db, "--json", "-",
+            "--size-threshold", "15", check=0)
     check(json.loads(r.stdout)["regressions"]["size"] == [], "threshold 15%")
     # An older night as today: its window and nothing after it.
-    r = run("nightly", "report", "--db", db, "--json", "-", "--date",
-            "2026-11-10", "--days", "7")
+    r = pkgtool("nightly", "report", "--db", db, "--json", "-", "--date",
+            "2026-11-10", "--days", "7", check=0)
     older = json.loads(r.stdout)
     check(older["dates"][0] == "2026-11-04" and older["dates"][-1] ==
           "2026-11-10", str(older["dates"]))
@@ -137,14 +123,14 @@ with tempfile.TemporaryDirectory() as tmp:
           "members that grew are named")
 
     # Bad input.
-    r = run("nightly", "report", "--db", os.path.join(tmp, "none.db"), "--html",
-            out, expect=2)
+    r = pkgtool("nightly", "report", "--db", os.path.join(tmp, "none.db"), "--html",
+            out, check=2)
     check(r.stderr.startswith("error: ") and "none.db" in r.stderr, r.stderr)
-    r = run("nightly", "report", "--db", db, expect=2)
+    r = pkgtool("nightly", "report", "--db", db, check=2)
     check("--html or --json" in r.stderr, r.stderr)
-    r = run("nightly", "report", "--db", db, "--json", "-", "--date", "24.11.",
-            expect=2)
+    r = pkgtool("nightly", "report", "--db", db, "--json", "-", "--date", "24.11.",
+            check=2)
     check("not YYYY-MM-DD" in r.stderr, r.stderr)
-    r = run("nightly", "nosuch", expect=2)
+    r = pkgtool("nightly", "nosuch", check=2)
     check("unknown subcommand" in r.stderr, r.stderr)
 print("ok")

@@ -9,7 +9,7 @@ import signal
 import subprocess
 import time
 
-from nightlib import (PKGTOOL, case, finish, load, pkgtool, scratch, sh_job,
+from nightlib import (PKGTOOL, case, finish, load, pkgtool, run, scratch, sh_job,
                       write_jobs)
 
 DATE = "2026_01_15"
@@ -99,7 +99,7 @@ def states_logs_and_documents():
     p = pkgtool("nightly", "status", "--root", f"{d}/root", "--json", check=0)
     st = json.loads(p.stdout)
     assert [j["job"] for j in st["jobs"]] == ["good", "bad", "absent", "templated"]
-    assert st["runner_pid"] == 0
+    assert st["runner_pid"] is None and st["runner_held"] is False, st
     p = pkgtool("nightly", "status", "--root", f"{d}/root", check=0)
     assert "FAILED" in p.stdout and "compile" in p.stdout, p.stdout
     p = pkgtool("nightly", "describe", "bad", "--root", f"{d}/root", check=0)
@@ -184,7 +184,7 @@ def lock_cancel_and_interrupt():
         assert f"another runner (pid {runner.pid})" in p.stderr, p.stderr
         assert p.stderr.count("\n") == 1, p.stderr
         st = json.loads(pkgtool("nightly", "status", "--root", d, "--json", check=0).stdout)
-        assert st["runner_pid"] == runner.pid
+        assert st["runner_pid"] == runner.pid and st["runner_held"] is True, st
         # cancel from another process
         victim_pid = state(nd, "victim")["pid"]
         p = pkgtool("nightly", "cancel", "victim", "--root", d, "--date", DATE, check=0)
@@ -331,13 +331,7 @@ def bad_input_is_one_line_exit_2():
     p = pkgtool("nightly", "run", "--command", "true", "--package-type", "libtorch",
                 "--python", "3.11", "--root", f"{d}/r", check=2)
     assert "no configuration matches" in p.stderr, p.stderr
-    # unwritable root
-    os.makedirs(f"{d}/ro")
-    os.chmod(f"{d}/ro", 0o500)
     good = write_jobs(f"{d}/good.json", [sh_job("a", "true")])
-    p = pkgtool("nightly", "run", "--jobs", good, "--root", f"{d}/ro/sub")
-    if os.geteuid() != 0:  # root writes anywhere
-        assert f"error: {d}/ro/sub: cannot create" in p.stderr, p.stderr
     open(f"{d}/plainfile", "w").close()  # refused for root too
     p = pkgtool("nightly", "run", "--jobs", good, "--root", f"{d}/plainfile/sub", check=2)
     assert p.stderr.startswith("error: ") and "cannot create" in p.stderr, p.stderr
@@ -350,13 +344,124 @@ def bad_input_is_one_line_exit_2():
     assert "no job list" in p.stderr, p.stderr
 
 
+def as_nobody():
+    """The command prefix that runs a command as uid/gid 65534 when the
+    tests run as root (root writes anywhere); none otherwise."""
+    if os.geteuid() != 0:
+        return []
+    return ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+
+
+@case
+def an_unwritable_root_is_one_line_exit_2_and_nothing_runs():
+    d = scratch()
+    os.chmod(d, 0o755)  # nobody reads the job file
+    good = write_jobs(f"{d}/good.json", [sh_job("a", "touch {nightly_dir}/../../ran")])
+    os.chmod(good, 0o644)
+    os.makedirs(f"{d}/ro")
+    os.chmod(f"{d}/ro", 0o555)
+    # the root cannot be created
+    p = run([*as_nobody(), PKGTOOL, "nightly", "run", "--jobs", good, "--root", f"{d}/ro/sub",
+             "--date", DATE], expect=2)
+    assert p.stderr == (f"error: {d}/ro/sub: cannot create the nightly folder: "
+                        "Permission denied\n"), p.stderr
+    assert not os.path.exists(f"{d}/ro/sub")
+    # the root exists but the nightly cannot be made in it
+    p = run([*as_nobody(), PKGTOOL, "nightly", "run", "--jobs", good, "--root", f"{d}/ro",
+             "--date", DATE], expect=2)
+    assert p.stderr == (f"error: {d}/ro/{DATE}: cannot create the nightly folder: "
+                        "Permission denied\n"), p.stderr
+    assert os.listdir(f"{d}/ro") == [] and not os.path.exists(f"{d}/ran")
+    # a nightly that became read-only: its runner lock cannot be taken
+    os.makedirs(f"{d}/rw")
+    pkgtool("nightly", "run", "--jobs", good, "--root", f"{d}/rw", "--date", DATE,
+            "--no-publish", check=0)
+    for dirpath, dirnames, filenames in os.walk(f"{d}/rw"):
+        os.chmod(dirpath, 0o555)
+        for f in filenames:
+            os.chmod(os.path.join(dirpath, f), 0o444)
+    p = run([*as_nobody(), PKGTOOL, "nightly", "run", "--retry-failed", "--root", f"{d}/rw",
+             "--date", DATE], expect=2)
+    assert p.stderr.startswith(f"error: {d}/rw/{DATE}/") and p.stderr.count("\n") == 1, p.stderr
+    assert "Permission denied" in p.stderr, p.stderr
+
+
+@case
+def logs_tail_reads_backwards_from_the_end():
+    """`logs --tail N` on a 600 MB log reads a few blocks from its end (the
+    bytes read are counted by strace, independently of the clock), keeps
+    CRLF, and gives the whole log when it has fewer lines."""
+    d = scratch()
+    jobs = write_jobs(f"{d}/jobs.json", [sh_job("big", "echo small")])
+    pkgtool("nightly", "run", "--jobs", jobs, "--root", d, "--date", DATE, "--no-publish",
+            check=0)
+    log = f"{d}/{DATE}/logs/succeeded/big.log"
+    with open(log, "r+b") as f:
+        f.truncate(600 << 20)  # a sparse 600 MB of NULs, no newline
+        f.seek(0, 2)
+        f.write(b"".join(b"line %d\r\n" % i for i in range(1000)))
+        f.write(b"last, no newline")
+    size = os.path.getsize(log)
+    trace = f"{d}/trace"
+    p = subprocess.run(["strace", "-f", "-qq", "-e", "trace=read,pread64", "-e", "signal=none",
+                        "-o", trace, PKGTOOL, "nightly", "logs", "big", "--root", d, "--date",
+                        DATE, "--tail", "3"], capture_output=True)  # bytes: CRLF kept
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == b"line 998\r\nline 999\r\nlast, no newline", p.stdout
+    read = 0
+    with open(trace) as f:
+        for line in f:
+            if "= " in line and not line.rstrip().endswith(("= -1", ">")):
+                value = line.rsplit("= ", 1)[1].split()[0]
+                if value.isdigit():
+                    read += int(value)
+    assert read < (1 << 20), f"read {read} bytes of a {size}-byte log for 3 lines"
+    # fewer lines than asked: all of it (checked on a small log)
+    with open(log, "wb") as f:
+        f.write(b"a\r\nb")
+    p = subprocess.run([PKGTOOL, "nightly", "logs", "big", "--root", d, "--date", DATE,
+                        "--tail", "50"], capture_output=True)
+    assert p.returncode == 0 and p.stdout == b"a\r\nb", p
+    open(log, "w").close()
+    p = pkgtool("nightly", "logs", "big", "--root", d, "--date", DATE, "--tail", "5", check=0)
+    assert p.stdout == "", repr(p.stdout)
+
+
+@case
+def logs_follow_prints_a_log_still_being_written_to_its_end():
+    d = scratch()
+    nd = f"{d}/{DATE}"
+    jobs = write_jobs(f"{d}/jobs.json", [sh_job(
+        "talk", "for i in 1 2 3 4 5 6 7 8; do echo line $i; sleep 0.15; done; "
+                "printf 'no newline at the end'")])
+    runner = subprocess.Popen([PKGTOOL, "nightly", "run", "--jobs", jobs, "--root", d,
+                               "--date", DATE, "--no-publish"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for(lambda: os.path.exists(f"{nd}/logs/running/talk.log")
+                 and "line 2" in open(f"{nd}/logs/running/talk.log").read(), "two lines")
+        follow = run([PKGTOOL, "nightly", "logs", "talk", "--root", d, "--date", DATE,
+                      "--tail", "1", "--follow"], expect=0, timeout=30)
+    finally:
+        runner.wait(timeout=30)
+    with open(f"{nd}/logs/succeeded/talk.log") as f:
+        final = f.read()
+    # the last line when it started, then everything to the end (across the
+    # move to succeeded/), the runner's end line included
+    assert final.endswith(follow.stdout), (follow.stdout, final)
+    assert follow.stdout.startswith("line "), follow.stdout
+    # the runner's line starts a line of its own
+    assert "line 8\nno newline at the end\n::nightly talk: exit status 0" in follow.stdout, \
+        follow.stdout
+
+
 @case
 def matrix_jobs_run_the_command_template():
     d = scratch()
-    p = pkgtool("nightly", "run", "--command",
-                "echo {build_environment} > {artifact_dir}/env.txt; test {python} != 3.12",
-                "--package-type", "manywheel", "--cuda", "cpu", "--python", "3.11,3.12",
-                "--root", d, "--date", DATE, check=1)
+    pkgtool("nightly", "run", "--command",
+            "echo {build_environment} > {artifact_dir}/env.txt; test {python} != 3.12",
+            "--package-type", "manywheel", "--cuda", "cpu", "--python", "3.11,3.12",
+            "--root", d, "--date", DATE, check=1)
     nd = f"{d}/{DATE}"
     st = {j["job"]: j for j in json.loads(
         pkgtool("nightly", "status", "--root", d, "--json", check=0).stdout)["jobs"]}

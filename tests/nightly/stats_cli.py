@@ -14,21 +14,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import stats_fixtures  # noqa: E402
-
-PKGTOOL = os.environ["PKGTOOL"]
-
-
-def run(*args, expect=0):
-    r = subprocess.run([PKGTOOL, *args], capture_output=True, text=True)
-    if r.returncode != expect:
-        sys.exit(f"FAIL: pkgtool {' '.join(args[:3])}... exited {r.returncode}, "
-                 f"expected {expect}\n{r.stdout}{r.stderr}")
-    return r
-
-
-def check(cond, message):
-    if not cond:
-        sys.exit("FAIL: " + message)
+from nightlib import PKGTOOL, check, pkgtool  # noqa: E402
 
 
 with tempfile.TemporaryDirectory() as tmp:
@@ -36,7 +22,7 @@ with tempfile.TemporaryDirectory() as tmp:
     paths = stats_fixtures.write_history(os.path.join(tmp, "root"), 10)
     docs = [json.load(open(p)) for p in paths]
 
-    r = run("stats", "ingest", "--db", db, *paths)
+    r = pkgtool("stats", "ingest", "--db", db, *paths, check=0)
     check(f"{len(paths)} inserted" in r.stdout, r.stdout)
     con = sqlite3.connect(db)
     check(con.execute("PRAGMA journal_mode").fetchone()[0] == "wal", "not WAL")
@@ -60,14 +46,14 @@ with tempfile.TemporaryDirectory() as tmp:
               f"{key}: artifact sizes {sizes}")
 
     # Idempotent: the same documents again change nothing.
-    r = run("stats", "ingest", "--db", db, *paths)
+    r = pkgtool("stats", "ingest", "--db", db, *paths, check=0)
     check(f"0 inserted, 0 replaced, {len(paths)} unchanged" in r.stdout, r.stdout)
     check(con.execute("SELECT count(*) FROM documents").fetchone()[0] == len(docs),
           "re-ingest duplicated documents")
 
     # A directory stands for the documents under it.
     db3 = os.path.join(tmp, "dir.db")
-    r = run("stats", "ingest", "--db", db3, os.path.join(tmp, "root"))
+    r = pkgtool("stats", "ingest", "--db", db3, os.path.join(tmp, "root"), check=0)
     check(f"{len(paths)} inserted" in r.stdout, r.stdout)
 
     # A malformed file: the whole batch is refused, naming the file.
@@ -81,13 +67,13 @@ with tempfile.TemporaryDirectory() as tmp:
         fresh_paths.append(p)
     bad = os.path.join(tmp, "broken.json")
     open(bad, "w").write('{"schema": "libpkg-job/1", "job": ')
-    r = run("stats", "ingest", "--db", db, *fresh_paths, bad, expect=2)
+    r = pkgtool("stats", "ingest", "--db", db, *fresh_paths, bad, check=2)
     check(r.stderr.startswith(f"error: {bad}: malformed JSON"), r.stderr)
     check(con.execute("SELECT count(*) FROM documents WHERE date = '2027-01-01'")
           .fetchone()[0] == 0, "a refused batch was half ingested")
     wrong = os.path.join(tmp, "wrong.json")
     json.dump({"schema": "something/2"}, open(wrong, "w"))
-    r = run("stats", "ingest", "--db", db, wrong, expect=2)
+    r = pkgtool("stats", "ingest", "--db", db, wrong, check=2)
     check(r.stderr.startswith(f"error: {wrong}: schema"), r.stderr)
 
     # A driver summary from a CI job: same columns, dated by --date.
@@ -101,8 +87,8 @@ with tempfile.TemporaryDirectory() as tmp:
                "checks": [], "notes": [], "passed": True, "seconds": 77.5}
     sp = os.path.join(tmp, "summary.json")
     json.dump(summary, open(sp, "w"), indent=1)
-    run("stats", "ingest", "--db", db, "--date", "2026-11-24", sp)
-    run("stats", "ingest", "--db", db, "--date", "2026-11-24", sp)
+    pkgtool("stats", "ingest", "--db", db, "--date", "2026-11-24", sp, check=0)
+    pkgtool("stats", "ingest", "--db", db, "--date", "2026-11-24", sp, check=0)
     got = con.execute("SELECT date, package_type, python, accelerator, job, "
                       "status, duration_s FROM documents WHERE schema = "
                       "'libpkg-driver/1'").fetchall()
@@ -114,33 +100,33 @@ with tempfile.TemporaryDirectory() as tmp:
     sp2 = os.path.join(tmp, "summary2.json")
     json.dump(summary, open(sp2, "w"))
     os.utime(sp2, (1700000000, 1700000000))  # 2023-11-14T22:13:20Z
-    run("stats", "ingest", "--db", db, sp2)
+    pkgtool("stats", "ingest", "--db", db, sp2, check=0)
     got = con.execute("SELECT date, status FROM documents WHERE schema = "
                       "'libpkg-driver/1' ORDER BY date").fetchall()
     check(got == [("2023-11-14", "FAILED"), ("2026-11-24", "SUCCEEDED")],
           str(got))
-    r = run("stats", "ingest", "--db", db, "--date", "yesterday", sp2, expect=2)
+    r = pkgtool("stats", "ingest", "--db", db, "--date", "yesterday", sp2, check=2)
     check("not YYYY-MM-DD" in r.stderr, r.stderr)
 
     # query: JSON and table agree with sqlite3; writes are refused.
     sql = ("SELECT status, count(*) AS n FROM documents GROUP BY status "
            "ORDER BY status")
     want = [{"status": s, "n": n} for s, n in con.execute(sql)]
-    r = run("stats", "query", "--db", db, sql, "--json")
+    r = pkgtool("stats", "query", "--db", db, sql, "--json", check=0)
     check(json.loads(r.stdout) == want, r.stdout)
-    r = run("stats", "query", "--db", db, sql, "--table")
+    r = pkgtool("stats", "query", "--db", db, sql, "--table", check=0)
     lines = r.stdout.splitlines()
     check(lines[0].split() == ["status", "n"], r.stdout)
     check([l.split() for l in lines[1:]] == [[w["status"], str(w["n"])]
                                              for w in want], r.stdout)
-    r = run("stats", "query", "--db", db,
+    r = pkgtool("stats", "query", "--db", db,
             "SELECT json_extract(doc, '$.host') AS host FROM documents "
-            "WHERE schema = 'libpkg-job/1' LIMIT 1", "--json")
+            "WHERE schema = 'libpkg-job/1' LIMIT 1", "--json", check=0)
     check(json.loads(r.stdout) == [{"host": "builder-1"}], r.stdout)
     before = con.execute("SELECT count(*) FROM documents").fetchone()[0]
-    r = run("stats", "query", "--db", db, "DELETE FROM documents", expect=2)
+    r = pkgtool("stats", "query", "--db", db, "DELETE FROM documents", check=2)
     check("readonly" in r.stderr, r.stderr)
-    r = run("stats", "query", "--db", db, "SELECT nope FROM documents", expect=2)
+    r = pkgtool("stats", "query", "--db", db, "SELECT nope FROM documents", check=2)
     check(r.stderr.startswith(f"error: {db}: SQL: no such column"), r.stderr)
     check(con.execute("SELECT count(*) FROM documents").fetchone()[0] == before,
           "a query wrote")
@@ -153,7 +139,7 @@ with tempfile.TemporaryDirectory() as tmp:
         configs = [("manywheel", f"3.{w}{i}", "cpu") for i in range(10)]
         both.append(stats_fixtures.write_history(d, 60, configs))
     db2 = os.path.join(tmp, "shared.db")
-    run("stats", "ingest", "--db", db2, both[0][0])  # create the schema
+    pkgtool("stats", "ingest", "--db", db2, both[0][0], check=0)  # create the schema
     procs = [subprocess.Popen([PKGTOOL, "stats", "ingest", "--db", db2, *p],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
              for p in both]

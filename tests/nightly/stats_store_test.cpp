@@ -12,6 +12,7 @@
 
 #include "libpkg/base/error.hpp"
 #include "libpkg/nightly/stats_document.hpp"
+#include "libpkg/nightly/stats_url.hpp"
 
 namespace fs = std::filesystem;
 using namespace libpkg::nightly;
@@ -162,4 +163,99 @@ TEST_F(NightlyStatsStore, ABadFileInABatchWritesNothing) {
   }
   EXPECT_EQ(count(store, "SELECT count(*) FROM documents"), 0);
   EXPECT_EQ(ingest_files(store, {dir_ / "good.json"}).inserted, 1u);
+}
+
+TEST(NightlyStatsUrl, PathsAndPostgresqlUrls) {
+  StatsLocation l = parse_stats_url("stats.db");
+  EXPECT_EQ(l.kind, StatsBackendKind::sqlite);
+  EXPECT_EQ(l.path, "stats.db");
+  l = parse_stats_url("sqlite:/srv/nightly/stats.db");
+  EXPECT_EQ(l.kind, StatsBackendKind::sqlite);
+  EXPECT_EQ(l.path, "/srv/nightly/stats.db");
+  EXPECT_EQ(l.name, "/srv/nightly/stats.db");
+  // '=' alone does not make a connection string: the keyword must be
+  // libpq's.
+  EXPECT_EQ(parse_stats_url("runs=2.db").kind, StatsBackendKind::sqlite);
+
+  l = parse_stats_url("postgresql://ci:hunter2@db.example:5433/stats");
+  EXPECT_EQ(l.kind, StatsBackendKind::postgresql);
+  EXPECT_EQ(l.conninfo, "postgresql://ci:hunter2@db.example:5433/stats");
+  EXPECT_EQ(l.name, "postgresql://ci@db.example:5433/stats");
+  l = parse_stats_url("postgres:///stats?host=/run/pg&password=hunter2");
+  EXPECT_EQ(l.kind, StatsBackendKind::postgresql);
+  EXPECT_EQ(l.name, "postgresql:///stats?host=/run/pg");
+  l = parse_stats_url(
+      "host=/tmp/s port=5999 dbname=stats user=ci password='hun ter2'");
+  EXPECT_EQ(l.kind, StatsBackendKind::postgresql);
+  EXPECT_EQ(l.name, "postgresql://ci@:5999/stats?host=/tmp/s");
+
+  auto usage = [](const std::string& url) {
+    try {
+      parse_stats_url(url);
+    } catch (const libpkg::Error& e) {
+      EXPECT_EQ(e.code(), libpkg::Errc::usage);
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(usage("").find("empty"), std::string::npos);
+  EXPECT_NE(usage("sqlite:").find("needs a path"), std::string::npos);
+  // libpq's complaint quotes pieces of the string: never the password.
+  std::string bad = usage("postgresql://ci:hunter2@h/db?hunter2=1");
+  EXPECT_NE(bad.find("libpq"), std::string::npos) << bad;
+  EXPECT_EQ(bad.find("hunter2"), std::string::npos) << bad;
+  bad = usage("user=ci password=hunter2 hunter2");
+  EXPECT_EQ(bad.find("hunter2"), std::string::npos) << bad;
+}
+
+TEST_F(NightlyStatsStore, ABatchKeepsTheLastRowOfAKey) {
+  StatsStore store((dir_ / "stats.db").string(), StatsStore::Mode::read_write);
+  auto r = store.ingest(
+      {stats_row(job_doc("2026_11_23", "a", "FAILED", 1), "f", ""),
+       stats_row(job_doc("2026_11_23", "b", "SUCCEEDED"), "f", ""),
+       stats_row(job_doc("2026_11_23", "a", "SUCCEEDED", 2), "f", "")});
+  EXPECT_EQ(r.inserted, 2u);
+  EXPECT_EQ(r.replaced + r.unchanged, 0u);
+  EXPECT_EQ(count(store,
+                  "SELECT size FROM artifacts WHERE doc_key = "
+                  "'job:2026_11_23/a'"),
+            2);
+  EXPECT_EQ(count(store, "SELECT count(*) FROM artifacts"), 2);
+}
+
+TEST_F(NightlyStatsStore, AReformattedDocumentIsUnchanged) {
+  StatsStore store((dir_ / "stats.db").string(), StatsStore::Mode::read_write);
+  store.ingest({stats_row(job_doc("2026_11_23", "a", "FAILED"), "f", "")});
+  // Same JSON value, other spacing and key order (PostgreSQL's jsonb
+  // compares so too).
+  std::string doc = job_doc("2026_11_23", "a", "FAILED");
+  doc = "{ \"check\" : null,\n" + doc.substr(1, doc.rfind(",\"check\"") - 1) +
+        "}";
+  auto r = store.ingest({stats_row(doc, "g", "")});
+  EXPECT_EQ(r.unchanged, 1u);
+  EXPECT_EQ(r.replaced, 0u);
+}
+
+TEST_F(NightlyStatsStore, ReportReadsInDateThenStartOrder) {
+  StatsStore store((dir_ / "stats.db").string(), StatsStore::Mode::read_write);
+  store.ingest({stats_row(job_doc("2026_11_24", "b", "FAILED"), "f", ""),
+                stats_row(job_doc("2026_11_23", "a", "SUCCEEDED"), "f", "")});
+  std::vector<std::string> seen;
+  store.read_snapshot([&] {
+    EXPECT_EQ(store.latest_date().value_or(""), "2026-11-24");
+    store.for_each_document(
+        "2026-11-01", "2026-11-30", [&](const StoredDocument& d) {
+          seen.push_back(d.date + " " + d.job + " " + d.status + " " +
+                         d.failure);
+          for (const auto& a : d.artifacts)
+            seen.push_back(a.name + " " + std::to_string(a.size));
+          EXPECT_EQ(d.duration_s.value_or(0), 12.5);
+          EXPECT_EQ(d.log.value_or(""), "logs/x.log");
+        });
+  });
+  EXPECT_EQ(seen, (std::vector<std::string>{
+                      "2026-11-23 a SUCCEEDED ", "torch-1.whl 100",
+                      "2026-11-24 b FAILED build", "torch-1.whl 100"}));
+  EXPECT_TRUE(store.document_text("job:2026_11_24/b"));
+  EXPECT_FALSE(store.document_text("job:2026_11_24/none"));
 }

@@ -49,7 +49,7 @@ def interpreter_tag() -> str:
 def pytest_configure(config):
     for tool in ("readelf", CC, CXX):
         if shutil.which(tool) is None:
-            pytest.exit(f"{tool} not installed", returncode=77)
+            pytest.exit(f"FAIL: {tool} not installed (scripts/setup.sh installs it)", returncode=1)
 
 
 # ------------------------------------------------------------------ ELF

@@ -75,3 +75,33 @@ def test_ldd_errors_name_the_file(tmp_path):
     with pytest.raises(libpkg.FormatError) as e:
         libpkg.deps.ldd(text)
     assert "notes.txt" in str(e.value)
+
+
+def test_ldd_default_ld_library_path_is_split_as_glibc_splits_it(demo_exe, tmp_path, monkeypatch):
+    """ld_library_path=None reads this process's LD_LIBRARY_PATH the way
+    glibc's loader does (elf/dl-load.c: ':' and ';' separate entries, an
+    empty entry is the current directory); it used to split on ':' only
+    and drop empty entries. The real loader is the oracle."""
+    moved = tmp_path / "elsewhere"
+    moved.mkdir()
+    (demo_exe.parent / "libdemo.so.1").rename(moved / "libdemo.so.1")
+    env = {k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"}
+    interp = re.search(r"Requesting program interpreter: (\S+)\]", sh("readelf", "-lW", demo_exe)).group(1)
+
+    def loader_finds(value: str, cwd: Path) -> bool:
+        out = subprocess.run([interp, "--list", str(demo_exe)], capture_output=True, text=True,
+                             env={**env, "LD_LIBRARY_PATH": value}, cwd=cwd).stdout
+        # A library found through the empty entry is loaded by its bare name
+        # (relative to the current directory): --list then prints no "=>".
+        m = re.search(r"libdemo\.so\.1(?: => (\S+))? \(0x", out)
+        found = m.group(1) or "libdemo.so.1" if m else None
+        return found is not None and os.path.realpath(cwd / found) == os.path.realpath(moved / "libdemo.so.1")
+
+    monkeypatch.chdir(tmp_path)
+    for value, cwd in ((f"/nonexistent;{moved}", tmp_path), ("/nonexistent::/x", moved)):
+        assert loader_finds(value, cwd), (value, "the loader's own answer")
+        monkeypatch.chdir(cwd)
+        monkeypatch.setenv("LD_LIBRARY_PATH", value)
+        tree = libpkg.deps.ldd(demo_exe)
+        assert tree["libs"]["libdemo.so.1"]["via"] == "ld_library_path", (value, tree)
+        assert os.path.realpath(tree["libs"]["libdemo.so.1"]["realpath"]) == os.path.realpath(moved / "libdemo.so.1")

@@ -164,10 +164,12 @@ def test_manywheel_env_switches_only_when_given(ext_wheel, ext_build, tmp_path, 
 
 
 def test_manywheel_bad_input(ext_wheel, tmp_path):
-    with pytest.raises(libpkg.Error) as info:
+    # A missing input is FileNotFoundError (an io error with ENOENT), as
+    # every missing input file is; it was a not_found LookupError.
+    with pytest.raises(FileNotFoundError) as info:
         libpkg.driver.manywheel(tmp_path / "missing.whl", manywheel_config(),
                                 out_dir=tmp_path / "o", runtime=False)
-    assert info.value.code == "not_found" and "missing.whl" in info.value.file
+    assert info.value.code == "io" and "missing.whl" in info.value.file
     # libhelper.so.1 is nowhere to be found without lib_paths.
     with pytest.raises(libpkg.Error) as info:
         libpkg.driver.manywheel(ext_wheel, manywheel_config(), out_dir=tmp_path / "o",
@@ -373,10 +375,27 @@ def test_libtorch_bad_input(libtorch_tree, tmp_path):
     with pytest.raises(libpkg.Error) as info:
         libpkg.driver.libtorch(config=libtorch_config(), out_dir=tmp_path, build_hash="ab")
     assert info.value.code == "usage"
-    with pytest.raises(libpkg.Error) as info:
+    # Missing inputs: FileNotFoundError naming them (they were usage errors,
+    # a ValueError), for the tree, the wheel and the source checkout.
+    with pytest.raises(FileNotFoundError) as info:
         libpkg.driver.libtorch(tmp_path / "no-tree", config=libtorch_config(),
                                out_dir=tmp_path / "o", build_hash="ab")
-    assert "no-tree" in info.value.file
+    assert info.value.code == "io" and info.value.file == str(tmp_path / "no-tree")
+    assert "no such install tree" in info.value.message
+    with pytest.raises(FileNotFoundError) as info:
+        libpkg.driver.libtorch(wheel=tmp_path / "no.whl", config=libtorch_config(),
+                               out_dir=tmp_path / "o", build_hash="ab")
+    assert info.value.file == str(tmp_path / "no.whl")
+    with pytest.raises(FileNotFoundError) as info:
+        libpkg.driver.libtorch(libtorch_tree, config=libtorch_config(),
+                               out_dir=tmp_path / "o", source=tmp_path / "no-src")
+    assert info.value.file == str(tmp_path / "no-src")
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(OSError) as info:
+        libpkg.driver.libtorch(tmp_path / "afile", config=libtorch_config(),
+                               out_dir=tmp_path / "o", build_hash="ab")
+    assert not isinstance(info.value, FileNotFoundError)
+    assert "install tree is not a directory (a regular file)" in info.value.message
     with pytest.raises(libpkg.Error) as info:
         libpkg.driver.libtorch(libtorch_tree, config=manywheel_config(),
                                out_dir=tmp_path / "o", build_hash="ab")
@@ -447,8 +466,9 @@ def test_conda_dry_run_and_bad_input(conda_prefix, tmp_path):
     s = libpkg.driver.conda(conda_prefix, conda_config(), out_dir=tmp_path / "dry", dry_run=True)
     assert s.dry_run and s.artifacts == [] and not (tmp_path / "dry").exists()
     assert any("pytorch-1.2.3-py3.11_cpu_0.conda" in line for line in s.plan)
-    with pytest.raises(libpkg.Error):
+    with pytest.raises(FileNotFoundError) as info:
         libpkg.driver.conda(tmp_path / "no-prefix", conda_config(), out_dir=tmp_path / "o")
+    assert info.value.file == str(tmp_path / "no-prefix")
     with pytest.raises(libpkg.Error) as info:
         libpkg.driver.conda(conda_prefix, conda_config(), out_dir=tmp_path / "o",
                             formats=["zip"])

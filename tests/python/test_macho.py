@@ -17,7 +17,9 @@ TARGETS = {"arm64": "arm64-apple-macos11", "x86_64": "x86_64-apple-macos10.15"}
 SRC = """
 namespace c10 { int counter = 3; template <class T> T twice(T t) { return t + t; }
 template int twice<int>(int); }
-extern "C" int plain_c(void) { return c10::counter; }
+namespace ext { int imported(int); }
+extern "C" int weak_one(void) __attribute__((weak_import));
+extern "C" int plain_c(void) { return c10::counter + ext::imported(1) + (weak_one ? weak_one() : 0); }
 """
 
 
@@ -99,15 +101,29 @@ def test_sign_unsigned_x86_64(dylibs):
     assert libpkg.macho.sign(lib)["rewritten"] is False  # already signed so
 
 
+def nm_line(x):
+    return f"{'':16} U {x['name']}" if x["type"] == "U" else f"{x['value']:016x} {x['type']} {x['name']}"
+
+
 def test_symbols_match_llvm_nm(dylibs):
     _, libs = dylibs
     for arch, lib in libs.items():
         [s] = libpkg.macho.symbols(lib)
         assert s["arch"] == arch
-        ours = [f"{x['value']:016x} {x['type']} {x['name']}" for x in s["symbols"]]
-        assert ours == sh("llvm-nm-14", "-gU", lib).splitlines()
+        assert [nm_line(x) for x in s["symbols"]] == sh("llvm-nm-14", "-g", lib).splitlines()
+        [d] = libpkg.macho.symbols(lib, defined_only=True)
+        assert [nm_line(x) for x in d["symbols"]] == sh("llvm-nm-14", "-gU", lib).splitlines()
         dem = {x["demangled"] for x in s["symbols"]}
         assert "int c10::twice<int>(int)" in dem and "c10::counter" in dem
+        [u] = libpkg.macho.symbols(lib, undefined_only=True)
+        assert [x["name"] for x in u["symbols"]] == sh("llvm-nm-14", "-u", lib).splitlines()
+        by = {x["name"]: x for x in u["symbols"]}
+        # -undefined dynamic_lookup: dyld looks them up in every image.
+        imp = by["__ZN3ext8importedEi"]
+        assert imp["demangled"] == "ext::imported(int)" and not imp["defined"]
+        assert imp["lookup"] == "dynamic" and imp["library"] is None, imp
+        assert by["_weak_one"]["weak_import"] is True
+        assert "(undefined) weak external _weak_one" in sh("llvm-nm-14", "-m", "-u", lib)
 
 
 def test_errors_are_libpkg_errors(dylibs, tmp_path):

@@ -14,14 +14,16 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
+from testlib import missing  # noqa: E402
 
 try:
     from pip._vendor.packaging.utils import (canonicalize_name,
                                              parse_wheel_filename)
     from pip._vendor.packaging.version import Version
 except ImportError as e:  # pragma: no cover
-    print(f"skipped: pip's vendored packaging unavailable: {e}")
-    sys.exit(77)
+    missing(f"pip's vendored packaging (python3-pip): {e}")
 
 NAMES = [
     "demo-1.0-py3-none-any.whl",

@@ -15,15 +15,15 @@ export SOURCE_DATE_EPOCH=1600000000
 make_tree tree demo 1.0 200000
 W="demo-1.0-$PYTAG-$PYTAG-$PLATTAG.whl"
 mkdir in out
-check "pack (level 1)" "$PKGTOOL" wheel pack tree -d in -z 1
+expect_ok "pack (level 1)" "$PKGTOOL" wheel pack tree -d in -z 1
 
 printf 'def greet(who):\n    return "hello " + who\n# updated\n' >pure.py
 printf 'new file\n' >extra.txt
 case_begin "set, add, remove"
-check "update" "$PKGTOOL" wheel update "in/$W" -d out -z 9 \
+expect_ok "update" "$PKGTOOL" wheel update "in/$W" -d out -z 9 \
   --set demo/pure.py=pure.py --add demo/extra.txt=extra.txt --remove demo/data/table.csv
-check "verify" "$PKGTOOL" wheel verify "out/$W"
-check "zipfile + WheelFile" "${CHECK[@]}" read "out/$W"
+expect_ok "verify" "$PKGTOOL" wheel verify "out/$W"
+expect_ok "zipfile + WheelFile" "${CHECK[@]}" read "out/$W"
 "${PY[@]}" - "in/$W" "out/$W" >facts.txt <<'PY'
 import sys, zipfile
 def raw(z, info):
@@ -47,26 +47,26 @@ for name in sorted(ia.keys() | ib.keys()):
         print("changed", name)
 print("content", b.read("demo/pure.py").decode().splitlines()[-1].strip())
 PY
-check_eq "pure.py content" "$(grep '^content' facts.txt)" 'content # updated'
-check_eq "removed" "$(grep '^removed' facts.txt)" "removed demo/data/table.csv"
-check_eq "added" "$(grep '^added' facts.txt)" "added demo/extra.txt new file"
-check_eq "changed: the edit and RECORD only" "$(grep '^changed' facts.txt | tr '\n' ' ')" \
-  "changed demo-1.0.dist-info/RECORD changed demo/pure.py "
-check_eq "untouched members copied raw" "$(grep -c '^raw' facts.txt)" "8"
+expect_eq "pure.py content" 'content # updated' "$(grep '^content' facts.txt)"
+expect_eq "removed" "removed demo/data/table.csv" "$(grep '^removed' facts.txt)"
+expect_eq "added" "added demo/extra.txt new file" "$(grep '^added' facts.txt)"
+expect_eq "changed: the edit and RECORD only" "changed demo-1.0.dist-info/RECORD changed demo/pure.py " \
+  "$(grep '^changed' facts.txt | tr '\n' ' ')"
+expect_eq "untouched members copied raw" "8" "$(grep -c '^raw' facts.txt)"
 pip_install_check "out/$W" demo venv
 
 case_begin "rename and errors"
 mkdir renamed
-check "rename" "$PKGTOOL" wheel update "in/$W" -o "renamed/$W" --rename demo/pure.py=demo/pure2.py
-check "verify renamed" "$PKGTOOL" wheel verify "renamed/$W"
-check_eq "renamed member" "$("${PY[@]}" -c 'import sys, zipfile; print(sorted(n for n in zipfile.ZipFile(sys.argv[1]).namelist() if "pure" in n))' "renamed/$W")" "['demo/pure2.py']"
-check_status 2 "absent member" "$PKGTOOL" wheel update "in/$W" -d out2 --set demo/nope.py=pure.py
-check_status 2 "output = input" "$PKGTOOL" wheel update "in/$W" -d in --set demo/pure.py=pure.py
-check_status 2 "bad pair" "$PKGTOOL" wheel update "in/$W" -d out2 --set demo/pure.py
-check_status 2 "missing file" "$PKGTOOL" wheel update "in/$W" -d out2 --set demo/pure.py=does-not-exist
+expect_ok "rename" "$PKGTOOL" wheel update "in/$W" -o "renamed/$W" --rename demo/pure.py=demo/pure2.py
+expect_ok "verify renamed" "$PKGTOOL" wheel verify "renamed/$W"
+expect_eq "renamed member" "['demo/pure2.py']" "$("${PY[@]}" -c 'import sys, zipfile; print(sorted(n for n in zipfile.ZipFile(sys.argv[1]).namelist() if "pure" in n))' "renamed/$W")"
+expect_status 2 "absent member" "$PKGTOOL" wheel update "in/$W" -d out2 --set demo/nope.py=pure.py
+expect_status 2 "output = input" "$PKGTOOL" wheel update "in/$W" -d in --set demo/pure.py=pure.py
+expect_status 2 "bad pair" "$PKGTOOL" wheel update "in/$W" -d out2 --set demo/pure.py
+expect_status 2 "missing file" "$PKGTOOL" wheel update "in/$W" -d out2 --set demo/pure.py=does-not-exist
 [[ ! -e out2/$W ]] && pass || fail "failed updates left out2/$W"
 mkdir inplace && cp "in/$W" inplace/
-check "in place" "$PKGTOOL" wheel update "inplace/$W" --in-place --set demo/pure.py=pure.py
-check "verify in place" "$PKGTOOL" wheel verify "inplace/$W"
-check_eq "in-place content" "$("${PY[@]}" -c 'import sys, zipfile; print(zipfile.ZipFile(sys.argv[1]).read("demo/pure.py").decode().splitlines()[-1])' "inplace/$W")" "# updated"
+expect_ok "in place" "$PKGTOOL" wheel update "inplace/$W" --in-place --set demo/pure.py=pure.py
+expect_ok "verify in place" "$PKGTOOL" wheel verify "inplace/$W"
+expect_eq "in-place content" "# updated" "$("${PY[@]}" -c 'import sys, zipfile; print(zipfile.ZipFile(sys.argv[1]).read("demo/pure.py").decode().splitlines()[-1])' "inplace/$W")"
 finish

@@ -16,7 +16,7 @@ make_tree tree demo 1.0
 W="demo-1.0-$PYTAG-$PYTAG-$PLATTAG.whl"
 mkdir good
 "$PKGTOOL" wheel pack tree -d good >/dev/null
-check "good wheel verifies" "$PKGTOOL" wheel verify "good/$W"
+expect_ok "good wheel verifies" "$PKGTOOL" wheel verify "good/$W"
 
 # kinds KIND... from a --json report, sorted and space-separated.
 kinds() {
@@ -36,18 +36,18 @@ expect() {
   mkdir "$dir"
   target=$("${CHECK[@]}" tamper "$tamper" "good/$W" "$dir/$W")
   json=$("$PKGTOOL" wheel verify --json "$dir/$W") || rc=$?
-  check_eq "exit status" "$rc" "1"
-  check_eq "findings" "$(kinds <<<"$json")" "$want"
+  expect_eq "exit status" "1" "$rc"
+  expect_eq "findings" "$want" "$(kinds <<<"$json")"
   case $want in
     hash-mismatch | size-mismatch | missing-member | bad-hash-algorithm)
-      check_eq "finding names the member" "$(member_of <<<"$json")" "$target" ;;
+      expect_eq "finding names the member" "$target" "$(member_of <<<"$json")" ;;
     unlisted-member)
-      check_eq "finding names the member" "$(member_of <<<"$json")" "intruder.py" ;;
+      expect_eq "finding names the member" "intruder.py" "$(member_of <<<"$json")" ;;
   esac
   # The text report says the same.
   rc=0
   "$PKGTOOL" wheel verify "$dir/$W" >text.out || rc=$?
-  check "text report names $want" grep -q -- "$want" text.out
+  expect_ok "text report names $want" grep -q -- "$want" text.out
 }
 
 expect content hash-mismatch
@@ -66,28 +66,28 @@ printf 'new\n' >added.txt
 for t in extra norecord content duplicate-row; do
   case_begin "rewriting a wheel that fails verify: $t"
   mkdir -p "tags-$t" "upd-$t"
-  check_status 2 "tags refuses it" "$PKGTOOL" wheel tags "t-$t/$W" --build 7 -d "tags-$t"
-  check "tags wrote nothing" test -z "$(ls -A "tags-$t")"
-  check_status 2 "update refuses it" "$PKGTOOL" wheel update "t-$t/$W" \
+  expect_status 2 "tags refuses it" "$PKGTOOL" wheel tags "t-$t/$W" --build 7 -d "tags-$t"
+  expect_ok "tags wrote nothing" test -z "$(ls -A "tags-$t")"
+  expect_status 2 "update refuses it" "$PKGTOOL" wheel update "t-$t/$W" \
     --add added.txt=added.txt -o "upd-$t/$W"
-  check "update wrote nothing" test -z "$(ls -A "upd-$t")"
-  check "tags --allow-unverified writes it" "$PKGTOOL" wheel tags "t-$t/$W" \
+  expect_ok "update wrote nothing" test -z "$(ls -A "upd-$t")"
+  expect_ok "tags --allow-unverified writes it" "$PKGTOOL" wheel tags "t-$t/$W" \
     --build 7 -d "tags-$t" --allow-unverified
-  check_status 1 "which still fails verify" "$PKGTOOL" wheel verify "tags-$t"/*.whl
-  check "update --allow-unverified writes it" "$PKGTOOL" wheel update "t-$t/$W" \
+  expect_status 1 "which still fails verify" "$PKGTOOL" wheel verify "tags-$t"/*.whl
+  expect_ok "update --allow-unverified writes it" "$PKGTOOL" wheel update "t-$t/$W" \
     --add added.txt=added.txt -o "upd-$t/$W" --allow-unverified
-  check_status 1 "which still fails verify" "$PKGTOOL" wheel verify "upd-$t/$W"
+  expect_status 1 "which still fails verify" "$PKGTOOL" wheel verify "upd-$t/$W"
   mkdir -p "rep-$t"
-  check_status 2 "repair refuses it" "$PKGTOOL" repair "t-$t/$W" -w "rep-$t" --plat linux
-  check "repair wrote nothing" test -z "$(ls -A "rep-$t")"
-  check "repair --allow-unverified writes it" "$PKGTOOL" repair "t-$t/$W" -w "rep-$t" \
+  expect_status 2 "repair refuses it" "$PKGTOOL" repair "t-$t/$W" -w "rep-$t" --plat linux
+  expect_ok "repair wrote nothing" test -z "$(ls -A "rep-$t")"
+  expect_ok "repair --allow-unverified writes it" "$PKGTOOL" repair "t-$t/$W" -w "rep-$t" \
     --plat linux --allow-unverified
-  check_status 1 "which still fails verify" "$PKGTOOL" wheel verify "rep-$t"/*.whl
+  expect_status 1 "which still fails verify" "$PKGTOOL" wheel verify "rep-$t"/*.whl
 done
 
 case_begin "expected vs actual values"
 json=$("$PKGTOOL" wheel verify --json "t-content/$W") || true
-check "hash finding carries both hashes" "${PY[@]}" -c '
+expect_ok "hash finding carries both hashes" "${PY[@]}" -c '
 import json,sys; f=json.load(sys.stdin)[0]["findings"][0]
 assert f["expected"].startswith("sha256=") and f["actual"].startswith("sha256="), f
 assert f["expected"] != f["actual"], f' <<<"$json"
@@ -98,26 +98,26 @@ R="demo-1.0-$PYTAG-$PYTAG-manylinux_2_17_x86_64.whl"
 cp "good/$W" "renamed/$R"
 rc=0
 json=$("$PKGTOOL" wheel verify --json "renamed/$R") || rc=$?
-check_eq "exit status" "$rc" "1"
-check_eq "findings" "$(kinds <<<"$json")" "tag-mismatch"
+expect_eq "exit status" "1" "$rc"
+expect_eq "findings" "tag-mismatch" "$(kinds <<<"$json")"
 mkdir renamed2
 cp "good/$W" "renamed2/other-1.0-$PYTAG-$PYTAG-$PLATTAG.whl"
 rc=0
 json=$("$PKGTOOL" wheel verify --json "renamed2/other-1.0-$PYTAG-$PYTAG-$PLATTAG.whl") || rc=$?
-check_eq "name mismatch exit" "$rc" "1"
-check_eq "name mismatch findings" "$(kinds <<<"$json")" "name-mismatch"
+expect_eq "name mismatch exit" "1" "$rc"
+expect_eq "name mismatch findings" "name-mismatch" "$(kinds <<<"$json")"
 
 case_begin "python's WheelFile agrees on the content tampering"
-check_status 1 "WheelFile rejects modified content" "${CHECK[@]}" read "t-content/$W"
+expect_status 1 "WheelFile rejects modified content" "${CHECK[@]}" read "t-content/$W"
 
 case_begin "unreadable and mixed"
 head -c 200 "good/$W" >"trunc-$W"
-check_status 2 "truncated wheel" "$PKGTOOL" wheel verify "trunc-$W"
-check_status 2 "missing file" "$PKGTOOL" wheel verify nothere.whl
-check_status 1 "good + tampered" "$PKGTOOL" wheel verify "good/$W" "t-md5/$W"
-check_status 2 "good + unreadable" "$PKGTOOL" wheel verify "good/$W" "trunc-$W"
-check_status 2 "unpack refuses a tampered wheel" "$PKGTOOL" wheel unpack "t-content/$W" -d x
-check "nothing unpacked" test ! -e x/demo-1.0
-check "--no-verify unpacks it" "$PKGTOOL" wheel unpack "t-content/$W" -d x --no-verify
+expect_status 2 "truncated wheel" "$PKGTOOL" wheel verify "trunc-$W"
+expect_status 2 "missing file" "$PKGTOOL" wheel verify nothere.whl
+expect_status 1 "good + tampered" "$PKGTOOL" wheel verify "good/$W" "t-md5/$W"
+expect_status 2 "good + unreadable" "$PKGTOOL" wheel verify "good/$W" "trunc-$W"
+expect_status 2 "unpack refuses a tampered wheel" "$PKGTOOL" wheel unpack "t-content/$W" -d x
+expect_ok "nothing unpacked" test ! -e x/demo-1.0
+expect_ok "--no-verify unpacks it" "$PKGTOOL" wheel unpack "t-content/$W" -d x --no-verify
 
 finish

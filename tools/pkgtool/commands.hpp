@@ -27,6 +27,9 @@ struct MachoSymbolsOptions {
   bool json = false;
   bool demangle = false;
   std::string arch;  // only this slice (--arch)
+  // nm -g lists both; --defined-only (nm -gU), --undefined-only (nm -u).
+  bool defined = true;
+  bool undefined = true;
 };
 int run_macho_symbols(const std::vector<std::string>& files,
                       const MachoSymbolsOptions& options);
@@ -65,6 +68,11 @@ int run_repair(const std::vector<std::string>& args);
 // is_macos_repair(args) (a wheel argument with a macosx_* tag).
 bool is_macos_repair(const std::vector<std::string>& args);
 int run_repair_macos(const std::vector<std::string>& args);
+// Both repairs' -L/--lib-sdir (auditwheel's and delocate's spelling): one
+// directory name, e.g. ".libs" or ".dylibs". A value with a '/', or naming
+// an existing directory, is the old `pkgtool repair -L DIR` (--lib-path)
+// and is refused with a usage error saying so (repair_cmd.cpp).
+void check_lib_sdir(const std::string& value);
 // What both repairs print after writing: the plan's JSON with a `result`
 // object, or the notes and a summary line.
 void print_repair_outcome(const std::string& plan_json,
@@ -79,6 +87,9 @@ int run_check(const std::vector<std::string>& args);
 // `pkgtool matrix` / `pkgtool config`: the build matrix and one configuration.
 int run_matrix(const std::vector<std::string>& args);
 int run_config(const std::vector<std::string>& args);
+// `pkgtool workflow [filters] [-o FILE] | --check FILE`: the nightly as a
+// GitHub Actions workflow from the matrix (workflow_cmd.cpp).
+int run_workflow(const std::vector<std::string>& args);
 // `pkgtool cuda list|switch X.Y|env [X.Y]`: installed toolkits, switching.
 int run_cuda(const std::vector<std::string>& args);
 

@@ -6,7 +6,8 @@
 //       [--license L] [--summary S] [--home URL] [--subdir S]
 //       [--meta FILE.json] [--format conda|tar.bz2|both] [-o DIR]
 //       [--placeholder PREFIX | --no-placeholder] [-l ZSTD_LEVEL]
-//       [--bz2-level N] [-j N]
+//       [--bz2-level N] [-j N] [--cache-dir DIR] [--cache-max SIZE]
+//       [--no-cache]
 //   conda extract PKG -d DIR
 //   conda transmute PKG --to conda|tar.bz2 [-o DIR] [-l ZSTD_LEVEL] [-j N]
 //   conda verify PKG... [--json]       exit 1 when a package has findings
@@ -21,6 +22,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "cache_flags.hpp"
 #include "cli_parse.hpp"
 #include "commands.hpp"
 #include "libpkg/archive/zip_writer.hpp"
@@ -45,7 +47,9 @@ const char* kCondaUsage =
     "           [--license L] [--summary S] [--home URL] [--subdir S]\n"
     "           [--meta FILE.json] [--format conda|tar.bz2|both] [-o DIR]\n"
     "           [--placeholder PREFIX | --no-placeholder] [-l ZSTD_LEVEL]\n"
-    "           [--bz2-level N] [-j N]\n"
+    "           [--bz2-level N] [-j N] [--cache-dir DIR] [--cache-max SIZE]\n"
+    "           [--no-cache]  (chunk cache of large files' zstd frames and\n"
+    "           bzip2 blocks)\n"
     "       pkgtool conda extract PKG -d DIR\n"
     "       pkgtool conda transmute PKG --to conda|tar.bz2 [-o DIR] "
     "[-l ZSTD_LEVEL] [-j N]\n"
@@ -89,12 +93,14 @@ int run_pack(const std::vector<std::string>& args) {
   std::optional<std::string> placeholder;
   bool no_placeholder = false;
   PackOptions options;
+  CacheFlags cache;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     auto value = [&]() -> const std::string& {
       if (i + 1 >= args.size()) usage(a + " needs a value");
       return args[++i];
     };
+    if (cache.take(a, value)) continue;
     if (a == "--name") {
       cli.name = value();
     } else if (a == "--version") {
@@ -168,7 +174,9 @@ int run_pack(const std::vector<std::string>& args) {
     }
   }
   options.timestamp_ms = timestamp_ms();
+  options.cache = cache.open();
   PackResult result = pack(*prefix, meta, options);
+  print_cache_summary(options.cache.get());
   std::size_t with_prefix = 0;
   for (const PathRecord& r : result.paths) {
     if (r.prefix_placeholder) ++with_prefix;

@@ -128,11 +128,7 @@ class TextPrinter {
 
 std::vector<std::string> environment_library_path() {
   const char* env = std::getenv("LD_LIBRARY_PATH");
-  if (!env || !*env) return {};
-  std::string value = env;
-  for (char& c : value)
-    if (c == ';') c = ':';
-  return deps::split_path_list(value);
+  return env ? deps::split_ld_library_path(env) : std::vector<std::string>{};
 }
 
 }  // namespace

@@ -45,6 +45,8 @@ const char* kUsage =
     "                             dependencies, RPATH, integrity, import/link\n"
     "  matrix [--package-type T] [--cuda C] [--python P]\n"
     "                             build matrix as GitHub Actions JSON\n"
+    "  workflow [filters] [-o FILE] | --check FILE\n"
+    "                             the nightly as a GitHub Actions workflow\n"
     "  config [BUILD_ENVIRONMENT] [--json]\n"
     "                             parsed build configuration and its "
     "artifact names\n"
@@ -87,6 +89,7 @@ const pkgtool::SubcommandTable& commands() {
       {"census", SubcommandEntry{"", pkgtool::run_census}},
       {"check", SubcommandEntry{"", pkgtool::run_check}},
       {"matrix", SubcommandEntry{"", pkgtool::run_matrix}},
+      {"workflow", SubcommandEntry{"", pkgtool::run_workflow}},
       {"config", SubcommandEntry{"", pkgtool::run_config}},
       {"cuda", SubcommandEntry{"", pkgtool::run_cuda}},
       {"macho", SubcommandEntry{"", pkgtool::run_macho}},

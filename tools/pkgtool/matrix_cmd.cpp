@@ -2,12 +2,11 @@
 // `pkgtool matrix`: the build matrix as a GitHub Actions strategy.matrix.
 #include <CLI/CLI.hpp>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 
 #include "cli_parse.hpp"
 #include "commands.hpp"
 #include "libpkg/base/error.hpp"
+#include "libpkg/base/fd.hpp"
 #include "libpkg/config/matrix.hpp"
 
 namespace pkgtool {
@@ -41,11 +40,7 @@ int run_matrix(const std::vector<std::string>& args) {
   if (file.empty()) {
     text = std::string(libpkg::config::builtin_matrix_json());
   } else {
-    std::ifstream in(file, std::ios::binary);
-    if (!in) libpkg::throw_errno(file, "open");
-    std::stringstream buf;
-    buf << in.rdbuf();
-    text = buf.str();
+    text = libpkg::read_regular_file(file);
     origin = file;
   }
   libpkg::config::MatrixFilter filter{split_commas(types), split_commas(accels),

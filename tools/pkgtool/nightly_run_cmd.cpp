@@ -8,13 +8,16 @@
 #include <cstdio>
 #include <sstream>
 
+#include "cache_flags.hpp"
 #include "cli_parse.hpp"
 #include "libpkg/base/error.hpp"
 #include "libpkg/config/matrix.hpp"
 #include "libpkg/nightly/control.hpp"
 #include "libpkg/nightly/publish.hpp"
 #include "libpkg/nightly/runner.hpp"
+#include "matrix_input.hpp"
 #include "nightly_subcommand.hpp"
+#include "stats_url_option.hpp"
 
 namespace pkgtool {
 namespace {
@@ -27,7 +30,10 @@ const char* kUsage =
     "                            [--package-type T]... [--cuda C]... [--python "
     "P]...)\n"
     "                           [--root DIR] [--date YYYY_MM_DD] [-j N]\n"
-    "                           [--resume | --retry-failed] [--keep-days N]\n";
+    "                           [--resume | --retry-failed] [--keep-days N]\n"
+    "                           [--reserve SIZE] [--no-publish] [--channel "
+    "DIR] "
+    "[--keep N]\n";
 
 std::atomic<bool> g_interrupted{false};
 
@@ -80,34 +86,12 @@ class InterruptScope {
   }, old_term_{};
 };
 
-std::vector<nl::JobSpec> matrix_jobs(const std::string& file,
-                                     const std::vector<std::string>& types,
-                                     const std::vector<std::string>& accels,
-                                     const std::vector<std::string>& pythons,
-                                     const std::string& command) {
-  std::string text, origin = "<built-in matrix.json>";
-  if (file.empty()) {
-    text = std::string(libpkg::config::builtin_matrix_json());
-  } else {
-    text = nl::read_text_file(file);
-    origin = file;
-  }
-  libpkg::config::MatrixFilter filter{split_commas(types), split_commas(accels),
-                                      split_commas(pythons)};
-  auto configs = libpkg::config::expand_matrix(text, origin, filter);
-  if (configs.empty())
-    throw libpkg::Error(
-        libpkg::Errc::usage, origin,
-        "no configuration matches --package-type/--cuda/--python");
-  return nl::jobs_from_matrix(configs, command);
-}
-
 int run_run(const std::vector<std::string>& args) {
   CLI::App app{"run a nightly", "nightly run"};
   NightlyWhere where;
   where.add_to(app);
-  std::string job_file, matrix_file, command;
-  std::vector<std::string> types, accels, pythons;
+  std::string job_file, command;
+  MatrixInput matrix;
   unsigned parallel = 0, grace = 5;
   bool resume = false, retry = false, quiet = false, no_publish = false;
   ChannelOptions channel;
@@ -120,12 +104,7 @@ int run_run(const std::vector<std::string>& args) {
       "--command", command,
       "matrix mode: the command each configuration runs with sh -c "
       "({build_environment}, {artifact_dir}, {summary}, ... filled in)");
-  app.add_option("--matrix-file", matrix_file,
-                 "matrix file (default: the built-in one)");
-  app.add_option("--package-type", types, "matrix filter (repeatable, commas)");
-  app.add_option("--cuda", accels,
-                 "matrix filter: accelerator (repeatable, commas)");
-  app.add_option("--python", pythons, "matrix filter (repeatable, commas)");
+  matrix.add_to(app);
   app.add_option("-j,--parallel", parallel,
                  "parallel queues (default: the cores)");
   app.add_option("--grace", grace,
@@ -135,7 +114,13 @@ int run_run(const std::vector<std::string>& args) {
   app.add_flag("--retry-failed", retry, "run the FAILED jobs again");
   optional_option(app, "--keep-days", keep_days,
                   "then delete nightly folders older than N days");
+  std::string reserve = "1M";
+  app.add_option("--reserve", reserve,
+                 "space held back for the runner's own records on a full "
+                 "disk (default 1M; 0: none)");
   app.add_flag("-q,--quiet", quiet, "no line per finished job");
+  RunnerStats stats;
+  stats.add_to(app);
   if (!parse_cli(app, args, "pkgtool nightly run", kUsage)) return 0;
 
   if (resume && retry)
@@ -152,8 +137,7 @@ int run_run(const std::vector<std::string>& args) {
   if (!resume && !retry && !has_input)
     usage_error("pkgtool nightly run",
                 "no jobs: give --jobs FILE or --command TEMPLATE");
-  if (command.empty() && (!types.empty() || !accels.empty() ||
-                          !pythons.empty() || !matrix_file.empty()))
+  if (command.empty() && matrix.given())
     throw libpkg::Error(libpkg::Errc::usage, "pkgtool nightly run",
                         "matrix filters need --command TEMPLATE");
 
@@ -161,12 +145,14 @@ int run_run(const std::vector<std::string>& args) {
   if (!job_file.empty())
     jobs = nl::parse_jobs(nl::read_text_file(job_file), job_file);
   else if (!command.empty())
-    jobs = matrix_jobs(matrix_file, types, accels, pythons, command);
+    jobs = nl::jobs_from_matrix(matrix.configs(), command);
 
   nl::Layout layout = where.layout(false);
+  stats.open(where.root, layout);
   nl::RunnerOptions opt;
   opt.parallel = parallel;
   opt.grace_s = grace;
+  opt.reserve_bytes = parse_byte_size("--reserve", reserve);
   opt.mode = resume  ? nl::RunMode::resume
              : retry ? nl::RunMode::retry_failed
                      : nl::RunMode::fresh;
@@ -180,6 +166,7 @@ int run_run(const std::vector<std::string>& args) {
                  r.log);
       std::fflush(stdout);
     };
+  opt.on_finished = stats.record_then(std::move(opt.on_finished));
   nl::RunSummary summary;
   {
     InterruptScope scope;
@@ -195,6 +182,7 @@ int run_run(const std::vector<std::string>& args) {
     for (const auto& gone :
          nl::prune_nightlies(where.root, *keep_days, nl::today_utc()))
       fmt::print("deleted {}\n", gone.string());
+  stats.finish();
   if (summary.interrupted) return 130;
   return summary.count(nl::JobState::succeeded) == summary.jobs.size() ? 0 : 1;
 }
@@ -221,7 +209,7 @@ const NightlySubcommand kRun(
     "run",
     "(--jobs FILE | --command T [filters]) [--root DIR] [-j N] "
     "[--resume|--retry-failed] [--keep-days N] [--channel DIR] [--keep N] "
-    "[--no-publish]",
+    "[--no-publish] [--stats-url URL|--no-stats]",
     run_run);
 
 }  // namespace

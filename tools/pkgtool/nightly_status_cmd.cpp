@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // `pkgtool nightly status|describe|logs|cancel|list`: reading (and
 // cancelling in) a nightly from another process while it runs.
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -37,23 +38,26 @@ int run_status(const std::vector<std::string>& args) {
   if (as_json) {
     json list = json::array();
     for (const auto& r : states) list.push_back(json::parse(nl::state_json(r)));
+    nl::LockHolder runner = nl::RunnerLock::holder(layout);
     json doc = {{"nightly", layout.date},
                 {"dir", layout.dir.string()},
-                {"runner_pid", nl::RunnerLock::holder(layout)},
+                {"runner_held", runner.held},
+                {"runner_pid", runner.pid ? json(*runner.pid) : json(nullptr)},
                 {"jobs", list}};
     fmt::print("{}\n", doc.dump(2));
     return 0;
   }
-  long runner = nl::RunnerLock::holder(layout);
-  fmt::print("nightly {} ({}){}\n", layout.date, layout.dir.string(),
-             runner ? fmt::format(", runner pid {}", runner)
-                    : std::string(", no runner"));
+  nl::LockHolder runner = nl::RunnerLock::holder(layout);
+  fmt::print("nightly {} ({}), {}\n", layout.date, layout.dir.string(),
+             runner ? "runner " + runner.describe() : std::string("no runner"));
   fmt::print("{:<10} {:<40} {:<24} {:<24} {:>4}  {}\n", "STATE", "JOB", "START",
              "END", "EXIT", "STEP");
   for (const auto& r : states)
     fmt::print("{:<10} {:<40} {:<24} {:<24} {:>4}  {}\n",
                nl::state_name(r.state), r.job, r.start, r.end,
-               r.exit_code ? std::to_string(*r.exit_code) : "-", r.failed_step);
+               r.exit_code ? std::to_string(*r.exit_code) : "-",
+               r.reason.empty() ? r.failed_step
+                                : r.failed_step + " (" + r.reason + ")");
   return 0;
 }
 
@@ -80,8 +84,10 @@ int run_describe(const std::vector<std::string>& args) {
   return 0;
 }
 
-// Prints the log and, with --follow, what is appended to it until the job
-// ends (across the move from running/ to succeeded/ or failed/).
+// Prints the log (its last --tail lines, read backwards from the end) and,
+// with --follow, what is appended to it until the job ends. The log is read
+// through one descriptor: the runner's move from running/ to succeeded/ or
+// failed/ is a rename, so the descriptor keeps reading the same file.
 int run_logs(const std::vector<std::string>& args) {
   CLI::App app{"a job's log", "nightly logs"};
   NightlyWhere where;
@@ -95,25 +101,24 @@ int run_logs(const std::vector<std::string>& args) {
   if (!parse_cli(app, args, "pkgtool nightly logs", "")) return 0;
   nl::Layout layout = where.layout(true);
   fs::path log = nl::find_log(layout, job);
-  std::string text = nl::tail_lines(log, tail);
-  std::fwrite(text.data(), 1, text.size(), stdout);
-  std::fflush(stdout);
+  int fd = ::open(log.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) libpkg::throw_errno(log.string(), "open");
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) libpkg::throw_errno(log.string(), "stat");
+  std::uint64_t offset = nl::tail_start(
+      fd, static_cast<std::uint64_t>(st.st_size), tail, log.string());
+  offset = nl::copy_to_end(fd, offset, stdout, log.string());
   if (!follow) return 0;
-  std::uintmax_t offset = fs::file_size(log);
   for (;;) {
+    // The state is read before the last copy: a final state is written
+    // after the job's last byte, so nothing is left behind.
     auto state = nl::read_state(layout, job);
     bool finished = state && nl::is_finished(state->state);
-    fs::path now = log;
-    std::error_code ec;
-    if (!fs::exists(log, ec)) now = nl::find_log(layout, job);
-    std::ifstream in(now, std::ios::binary);
-    in.seekg(static_cast<std::streamoff>(offset));
-    std::string more((std::istreambuf_iterator<char>(in)),
-                     std::istreambuf_iterator<char>());
-    std::fwrite(more.data(), 1, more.size(), stdout);
-    std::fflush(stdout);
-    offset += more.size();
-    log = now;
+    offset = nl::copy_to_end(fd, offset, stdout, log.string());
     if (finished) return 0;
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
@@ -138,10 +143,9 @@ int run_list(const std::vector<std::string>& args) {
   fmt::print("{:<12} {:>5} {:>9} {:>6} {:>9} {:>10}  {}\n", "DATE", "JOBS",
              "SUCCEEDED", "FAILED", "CANCELLED", "UNFINISHED", "RUNNER");
   for (const auto& n : nl::list_nightlies(where.root))
-    fmt::print(
-        "{:<12} {:>5} {:>9} {:>6} {:>9} {:>10}  {}\n", n.date, n.jobs,
-        n.succeeded, n.failed, n.cancelled, n.unfinished,
-        n.runner_pid ? fmt::format("pid {}", n.runner_pid) : std::string("-"));
+    fmt::print("{:<12} {:>5} {:>9} {:>6} {:>9} {:>10}  {}\n", n.date, n.jobs,
+               n.succeeded, n.failed, n.cancelled, n.unfinished,
+               n.runner ? n.runner.describe() : std::string("-"));
   return 0;
 }
 

@@ -41,7 +41,8 @@ const char* kShowUsage =
 
 const char* kRepairUsage =
     "usage: pkgtool repair WHEEL... [-w DIR] [--plat TAG|auto|linux]\n"
-    "         [--exclude PATTERN]... [--include LIB]... [--lib-sdir SUFFIX | "
+    "         [--exclude PATTERN]... [--include LIB]... [-L|--lib-sdir SUFFIX "
+    "| "
     "--lib-dir DIR]\n"
     "         [--keep-name GLOB]... [--no-default-keep-names] "
     "[--rpath-tag rpath|runpath]\n"
@@ -76,7 +77,7 @@ struct AnalysisFlags {
 
   void add_to(CLI::App& app, bool repair) {
     app.add_option("wheels", wheels, "wheel files")->required();
-    app.add_option("--lib-path,-L", lib_paths,
+    app.add_option("--lib-path", lib_paths,
                    "extra library directory, searched after LD_LIBRARY_PATH");
     app.add_option("--ldpaths", ldpaths,
                    "':'-separated list replacing ld.so.conf and the default "
@@ -150,6 +151,18 @@ bool parse(CLI::App& app, const std::vector<std::string>& args,
 
 }  // namespace
 
+void check_lib_sdir(const std::string& value) {
+  std::error_code ec;
+  const bool is_dir =
+      !value.starts_with(".") && fs::is_directory(fs::path(value), ec);
+  if (value.find('/') == std::string::npos && !is_dir) return;
+  throw libpkg::Error(
+      libpkg::Errc::usage, "-L " + value,
+      "-L is --lib-sdir, the name of the directory grafted libraries go to "
+      "(as in auditwheel and delocate), not a directory to search: give "
+      "that as --lib-path DIR (ELF) or --dyld-library-path DIR (macOS)");
+}
+
 void print_repair_outcome(const std::string& plan_json,
                           const std::vector<std::string>& notes,
                           std::size_t grafts, std::size_t edits,
@@ -181,6 +194,13 @@ void print_repair_outcome(const std::string& plan_json,
 }
 
 int run_show(const std::vector<std::string>& args) {
+  // `show -L DIR` was --lib-path; -L now means --lib-sdir (repair).
+  for (const auto& a : args)
+    if (a.starts_with("-L"))
+      throw libpkg::Error(libpkg::Errc::usage, a,
+                          "show has no -L (repair's -L is --lib-sdir, as in "
+                          "auditwheel and delocate): give library "
+                          "directories as --lib-path DIR");
   CLI::App app{"which platform tag a wheel satisfies, and why", "show"};
   AnalysisFlags flags;
   flags.add_to(app, /*repair=*/false);
@@ -231,8 +251,9 @@ int run_repair(const std::vector<std::string>& args) {
   app.add_option("--plat", ro.plat,
                  "target tag: auto (default, or $AUDITWHEEL_PLAT), a "
                  "policy name or alias, or linux");
-  app.add_option("--lib-sdir", ro.lib_sdir,
-                 "graft directory suffix: <dist><suffix> (default .libs)");
+  app.add_option("-L,--lib-sdir", ro.lib_sdir,
+                 "graft directory suffix: <dist><suffix> (default .libs; "
+                 "-L as in auditwheel)");
   app.add_option("--lib-dir", lib_dir,
                  "graft directory inside the wheel (e.g. torch/lib)");
   app.add_option("--keep-name", keep,
@@ -268,6 +289,7 @@ int run_repair(const std::vector<std::string>& args) {
   CacheFlags cache;
   cache.add_to(app);
   if (!parse(app, args, kRepairUsage)) return 0;
+  check_lib_sdir(ro.lib_sdir);
   if (!lib_dir.empty()) ro.lib_dir = lib_dir;
   if (no_default_keep) ro.keep_names.clear();
   for (auto& k : keep) ro.keep_names.push_back(k);

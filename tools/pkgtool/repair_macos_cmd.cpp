@@ -100,6 +100,7 @@ int run_repair_macos(const std::vector<std::string>& args) {
   CacheFlags cache;
   cache.add_to(app);
   if (!parse_cli(app, args, "pkgtool repair", kUsage)) return 0;
+  check_lib_sdir(ro.lib_sdir);
   for (const auto& d : dyld_paths)
     ro.dyld_library_path.push_back(fs::absolute(d));
   if (!lib_dir.empty()) ro.lib_dir = lib_dir;

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// `pkgtool nightly report`: the static dashboard from stats.db.
-//   nightly report [--db stats.db] [--html OUT.html] [--json OUT.json|-]
+// `pkgtool nightly report`: the static dashboard from the stats store.
+//   nightly report [--stats-url URL] [--html OUT.html] [--json OUT.json|-]
 //                  [--days N] [--date YYYY-MM-DD] [--size-threshold PCT]
 //                  [--nightly-root DIR]
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <memory>
 
 #include "cli_parse.hpp"
 #include "commands.hpp"
@@ -13,6 +14,7 @@
 #include "libpkg/nightly/report_data.hpp"
 #include "libpkg/nightly/report_html.hpp"
 #include "nightly_subcommand.hpp"
+#include "stats_url_option.hpp"
 
 namespace pkgtool {
 
@@ -29,11 +31,11 @@ void write_output(const fs::path& target, const std::string& text) {
 }
 
 int run_report(const std::vector<std::string>& args) {
-  CLI::App app{"the nightly report from stats.db", "nightly report"};
+  CLI::App app{"the nightly report from the stats store", "nightly report"};
   std::string db = "stats.db", html, json, root;
   double threshold = 5;
   libpkg::nightly::ReportOptions options;
-  app.add_option("--db", db, "stats database (default stats.db)");
+  add_stats_url_option(app, db, "stats.db");
   app.add_option("--html", html, "write the page here");
   app.add_option("--json", json,
                  "write the same data as JSON here ('-': stdout)");
@@ -49,20 +51,29 @@ int run_report(const std::vector<std::string>& args) {
       ->check(CLI::NonNegativeNumber);
   app.add_option("--nightly-root", root,
                  "directory holding the nightly folders, for log links "
-                 "(default: the database's directory)");
+                 "(default: the SQLite file's directory; with PostgreSQL, the "
+                 "current directory)");
   const char* usage =
-      "usage: pkgtool nightly report [--db PATH] --html OUT.html "
+      "usage: pkgtool nightly report [--stats-url URL] --html OUT.html "
       "[--json OUT.json|-] [--days N] [--date YYYY-MM-DD] "
       "[--size-threshold PCT] [--nightly-root DIR]";
   if (!parse_cli(app, args, "pkgtool nightly report", usage)) return 0;
   if (html.empty() && json.empty())
     usage_error("pkgtool nightly report", "--html or --json is needed");
   options.size_threshold = threshold / 100;
-  options.nightly_root = fs::absolute(
-      root.empty() ? fs::absolute(db).parent_path() : fs::path(root));
-  libpkg::nightly::StatsStore store(
+  auto store = std::make_unique<libpkg::nightly::StatsStore>(
       db, libpkg::nightly::StatsStore::Mode::read_only);
-  auto data = libpkg::nightly::build_report(store, options);
+  const auto& where = store->location();
+  if (!root.empty())
+    options.nightly_root = fs::absolute(root);
+  else if (where.kind == libpkg::nightly::StatsBackendKind::sqlite)
+    options.nightly_root = fs::absolute(where.path).parent_path();
+  else
+    options.nightly_root = fs::current_path();
+  auto data = libpkg::nightly::build_report(*store, options);
+  // Closed now, not after the page: unmapping and freeing the engine's
+  // memory costs less before the report's 10^5 strings are freed.
+  store.reset();
   if (!json.empty()) {
     std::string text = libpkg::nightly::report_json(data) + "\n";
     if (json == "-")
@@ -71,15 +82,22 @@ int run_report(const std::vector<std::string>& args) {
       write_output(json, text);
   }
   if (!html.empty()) {
+    // Written piece by piece as it is rendered (the all-nights page of 10^5
+    // documents is 50 MB), renamed into place when complete.
     fs::path out = fs::absolute(html);
-    write_output(out, libpkg::nightly::report_html(data, out.parent_path()));
+    libpkg::create_output_directory(out.parent_path());
+    libpkg::AtomicFile file = libpkg::AtomicFile::create(out);
+    libpkg::nightly::write_report_html(
+        data, out.parent_path(),
+        [&](std::string_view piece) { file.write(piece); });
+    file.commit();
   }
   return 0;
 }
 
 const NightlySubcommand kReport(
     "report",
-    "[--db PATH] --html OUT.html [--json OUT|-] [--days N] [--date D] "
+    "[--stats-url URL] --html OUT.html [--json OUT|-] [--days N] [--date D] "
     "[--size-threshold PCT] [--nightly-root DIR]\n"
     "      status grid, sizes, durations and regressions as one static page",
     run_report);

@@ -138,7 +138,8 @@ int run_symbols(const std::vector<std::string>& args) {
           "usage: pkgtool symbols FILE... [--demangle] "
           "[--defined-only|--undefined-only] "
           "[--json]\n"
-          "Mach-O: the defined external symbols (nm -gU) of each slice "
+          "Mach-O: the external symbols of each slice as nm -g lists "
+          "them (-gU with --defined-only, -u with --undefined-only) "
           "[--arch ARCH]\n");
       return 0;
     } else if (a.starts_with("-")) {
@@ -148,13 +149,9 @@ int run_symbols(const std::vector<std::string>& args) {
     }
   }
   if (files.empty()) usage_error("pkgtool symbols", "no input files");
-  if (looks_like_macho(files.front())) {
-    if (undefined_only)
-      throw libpkg::Error(libpkg::Errc::usage, files.front(),
-                          "symbols: Mach-O files list defined external "
-                          "symbols only (nm -gU)");
-    return run_macho_symbols(files, {json, demangle_names, arch});
-  }
+  if (looks_like_macho(files.front()))
+    return run_macho_symbols(
+        files, {json, demangle_names, arch, !undefined_only, !defined_only});
   if (!arch.empty())
     throw libpkg::Error(libpkg::Errc::usage, files.front(),
                         "symbols: --arch applies to Mach-O files");

@@ -137,24 +137,40 @@ ChunkCache::ChunkCache(ChunkCacheOptions options)
     : options_(std::move(options)) {
   if (!options_.dir.empty()) return;  // given explicitly: trusted as is
   options_.dir = default_dir();
-  // The default directory (possibly in a shared /tmp) is created private,
-  // and one that another user owns or may write is not used: its entries
-  // would be theirs to choose.
-  std::error_code ec;
-  fs::create_directories(options_.dir.parent_path(), ec);
-  ::mkdir(options_.dir.c_str(), 0700);
+  default_ = true;
+  // Nothing is created here: a command that only reads the cache (cache
+  // stats, a lookup) leaves no directory behind. One already there is
+  // checked now, so that a directory of another user is never read.
   struct stat st {};
-  if (::lstat(options_.dir.c_str(), &st) != 0) return;  // store() warns
-  if (!S_ISDIR(st.st_mode) || st.st_uid != ::geteuid() ||
-      (st.st_mode & S_IWOTH) != 0) {
-    disabled_ = true;
+  if (::lstat(options_.dir.c_str(), &st) == 0) (void)default_dir_is_safe();
+}
+
+bool ChunkCache::default_dir_is_safe() {
+  // The default directory (possibly in a shared /tmp) must be private: one
+  // that another user owns or may write is not used, its entries would be
+  // theirs to choose.
+  struct stat st {};
+  if (::lstat(options_.dir.c_str(), &st) != 0) return true;  // store() warns
+  if (S_ISDIR(st.st_mode) && st.st_uid == ::geteuid() &&
+      (st.st_mode & S_IWOTH) == 0)
+    return true;
+  if (!disabled_.exchange(true))
     warn(
         fmt::format("warning: {}: the chunk cache directory is not a "
                     "directory owned by this user and closed to others; "
                     "the cache is not used in this run (give it with "
                     "--cache-dir to use it anyway)",
                     options_.dir.string()));
-  }
+  return false;
+}
+
+void ChunkCache::make_default_dir() {
+  std::call_once(made_, [&] {
+    std::error_code ec;
+    fs::create_directories(options_.dir.parent_path(), ec);
+    ::mkdir(options_.dir.c_str(), 0700);
+    (void)default_dir_is_safe();
+  });
 }
 
 fs::path ChunkCache::default_dir() {
@@ -244,6 +260,14 @@ ChunkCache::Key ChunkCache::key(std::span<const u8> input, int level,
   return h.finish();
 }
 
+ChunkCache::Key ChunkCache::key_for(std::string_view identity,
+                                    std::span<const u8> input) {
+  Sha256 h;
+  h.update(fmt::format("{}; {} bytes\n", identity, input.size()));
+  h.update(input);
+  return h.finish();
+}
+
 fs::path ChunkCache::entry_path(const Key& key) const {
   const std::string hex = Sha256::hex(key);
   return options_.dir / hex.substr(0, 2) / hex.substr(2);
@@ -271,6 +295,26 @@ void ChunkCache::drop(const fs::path& path, const std::string& why) {
 bool ChunkCache::load(const Key& key, std::span<const u8> input,
                       u32 input_crc32, bool final, u64 max_size,
                       std::vector<u8>& out) {
+  return load_checked(
+      key, input, input_crc32, max_size,
+      [final](std::span<const u8> stored, std::span<const u8> in) {
+        return inflates_to(stored, final, in);
+      },
+      "inflate", out);
+}
+
+bool ChunkCache::load(const Key& key, std::span<const u8> input,
+                      u32 input_crc32, u64 max_size,
+                      const DecodeCheck& decodes_to_input,
+                      std::vector<u8>& out) {
+  return load_checked(key, input, input_crc32, max_size, decodes_to_input,
+                      "decode", out);
+}
+
+bool ChunkCache::load_checked(const Key& key, std::span<const u8> input,
+                              u32 input_crc32, u64 max_size,
+                              const DecodeCheck& decodes_to_input,
+                              std::string_view verb, std::vector<u8>& out) {
   if (disabled_) {
     ++misses_;
     return false;
@@ -305,9 +349,9 @@ bool ChunkCache::load(const Key& key, std::span<const u8> input,
       drop(path, "checksum of the stored bytes does not match");
       return false;
     }
-    if (!inflates_to(out, final, input)) {
+    if (!decodes_to_input(out, input)) {
       out.clear();
-      drop(path, "its bytes do not inflate to the chunk's input");
+      drop(path, fmt::format("its bytes do not {} to the chunk's input", verb));
       return false;
     }
   } catch (const Error& e) {  // a read error: same as corrupt
@@ -327,6 +371,8 @@ bool ChunkCache::load(const Key& key, std::span<const u8> input,
 void ChunkCache::store(const Key& key, u32 input_crc32,
                        std::span<const u8> bytes) {
   if (unwritable_ || disabled_) return;
+  if (default_) make_default_dir();
+  if (disabled_) return;
   const fs::path path = entry_path(key);
   const fs::path sub = path.parent_path();
   std::error_code ec;

@@ -19,24 +19,41 @@
 namespace libpkg::archive {
 namespace {
 
-u64 stat_regular_size(const std::filesystem::path& path) {
+// The file a source was made from: its size, and its device and inode so
+// that a later open by name can tell it is still the same file.
+struct Identity {
+  u64 size = 0, dev = 0, ino = 0;
+};
+
+Identity stat_regular(const std::filesystem::path& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) throw_errno(path.string(), "cannot stat");
   if (!S_ISREG(st.st_mode))
     throw Error(Errc::usage, path.string(), "not a regular file");
-  return static_cast<u64>(st.st_size);
+  return {static_cast<u64>(st.st_size), static_cast<u64>(st.st_dev),
+          static_cast<u64>(st.st_ino)};
 }
 
 // Reads exactly out.size() bytes at `offset` of `path`. The file is opened
-// per call: a wheel may hold more files than a process may keep open.
-// `recorded_size` is the size the file had when it was queued; reaching EOF
-// early means the file shrank since, which would corrupt the archive.
+// per call: a wheel may hold more files than a process may keep open. It
+// must still be the file that was queued (`recorded`): another file renamed
+// over the name since would put its bytes under the queued file's name and
+// size; reaching EOF early means the file shrank since. Either would
+// corrupt the archive.
 void pread_exact(const std::filesystem::path& path, const std::string& name,
-                 u64 recorded_size, u64 offset, std::span<u8> out) {
+                 const Identity& recorded, u64 offset, std::span<u8> out) {
   if (out.empty()) return;
   // The file may have been replaced by a FIFO since it was queued: never
   // block on it.
   Fd fd = open_regular(path, name);
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) throw_errno(name, "cannot stat");
+  if (static_cast<u64>(st.st_dev) != recorded.dev ||
+      static_cast<u64>(st.st_ino) != recorded.ino)
+    throw Error(Errc::io, name,
+                "replaced since it was queued (another file is at its name "
+                "now)");
+  const u64 recorded_size = recorded.size;
   const std::size_t got = pread_full(fd.get(), out, offset, name);
   if (got < out.size())
     throw Error(Errc::io, name,
@@ -56,19 +73,19 @@ void check_range(const std::string& name, u64 size, u64 offset, u64 len) {
 class FileSource final : public ContentSource {
  public:
   explicit FileSource(const std::filesystem::path& path)
-      : path_(path), name_(path.string()), size_(stat_regular_size(path)) {}
+      : path_(path), name_(path.string()), file_(stat_regular(path)) {}
 
-  u64 size() const override { return size_; }
+  u64 size() const override { return file_.size; }
   const std::string& name() const override { return name_; }
   void read(u64 offset, std::span<u8> out) const override {
-    check_range(name_, size_, offset, out.size());
-    pread_exact(path_, name_, size_, offset, out);
+    check_range(name_, file_.size, offset, out.size());
+    pread_exact(path_, name_, file_, offset, out);
   }
 
  private:
   std::filesystem::path path_;
   std::string name_;
-  u64 size_;
+  Identity file_;
 };
 
 class BytesSource final : public ContentSource {
@@ -100,12 +117,12 @@ class OverlaySource final : public ContentSource {
         name_(input.string()),
         input_size_(overlay.input_size()),
         size_(overlay.size()),
-        patches_(overlay.patches()) {
-    u64 actual = stat_regular_size(input);
-    if (actual != input_size_)
+        patches_(overlay.patches()),
+        file_(stat_regular(input)) {
+    if (file_.size != input_size_)
       throw Error(Errc::usage, name_,
                   fmt::format("file has {} bytes but the edit was made for {}",
-                              actual, input_size_));
+                              file_.size, input_size_));
   }
 
   u64 size() const override { return size_; }
@@ -115,7 +132,7 @@ class OverlaySource final : public ContentSource {
     const u64 end = offset + out.size();
     const u64 from_input_end = std::min(end, input_size_);
     if (offset < from_input_end) {
-      pread_exact(path_, name_, input_size_, offset,
+      pread_exact(path_, name_, file_, offset,
                   out.first(static_cast<size_t>(from_input_end - offset)));
     }
     if (end > std::max(offset, input_size_)) {
@@ -143,6 +160,7 @@ class OverlaySource final : public ContentSource {
   u64 input_size_;
   u64 size_;
   std::vector<Patch> patches_;
+  Identity file_;  // the input as it was when the edit was made
 };
 
 }  // namespace

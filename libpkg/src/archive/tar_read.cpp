@@ -12,7 +12,7 @@
 #include "archive/reader_central.hpp"
 #include "libpkg/archive/tar.hpp"
 #include "libpkg/base/error.hpp"
-#include "libpkg/base/regular_file.hpp"
+#include "libpkg/base/fd.hpp"
 
 namespace libpkg::archive {
 
@@ -27,12 +27,9 @@ struct TarReader::Impl {
   u64 total = 0;
   TarMember current;
   bool data_pending = false;
-  int owned_fd = -1;  // open_fd: closed after the archive is freed
+  Fd owned_fd;  // open_file/open_fd: closed after the archive is freed
 
-  ~Impl() {
-    a.reset();
-    if (owned_fd >= 0) ::close(owned_fd);
-  }
+  ~Impl() { a.reset(); }  // before owned_fd, a member, is closed
 
   static std::unique_ptr<Impl> create(std::string name,
                                       const TarLimits& limits);
@@ -101,18 +98,12 @@ TarReader TarReader::open_file(const std::filesystem::path& path,
                                const TarLimits& limits) {
   // A file that cannot be opened is an I/O problem (missing, no permission),
   // not a corrupt tar: say so before libarchive reports it as a read error.
-  // open_regular_file also refuses a FIFO or device at once, where
-  // libarchive's own open would block on a FIFO until a writer appears.
-  ::close(open_regular_file(path));
-  auto impl = Impl::create(path.string(), limits);
-  if (archive_read_open_filename(impl->a.get(), path.c_str(), 1 << 20) !=
-      ARCHIVE_OK) {
-    const char* message = archive_error_string(impl->a.get());
-    throw Error(Errc::format, impl->name,
-                std::string("not a readable tar: ") +
-                    (message != nullptr ? message : "unknown error"));
-  }
-  return TarReader(std::move(impl));
+  // open_regular also refuses a FIFO or device at once, where libarchive's
+  // own open would block on a FIFO until a writer appears. The descriptor
+  // checked is the one read: opening the name again would read whatever
+  // sits at it by then.
+  Fd fd = open_regular(path);
+  return open_fd(fd.release(), path.string(), limits);
 }
 
 TarReader TarReader::open_memory(std::span<const u8> data, std::string name,
@@ -127,8 +118,9 @@ TarReader TarReader::open_memory(std::span<const u8> data, std::string name,
 
 TarReader TarReader::open_fd(int fd, std::string name,
                              const TarLimits& limits) {
+  Fd owned(fd);  // closed on every path, a failing create() included
   auto impl = Impl::create(std::move(name), limits);
-  impl->owned_fd = fd;
+  impl->owned_fd = std::move(owned);
   if (::lseek(fd, 0, SEEK_SET) != 0) throw_errno(impl->name, "seek");
   if (archive_read_open_fd(impl->a.get(), fd, 1 << 20) != ARCHIVE_OK)
     impl->fail("not a readable tar");

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Deterministic tar writer over libarchive, with bzip2 (libarchive filter)
-// and zstd (libzstd, pledged size, multithreaded) outputs.
+// Deterministic tar writer over libarchive, with the zstd output (libzstd,
+// pledged size, multithreaded). bzip2: tar_bz2_write.cpp.
 #include <archive.h>
 #include <archive_entry.h>
 #include <zstd.h>
@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "archive/tar_stream.hpp"
 #include "libpkg/archive/tar.hpp"
 #include "libpkg/base/atomic_file.hpp"
 #include "libpkg/base/error.hpp"
@@ -115,12 +116,14 @@ void write_content(struct archive* a, const TarEntry& entry,
 // byte count is the same, which is how tar_size() measures.
 void write_entries(struct archive* a, const std::vector<TarEntry>& entries,
                    const TarWriteOptions& options, SinkContext& context,
-                   const std::string& name, bool with_data) {
+                   const std::string& name, bool with_data,
+                   const std::function<void(u64)>* before_data) {
   for (const TarEntry& entry : entries) {
     EntryPtr header = make_header(entry, options, name);
     check(a, archive_write_header(a, header.get()), context, name,
           entry.path + ": writing header");
     if (with_data && entry.kind == TarKind::file) {
+      if (before_data) (*before_data)(entry.content->size());
       write_content(a, entry, context, name);
     }
     check(a, archive_write_finish_entry(a), context, name,
@@ -128,34 +131,31 @@ void write_entries(struct archive* a, const std::vector<TarEntry>& entries,
   }
 }
 
-// Sets up a pax-restricted writer (optionally with a libarchive filter),
-// runs the entries into `sink` and closes.
+// Sets up a pax-restricted writer, runs the entries into `sink` and closes.
+// Blocked (libarchive's default): the stream is padded to a multiple of
+// 10240 bytes, the tar a .conda component holds. Unblocked: every piece
+// reaches `sink` as it is written and nothing follows the two end blocks,
+// which is the tar the .tar.bz2 writers have always compressed (libarchive
+// pads after its compression filter, not before).
 void run_writer(const std::vector<TarEntry>& entries,
                 const TarWriteOptions& options, const TarSink& sink,
-                const std::string& name, bool with_data, int bzip2_level) {
+                const std::string& name, bool with_data, bool unblocked,
+                const std::function<void(u64)>* before_data) {
   WritePtr a(archive_write_new());
   if (!a) throw Error(Errc::io, name, "out of memory");
   SinkContext context;
   context.sink = &sink;
   check(a.get(), archive_write_set_format_pax_restricted(a.get()), context,
         name, "pax format");
-  if (bzip2_level > 0) {
-    check(a.get(), archive_write_add_filter_bzip2(a.get()), context, name,
-          "bzip2 filter");
-    std::string level = std::to_string(bzip2_level);
-    check(a.get(),
-          archive_write_set_filter_option(a.get(), "bzip2", "compression-level",
-                                          level.c_str()),
-          context, name, "bzip2 level");
-    // Block padding belongs to the tar stream, not to the compressed file:
-    // zeros after the bzip2 stream are "trailing garbage" to bzip2 -t.
-    check(a.get(), archive_write_set_bytes_in_last_block(a.get(), 1), context,
-          name, "last block");
+  if (unblocked) {
+    check(a.get(), archive_write_set_bytes_per_block(a.get(), 0), context, name,
+          "unblocked output");
   }
   check(a.get(),
         archive_write_open(a.get(), &context, nullptr, write_callback, nullptr),
         context, name, "opening tar writer");
-  write_entries(a.get(), entries, options, context, name, with_data);
+  write_entries(a.get(), entries, options, context, name, with_data,
+                before_data);
   check(a.get(), archive_write_close(a.get()), context, name, "closing tar");
 }
 
@@ -194,32 +194,21 @@ u64 tar_size(const std::vector<TarEntry>& entries,
   TarSink count = [&total](std::span<const u8> bytes) {
     total += bytes.size();
   };
-  run_writer(entries, options, count, "<tar>", false, 0);
+  run_writer(entries, options, count, "<tar>", false, false, nullptr);
   return total;
 }
 
 void write_tar(const std::vector<TarEntry>& entries,
                const TarWriteOptions& options, const TarSink& sink,
                const std::string& name) {
-  run_writer(entries, options, sink, name, true, 0);
+  run_writer(entries, options, sink, name, true, false, nullptr);
 }
 
-u64 write_tar_bz2(const std::filesystem::path& target,
-                  const std::vector<TarEntry>& entries,
-                  const TarWriteOptions& options, int level) {
-  if (level < 1 || level > 9) {
-    throw Error(Errc::usage, target.string(),
-                "bzip2 level must be 1..9, got " + std::to_string(level));
-  }
-  AtomicFile out = AtomicFile::create(target);
-  u64 written = 0;
-  TarSink sink = [&](std::span<const u8> bytes) {
-    out.write(bytes);
-    written += bytes.size();
-  };
-  run_writer(entries, options, sink, target.string(), true, level);
-  out.commit();
-  return written;
+void write_tar_unblocked(const std::vector<TarEntry>& entries,
+                         const TarWriteOptions& options, const TarSink& sink,
+                         const std::string& name,
+                         const std::function<void(u64)>& before_data) {
+  run_writer(entries, options, sink, name, true, true, &before_data);
 }
 
 u64 zstd_bound(u64 bytes) {
@@ -238,6 +227,10 @@ void write_tar_zst(const std::vector<TarEntry>& entries,
     throw Error(Errc::usage, name,
                 "zstd overlap log must be 0..9, got " +
                     std::to_string(zstd.overlap_log));
+  }
+  if (zstd.independent_frames) {
+    write_tar_zst_frames(entries, options, zstd, tar_bytes, out, name);
+    return;
   }
   const u64 total = tar_bytes;
 

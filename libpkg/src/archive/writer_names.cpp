@@ -83,23 +83,23 @@ std::string MemberNames::fold(const std::string& name,
 
 void MemberNames::add(const std::string& name, bool directory) {
   check_member_name(name, directory);
-  if (names_.count(name) != 0) refuse(name, "duplicate");
   const std::string path =
       fold(name, directory ? name.substr(0, name.size() - 1) : name);  // no '/'
-  if (auto it = folded_.find(path); it != folded_.end())
-    refuse(name, "names the same file as '" + it->second +
+  if (auto it = folded_.find(path); it != folded_.end()) {
+    if (it->second.name == name) refuse(name, "duplicate");
+    refuse(name, "names the same file as '" + it->second.name +
                      "' (paths are compared after NFKC case folding: the "
                      "same file on macOS/Windows; extractors refuse it)");
+  }
   for (size_t slash = path.find('/'); slash != std::string::npos;
        slash = path.find('/', slash + 1)) {
-    if (leaves_.count(path.substr(0, slash)) != 0)
+    auto it = folded_.find(path.substr(0, slash));
+    if (it != folded_.end() && it->second.leaf)
       refuse(name, "a parent directory is a file or symlink member");
   }
   if (!directory && parents_.count(path) != 0)
     refuse(name, "other members are inside this path");
-  names_.insert(name);
-  folded_.emplace(path, name);
-  if (!directory) leaves_.insert(path);
+  folded_.emplace(path, Member{name, !directory});
   for (size_t slash = path.find('/'); slash != std::string::npos;
        slash = path.find('/', slash + 1))
     parents_.insert(path.substr(0, slash));

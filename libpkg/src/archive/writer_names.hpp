@@ -29,10 +29,15 @@ class MemberNames {
   // `path` folded segment by segment; refuses invalid UTF-8.
   static std::string fold(const std::string& name, const std::string& path);
 
-  std::unordered_set<std::string> names_;
-  std::unordered_map<std::string, std::string> folded_;  // fold -> name
-  // Folded paths:
-  std::unordered_set<std::string> leaves_;   // files and symlinks
+  // One entry per member (a writer of many small files keeps these for
+  // every member until commit, so nothing is stored twice): its folded path
+  // -> its name and whether it is a file or symlink (a leaf). An exact
+  // duplicate is found here too: its fold is the same.
+  struct Member {
+    std::string name;
+    bool leaf = false;
+  };
+  std::unordered_map<std::string, Member> folded_;
   std::unordered_set<std::string> parents_;  // "a", "a/b" of "a/b/c"
 };
 

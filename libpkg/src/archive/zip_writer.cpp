@@ -144,6 +144,10 @@ struct ZipWriter::Impl {
     if (needs_utf8_flag(m.record.name)) m.record.flags |= zipfmt::kFlagUtf8;
     total_bytes += m.size;
     pending.push_back(std::move(m));
+    // Written in batches: what a member holds until it is written (its
+    // source, name, attributes) is bounded, not kept for every member of
+    // the archive until commit().
+    if (pending.size() >= ZipWriter::kMaxQueued) flush();
   }
 
   Member content_member(std::string name, SourcePtr source,

@@ -24,13 +24,22 @@ void create_output_directory(const std::filesystem::path& dir) {
                 "cannot create the output directory: " + ec.message());
 }
 
-void copy_file_atomically(const std::filesystem::path& from,
-                          const std::filesystem::path& to, unsigned add_mode) {
+u64 copy_file_atomically(const std::filesystem::path& from,
+                         const std::filesystem::path& to, unsigned add_mode) {
   Fd fd = open_regular(from);
   struct stat st;
   if (::fstat(fd.get(), &st) != 0) throw_errno(from.string(), "stat");
   AtomicFile out = AtomicFile::create(to, (st.st_mode & 0777) | add_mode);
-  out.copy_from(fd.get(), 0, static_cast<u64>(st.st_size), 0);
+  const u64 size = static_cast<u64>(st.st_size);
+  out.copy_from(fd.get(), 0, size, 0);
+  out.commit();
+  return size;
+}
+
+void write_file_atomically(const std::filesystem::path& to,
+                           std::string_view text, unsigned mode) {
+  AtomicFile out = AtomicFile::create(to, mode);
+  out.write(text);
   out.commit();
 }
 

@@ -110,6 +110,43 @@ void write_all(int fd, std::span<const u8> data, const std::string& name) {
   }
 }
 
+Result<std::string> try_read_regular_file(const std::filesystem::path& path,
+                                          const std::string& name) {
+  const std::string shown = name.empty() ? path.string() : name;
+  return attempt({Errc::io}, [&] {
+    Fd fd = open_regular(path, shown);
+    std::string out;
+    std::vector<u8> buf(1 << 16);
+    read_chunks(fd.get(), shown, buf.size(), [&](std::span<const u8> chunk) {
+      out.append(reinterpret_cast<const char*>(chunk.data()), chunk.size());
+    });
+    return out;
+  });
+}
+
+std::string read_regular_file(const std::filesystem::path& path,
+                              const std::string& name) {
+  return try_read_regular_file(path, name).value();
+}
+
+void require_directory(const std::filesystem::path& path,
+                       const std::string& what) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    const int err = errno;
+    if (err == ENOENT)
+      throw Error(Errc::io, path.string(), "no such " + what).with_errno(err);
+    throw Error(Errc::io, path.string(),
+                std::string("cannot stat: ") + std::strerror(err))
+        .with_errno(err);
+  }
+  // No errno: it is there, so not "missing" (ENOTDIR would read as that).
+  if (!S_ISDIR(st.st_mode))
+    throw Error(
+        Errc::io, path.string(),
+        what + " is not a directory (" + file_kind_name(st.st_mode) + ")");
+}
+
 std::vector<u8> read_prefix(const std::filesystem::path& path, std::size_t n) {
   Fd fd = open_regular(path);
   std::vector<u8> head(n);

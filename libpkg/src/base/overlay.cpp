@@ -12,6 +12,7 @@
 
 #include "libpkg/base/atomic_file.hpp"
 #include "libpkg/base/error.hpp"
+#include "libpkg/base/fd.hpp"
 
 namespace libpkg {
 
@@ -169,54 +170,47 @@ WriteResult write_overlay(const MappedFile& input, const Overlay& overlay,
       (errno == EACCES || errno == EPERM || errno == EROFS))
     throw_errno(target.string(), "cannot write");
 
-  int fd = -1;
+  Fd fd;
   if (in_place && mode == WriteMode::patch_in_place && !overlay.grows()) {
-    fd = ::open(target.c_str(), O_WRONLY | O_CLOEXEC);
+    fd.reset(::open(target.c_str(), O_WRONLY | O_CLOEXEC));
     // A running executable can't be opened for writing (ETXTBSY): fall back
     // to temp file + rename, which replaces the inode instead.
-    if (fd < 0 && errno != ETXTBSY)
+    if (!fd && errno != ETXTBSY)
       throw_errno(target.string(), "cannot open for writing");
   }
-  if (fd >= 0) {
+  if (fd) {
     SignalGuard guard;
-    try {
-      for (const Patch& p : overlay.patches()) {
-        pwrite_all(fd, target.string(), p.offset, p.bytes);
-        result.bytes_written += p.bytes.size();
-      }
-    } catch (...) {
-      ::close(fd);
-      throw;
+    for (const Patch& p : overlay.patches()) {
+      pwrite_all(fd.get(), target.string(), p.offset, p.bytes);
+      result.bytes_written += p.bytes.size();
     }
-    if (::close(fd) != 0) throw_errno(target.string(), "cannot close");
+    // close(2) reports a failed write-back (NFS, quota): not Fd::reset,
+    // which ignores it.
+    if (::close(fd.release()) != 0)
+      throw_errno(target.string(), "cannot close");
     result.in_place = true;
     return result;
   }
 
-  int src = ::open(input.name().c_str(), O_RDONLY | O_CLOEXEC);
-  if (src < 0) throw_errno(input.name(), "cannot open");
-  try {
-    // Patched in place (patchelf's mode), a hard-linked file that must grow
-    // is rewritten in its own inode so every link sees the edit, as patchelf
-    // does. WriteMode::atomic keeps replacing this name only: callers that
-    // stage trees with hard links (conda relocation, bundling) rely on the
-    // other links keeping the original bytes.
-    bool keep_links = in_place && mode == WriteMode::patch_in_place;
-    AtomicFile out = AtomicFile::create(
-        target, input.mode(),
-        keep_links ? AtomicFile::Links::keep : AtomicFile::Links::replace);
-    out.copy_from(src, 0, std::min(input.size(), overlay.size()), 0);
-    for (const Patch& p : overlay.patches()) {
-      out.pwrite(p.offset, p.bytes);
-      result.bytes_written += p.bytes.size();
-    }
-    out.truncate(overlay.size());
-    out.commit();
-  } catch (...) {
-    ::close(src);
-    throw;
+  // The bytes copied must be the ones the overlay was planned on: the name
+  // is opened again only if it still leads to the mapped file.
+  const Fd src = input.reopen();
+  // Patched in place (patchelf's mode), a hard-linked file that must grow
+  // is rewritten in its own inode so every link sees the edit, as patchelf
+  // does. WriteMode::atomic keeps replacing this name only: callers that
+  // stage trees with hard links (conda relocation, bundling) rely on the
+  // other links keeping the original bytes.
+  bool keep_links = in_place && mode == WriteMode::patch_in_place;
+  AtomicFile out = AtomicFile::create(
+      target, input.mode(),
+      keep_links ? AtomicFile::Links::keep : AtomicFile::Links::replace);
+  out.copy_from(src.get(), 0, std::min(input.size(), overlay.size()), 0);
+  for (const Patch& p : overlay.patches()) {
+    out.pwrite(p.offset, p.bytes);
+    result.bytes_written += p.bytes.size();
   }
-  ::close(src);
+  out.truncate(overlay.size());
+  out.commit();
   return result;
 }
 

@@ -78,7 +78,7 @@ fs::path find_included(const deps::Resolver& resolver, std::string_view soname,
 class Analyzer {
  public:
   Analyzer(const fs::path& wheel_path, const AnalyzeOptions& options)
-      : options_(options) {
+      : options_(options), pool_(options.pool, options.threads) {
     a_.wheel = wheel_path;
     if (options.policies) {
       a_.policies = options.policies;
@@ -153,7 +153,7 @@ class Analyzer {
   // so the sequential passes below find it filled. Errors are left for
   // those passes, which report them in member order.
   void inflate_dynamic_sections() const {
-    PoolRef pool(options_.pool, options_.threads);
+    PoolRef& pool = pool_;
     pool.parallel_for(views_.size(), [&](std::size_t i) {
       try {
         (void)open_binary(i).needed();
@@ -481,7 +481,7 @@ class Analyzer {
   }
 
   void collect_facts() {
-    PoolRef pool(options_.pool, options_.threads);
+    PoolRef& pool = pool_;
     pool.parallel_for(a_.binaries.size(), [&](std::size_t i) {
       PackageBinary& b = a_.binaries[i];
       auto external = std::move(b.facts.external);
@@ -518,6 +518,8 @@ class Analyzer {
   }
 
   const AnalyzeOptions& options_;
+  // One pool for the analysis (the caller's, or one made for it).
+  mutable PoolRef pool_;
   std::optional<deps::Resolver> resolver_;  // once the libc is known
   WheelAnalysis a_;
   fs::path tree_;

@@ -138,13 +138,28 @@ RepairResult write_repaired_wheel(const archive::ZipReader& zip,
   result.members = r.members;
   result.raw_copies = r.raw_copies;
   result.compressed = r.compressed;
+  result.size = r.size;
   result.grafted_bytes = grafted_bytes;
   return result;
 }
 
+void add_sbom(wheel::WheelEdits& edits, const archive::ZipReader& zip,
+              const std::string& dist_info, std::string doc) {
+  const std::string member = sbom_member(dist_info);
+  archive::SourcePtr source = archive::bytes_source(std::move(doc), member);
+  if (zip.find(member))
+    edits.replace[member] = std::move(source);
+  else
+    edits.add.push_back({member, std::move(source), 0644});
+}
+
 RepairResult apply_repair(const WheelAnalysis& analysis, const RepairPlan& plan,
-                          const fs::path& out_dir,
-                          const ApplyOptions& options) {
+                          const fs::path& out_dir, const ApplyOptions& given) {
+  // One pool for the whole job (unpacking, strip, verifying and writing),
+  // the caller's or, when it gives none, one made here for all the steps.
+  PoolRef pool(given.pool, given.threads);
+  ApplyOptions options = given;
+  options.pool = pool.get();
   std::map<std::string, const FileEdit*> edit_of;
   for (const auto& e : plan.edits) edit_of[e.member] = &e;
   auto find_edit = [&](const std::string& member) -> const FileEdit* {
@@ -165,7 +180,6 @@ RepairResult apply_repair(const WheelAnalysis& analysis, const RepairPlan& plan,
   if (plan.strip) {
     const fs::path dir = analysis.scratch->path() / "grafts";
     fs::create_directories(dir);
-    PoolRef pool(options.pool, options.threads);
     pool.parallel_for(plan.grafts.size(), [&](std::size_t i) {
       fs::path copy = dir / plan.grafts[i].new_soname;
       fs::copy_file(fs::canonical(plan.grafts[i].source), copy,
@@ -193,16 +207,9 @@ RepairResult apply_repair(const WheelAnalysis& analysis, const RepairPlan& plan,
     grafted_bytes += src->size();
     edits.add.push_back({g.member, std::move(src), 0755});
   }
-  if (options.sbom && !plan.grafts.empty()) {
-    // Replaces the SBOM of an earlier repair rather than duplicating it.
-    const std::string member = sbom_member(analysis.dist_info);
-    archive::SourcePtr doc =
-        archive::bytes_source(sbom_json(analysis, plan), member);
-    if (analysis.zip->find(member))
-      edits.replace[member] = std::move(doc);
-    else
-      edits.add.push_back({member, std::move(doc), 0644});
-  }
+  if (options.sbom && !plan.grafts.empty())
+    add_sbom(edits, *analysis.zip, analysis.dist_info,
+             sbom_json(analysis, plan));
   const std::string wheel_member = analysis.dist_info + "/WHEEL";
   edits.replace[wheel_member] = archive::bytes_source(
       retagged_wheel_file(*analysis.zip, wheel_member, plan.platform_tags),

@@ -5,6 +5,7 @@
 #include "libpkg/base/atomic_file.hpp"
 #include "libpkg/base/error.hpp"
 #include "libpkg/bundle/macos_repair.hpp"
+#include "libpkg/bundle/sbom.hpp"
 #include "libpkg/wheel/macos_tag.hpp"
 #include "libpkg/wheel/wheel.hpp"
 
@@ -57,6 +58,9 @@ RepairResult apply_macos_repair(const MacosRepairPlan& plan,
           wheel::with_platform_tags(plan.name, plan.platform_tags),
           plan.zip->name() + ":" + wheel_member),
       wheel_member);
+
+  if (options.sbom && !plan.grafts.empty())
+    add_sbom(edits, *plan.zip, plan.dist_info, sbom_json(plan));
 
   return write_repaired_wheel(*plan.zip, out_dir, plan.output_name, edits,
                               options, grafted_bytes);

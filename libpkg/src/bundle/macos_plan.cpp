@@ -1,22 +1,18 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// plan_macos_repair: unpack the Mach-O members, resolve their closures with
-// dyld's rules, decide what to bundle and how every reference and run path
-// changes, and plan each edit (preflight and signature) before anything is
-// written.
+// plan_macos_repair: unpack the Mach-O members, plan their closure
+// (macos_closure.hpp: what to bundle, how every reference and run path
+// changes, each edit with its preflight and signature) and retag from the
+// binaries' minos, before anything is written.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <set>
-#include <tuple>
 
-#include "bundle/macos_resolve.hpp"
-#include "bundle/patterns.hpp"
+#include "bundle/macos_closure.hpp"
 #include "libpkg/archive/extract.hpp"
 #include "libpkg/base/error.hpp"
 #include "libpkg/base/result.hpp"
-#include "libpkg/base/thread_pool.hpp"
 #include "libpkg/bundle/macos_repair.hpp"
-#include "libpkg/macho/editor.hpp"
 #include "libpkg/macho/format.hpp"
 #include "libpkg/macho/view.hpp"
 #include "libpkg/wheel/wheel.hpp"
@@ -36,29 +32,6 @@ bool is_macho_member(const archive::ZipReader& zip,
   return lm::MachOFile::has_magic(zip.read_prefix(entry, 4));
 }
 
-std::string parent_of(const std::string& member) {
-  auto slash = member.rfind('/');
-  return slash == std::string::npos ? "" : member.substr(0, slash);
-}
-
-std::string leaf_of(const std::string& path) {
-  return fs::path(path).filename().string();
-}
-
-// The directory `to_dir` relative to the directory of `from_member`, as a
-// run path: "@loader_path" or "@loader_path/../.dylibs".
-std::string loader_path_dir(const std::string& from_member,
-                            const std::string& to_dir) {
-  fs::path rel =
-      fs::path("/" + to_dir)
-          .lexically_normal()
-          .lexically_relative(
-              fs::path("/" + parent_of(from_member)).lexically_normal());
-  std::string r = rel.generic_string();
-  while (!r.empty() && r.back() == '/') r.pop_back();
-  return r.empty() || r == "." ? "@loader_path" : "@loader_path/" + r;
-}
-
 // The minos of a slice as a tag version; none without a macOS platform
 // command.
 std::optional<wheel::MacosVersion> slice_minos(const lm::Slice& s) {
@@ -69,27 +42,6 @@ std::optional<wheel::MacosVersion> slice_minos(const lm::Slice& s) {
     return std::nullopt;
   return wheel::MacosVersion{pv->minos >> 16, (pv->minos >> 8) & 0xff};
 }
-
-std::vector<std::string> required_archs(const std::vector<std::string>& in) {
-  std::set<std::string> out;
-  for (const auto& a : in) {
-    if (a == "universal2" || a == "intel") {
-      out.insert("x86_64");
-      if (a == "universal2") out.insert("arm64");
-    } else {
-      out.insert(a);
-    }
-  }
-  return {out.begin(), out.end()};
-}
-
-// One file of the output that may need an edit: a wheel member or a graft.
-struct Node {
-  std::string member;
-  fs::path file;
-  bool graft = false;
-  std::optional<std::string> id;  // grafts
-};
 
 class Planner {
  public:
@@ -103,12 +55,11 @@ class Planner {
   MacosRepairPlan run() {
     open_wheel();
     unpack();
-    graph_ = resolve_macos_closures(members_files(), resolve_options());
     choose_lib_dir();
-    classify();
-    check_missing();
-    check_archs();
-    plan_edits();
+    take_closure(plan_macos_closure({plan_.wheel.string(), plan_.tree,
+                                     plan_.binaries, plan_.lib_dir},
+                                    options_),
+                 plan_);
     retag();
     return std::move(plan_);
   }
@@ -155,27 +106,10 @@ class Planner {
                     fmt::format("{}: {}", e.name, f.error().message()));
       }
       plan_.binaries.push_back(e.name);
-      member_of_[fs::weakly_canonical(file).string()] = e.name;
     }
     if (plan_.binaries.empty())
       throw Error(Errc::usage, plan_.wheel.string(),
                   "no Mach-O files: a pure-Python wheel needs no repair");
-    for (const auto& m : plan_.binaries) by_leaf_[leaf_of(m)].push_back(m);
-  }
-
-  std::vector<fs::path> members_files() const {
-    std::vector<fs::path> out;
-    for (const auto& m : plan_.binaries) out.push_back(plan_.tree / m);
-    return out;
-  }
-
-  MacosResolveOptions resolve_options() const {
-    MacosResolveOptions o;
-    o.dyld.library_path = options_.dyld_library_path;
-    o.dyld.executable_path = options_.executable_path;
-    o.threads = options_.threads;
-    o.pool = options_.pool;
-    return o;
   }
 
   void choose_lib_dir() {
@@ -211,325 +145,80 @@ class Planner {
         pkg.empty() ? want + options_.lib_sdir : pkg + "/" + options_.lib_sdir;
   }
 
-  bool excluded(const std::string& install_name, const std::string& path) {
-    if (options_.exclude.empty()) return false;
-    if (matches_any(options_.exclude, install_name) ||
-        matches_any(options_.exclude, leaf_of(install_name)) ||
-        (!path.empty() && matches_any(options_.exclude, path))) {
-      if (std::find(plan_.excluded.begin(), plan_.excluded.end(),
-                    install_name) == plan_.excluded.end())
-        plan_.excluded.push_back(install_name);
-      return true;
-    }
-    return false;
-  }
-
-  // Walks the reachable part of the graph from the wheel's members: each
-  // library found outside the wheel is pointed at the wheel's own file of
-  // that name (a redirect: never copied again, and what it needs does not
-  // matter) or becomes a graft, whose own dependencies are followed.
-  void classify() {
-    std::vector<std::string> queue;
-    for (const auto& [path, member] : member_of_) queue.push_back(path);
-    std::set<std::string> seen(queue.begin(), queue.end());
-    std::map<std::string, std::string> graft_by_leaf;  // leaf → realpath
-    for (std::size_t next = 0; next < queue.size(); ++next) {
-      const std::string from = queue[next];
-      reachable_.insert(from);
-      for (const MacosEdge& e : graph_.edges_from(from)) {
-        if (!e.to || member_of_.count(*e.to)) continue;  // system or inside
-        if (excluded(e.install_name, *e.to)) continue;
-        note_user(*e.to, e.found, e.install_name, from);
-        if (!seen.insert(*e.to).second) continue;
-        const std::string leaf = leaf_of(e.found.string());
-        auto in_wheel = by_leaf_.find(leaf);
-        if (in_wheel != by_leaf_.end()) {
-          if (in_wheel->second.size() > 1)
-            throw Error(
-                Errc::format, plan_.wheel.string(),
-                fmt::format("{} needs {} and the wheel has {} members named "
-                            "{} ({} and {}): cannot choose",
-                            display(from), e.install_name,
-                            in_wheel->second.size(), leaf, in_wheel->second[0],
-                            in_wheel->second[1]));
-          target_member_[*e.to] = in_wheel->second.front();
-          redirected_.push_back(*e.to);
-          continue;
-        }
-        auto [it, fresh] = graft_by_leaf.emplace(leaf, *e.to);
-        if (!fresh)
-          throw Error(
-              Errc::format, plan_.wheel.string(),
-              fmt::format("two different libraries named {}: {} and {} "
-                          "(one directory cannot hold both; --exclude one)",
-                          leaf, it->second, *e.to));
-        target_member_[*e.to] = plan_.lib_dir + "/" + leaf;
-        grafted_.push_back(*e.to);
-        queue.push_back(*e.to);
-      }
-    }
-    for (const auto& real : redirected_) {
-      const Users& u = users_.at(real);
-      plan_.redirects.push_back(
-          {u.source, target_member_.at(real), u.needed_by});
-    }
-    for (const auto& real : grafted_) {
-      const Users& u = users_.at(real);
-      MacosGraft g;
-      g.member = target_member_.at(real);
-      g.name = leaf_of(g.member);
-      g.source = u.source;
-      g.realpath = real;
-      g.id = options_.refs == MacosRefs::rpath ? "@rpath/" + g.name
-                                               : "/DLC/" + g.member;
-      g.install_names = u.install_names;
-      g.needed_by = u.needed_by;
-      plan_.grafts.push_back(std::move(g));
-    }
-  }
-
-  struct Users {
-    fs::path source;
-    std::vector<std::string> install_names, needed_by;
-  };
-  void note_user(const std::string& real, const fs::path& found,
-                 const std::string& install_name, const std::string& from) {
-    Users& u = users_[real];
-    if (u.source.empty()) u.source = found;
-    auto add = [](std::vector<std::string>& v, const std::string& s) {
-      if (std::find(v.begin(), v.end(), s) == v.end()) v.push_back(s);
-    };
-    add(u.install_names, install_name);
-    add(u.needed_by, display(from));
-  }
-
-  // A wheel file or a graft by its member name, anything else by its path.
-  std::string display(const std::string& path) const {
-    if (auto it = member_of_.find(path); it != member_of_.end())
-      return it->second;
-    if (std::find(grafted_.begin(), grafted_.end(), path) != grafted_.end())
-      return target_member_.at(path);
-    return path;
-  }
-
-  void check_missing() {
-    std::vector<std::string> missing;
-    for (const auto& from : reachable_)
-      for (const MacosEdge& e : graph_.edges_from(from)) {
-        if (e.to || e.status == deps::DyldStatus::system) continue;
-        if (excluded(e.install_name, "")) continue;
-        std::string what =
-            e.status == deps::DyldStatus::wrong_arch
-                ? fmt::format(
-                      "{} ({}) needs {}: found only for other "
-                      "architectures ({})",
-                      display(from), e.arch, e.install_name,
-                      fmt::join(e.tried, "; "))
-                : fmt::format("{} ({}) needs {}: not found", display(from),
-                              e.arch, e.install_name);
-        if (e.kind == "weak") {
-          plan_.notes.push_back("weak dependency not bundled: " + what);
-          continue;
-        }
-        missing.push_back(what);
-      }
-    if (!missing.empty())
-      throw Error(Errc::not_found, plan_.wheel.string(),
-                  fmt::format("{} (use --dyld-library-path DIR, or --exclude "
-                              "for a library another wheel provides)",
-                              fmt::join(missing, "; ")));
-  }
-
-  std::vector<Node> nodes() const {
-    std::vector<Node> out;
-    for (const auto& m : plan_.binaries) out.push_back({m, plan_.tree / m});
-    for (const auto& g : plan_.grafts)
-      out.push_back({g.member, g.realpath, true, g.id});
+  // Every Mach-O file of the output (member, file): the wheel's and the
+  // grafts.
+  std::vector<std::pair<std::string, fs::path>> nodes() const {
+    std::vector<std::pair<std::string, fs::path>> out;
+    for (const auto& m : plan_.binaries) out.emplace_back(m, plan_.tree / m);
+    for (const auto& g : plan_.grafts) out.emplace_back(g.member, g.realpath);
     return out;
   }
 
-  void check_archs() {
-    const std::vector<std::string> need =
-        required_archs(options_.require_archs);
-    std::set<std::string> all;
-    std::vector<std::string> lacking;
-    for (const Node& n : nodes()) {
-      lm::MachOFile f = lm::MachOFile::open(n.file);
-      std::set<std::string> have;
-      for (const auto& s : f.slices()) {
-        std::string a = s.arch() == "arm64e" ? "arm64" : s.arch();
-        have.insert(a);
-        all.insert(a);
-      }
-      std::vector<std::string> absent;
-      for (const auto& a : need)
-        if (!have.count(a)) absent.push_back(a);
-      if (!absent.empty())
-        lacking.push_back(fmt::format("{} ({} only; needs {})", n.member,
-                                      fmt::join(have, ","),
-                                      fmt::join(absent, ",")));
+  // A platform tag promises its archs for every loadable file of the wheel
+  // (delocate computes it over all slices of all files and can tag a wheel
+  // universal2 whose extension is thin). So the tag takes the archs every
+  // executable, dylib and bundle has. An arch the input's tag claimed but
+  // a file lacks is an error naming the files; one it never claimed (a fat
+  // library grafted into an arm64 wheel) is left out with a note.
+  std::set<std::string> tag_archs(
+      const std::vector<wheel::MacosBinary>& loadable) {
+    std::set<std::string> common = wheel::archs_of_every_file(loadable);
+    std::set<std::string> all, claimed;
+    for (const auto& b : loadable) all.insert(wheel::tag_arch(b.arch));
+    for (const auto& t : plan_.name.platform_tags)
+      for (auto& a : wheel::macos_tag_archs(t)) claimed.insert(a);
+    if (loadable.empty() || all == common) return common;
+    std::map<std::string, std::set<std::string>> has;  // file → archs
+    for (const auto& b : loadable) has[b.file].insert(wheel::tag_arch(b.arch));
+    std::vector<std::string> lacking, left_out;
+    for (const auto& arch : all) {
+      if (common.count(arch)) continue;
+      std::vector<std::string> files;
+      for (const auto& [file, archs] : has)
+        if (!archs.count(arch)) files.push_back(file);
+      (claimed.count(arch) ? lacking : left_out)
+          .push_back(
+              fmt::format("{} lacked by {}", arch, fmt::join(files, ", ")));
     }
-    plan_.archs.assign(all.begin(), all.end());
     if (!lacking.empty())
+      throw Error(
+          Errc::format, plan_.wheel.string(),
+          fmt::format("the tag {} claims {}, but loadable Mach-O "
+                      "files lack an arch of it: {} (every file "
+                      "must have each arch of the tag: rebuild them, "
+                      "or repair single-arch wheels and join them "
+                      "with `pkgtool wheel fuse`)",
+                      fmt::join(plan_.name.platform_tags, "."),
+                      fmt::join(claimed, "+"), fmt::join(lacking, "; ")));
+    if (common.empty())
       throw Error(Errc::format, plan_.wheel.string(),
-                  fmt::format("--require-archs {}: {}",
-                              fmt::join(options_.require_archs, ","),
-                              fmt::join(lacking, "; ")));
-  }
-
-  // The new name of a reference from `node` to the library at `real`.
-  std::string new_reference(const Node& node, const std::string& real) const {
-    const std::string& target = target_member_.at(real);
-    if (options_.refs == MacosRefs::rpath) return "@rpath/" + leaf_of(target);
-    return loader_path_dir(node.member, parent_of(target)) + "/" +
-           leaf_of(target);
-  }
-
-  // The edit of one slice of `node`; `why` collects the reasons.
-  lm::EditOptions slice_edit(const Node& node, const lm::Slice& slice,
-                             const std::string& from,
-                             std::vector<std::string>& why) const {
-    lm::EditOptions o;
-    o.sign = options_.sign;
-    o.archs = {slice.arch()};
-    if (node.id && slice.id() && *slice.id() != *node.id) o.id = node.id;
-    std::vector<std::string> wanted_rpaths;
-    for (const MacosEdge& e : graph_.edges_from(from)) {
-      if (e.arch != slice.arch() || !e.to) continue;
-      auto t = target_member_.find(*e.to);
-      if (t == target_member_.end()) continue;  // inside, system, excluded
-      std::string to = new_reference(node, *e.to);
-      if (to != e.install_name &&
-          std::find(o.changes.begin(), o.changes.end(),
-                    std::pair{e.install_name, to}) == o.changes.end()) {
-        o.changes.emplace_back(e.install_name, to);
-        why.push_back(fmt::format(
-            "{} → {} ({})", e.install_name, to,
-            std::find(redirected_.begin(), redirected_.end(), *e.to) !=
-                    redirected_.end()
-                ? "already in the wheel"
-                : "bundled"));
-      }
-      if (options_.refs == MacosRefs::rpath) {
-        std::string r = loader_path_dir(node.member, parent_of(t->second));
-        if (std::find(wanted_rpaths.begin(), wanted_rpaths.end(), r) ==
-            wanted_rpaths.end())
-          wanted_rpaths.push_back(r);
-      }
-    }
-    // Run paths: keep @-relative ones (once each), drop build-tree paths
-    // unless asked to keep them, then add what the references need.
-    std::vector<std::string> before, kept;
-    for (const auto& r : slice.rpaths()) before.emplace_back(r.path);
-    for (const auto& r : before) {
-      bool keep = r.starts_with("@") || options_.keep_rpaths;
-      if (!keep) {
-        why.push_back("drop rpath " + r);
-        continue;
-      }
-      if (std::find(kept.begin(), kept.end(), r) != kept.end()) {
-        why.push_back("drop duplicate rpath " + r);
-        continue;
-      }
-      kept.push_back(r);
-    }
-    std::vector<std::string> added;
-    for (const auto& r : wanted_rpaths)
-      if (std::find(kept.begin(), kept.end(), r) == kept.end()) {
-        added.push_back(r);
-        why.push_back("add rpath " + r);
-      }
-    if (kept == before) {
-      o.add_rpaths = added;
-    } else {
-      o.delete_all_rpaths = true;
-      o.add_rpaths = kept;
-      o.add_rpaths.insert(o.add_rpaths.end(), added.begin(), added.end());
-    }
-    if (o.id) why.push_back("id " + *o.id);
-    return o;
-  }
-
-  void plan_edits() {
-    std::vector<Node> all = nodes();
-    std::vector<std::optional<MacosFileEdit>> edits(all.size());
-    PoolRef pool(options_.pool, options_.threads);
-    pool.parallel_for(all.size(),
-                      [&](std::size_t i) { edits[i] = plan_node(all[i]); });
-    for (auto& e : edits)
-      if (e) plan_.edits.push_back(std::move(*e));
-  }
-
-  std::optional<MacosFileEdit> plan_node(const Node& node) const {
-    const std::string from = fs::weakly_canonical(node.file).string();
-    lm::MachOFile file = lm::MachOFile::open(node.file);
-    MacosFileEdit fe;
-    fe.member = node.member;
-    fe.graft = node.graft;
-    fe.file = node.file;
-    std::vector<lm::EditOptions> per_slice;
-    bool any = false, rpaths_changed = false;
-    std::vector<std::string> after;
-    for (const auto& s : file.slices()) {
-      if (!s.parsed()) continue;
-      for (const auto& r : s.rpaths())
-        if (std::find(fe.rpaths_before.begin(), fe.rpaths_before.end(),
-                      r.path) == fe.rpaths_before.end())
-          fe.rpaths_before.emplace_back(r.path);
-      std::vector<std::string> why;
-      lm::EditOptions o = slice_edit(node, s, from, why);
-      for (const auto& w : why)
-        if (std::find(fe.why.begin(), fe.why.end(), w) == fe.why.end())
-          fe.why.push_back(w);
-      if (o.id) fe.id = o.id;
-      for (const auto& c : o.changes)
-        if (std::find(fe.changes.begin(), fe.changes.end(), c) ==
-            fe.changes.end())
-          fe.changes.push_back(c);
-      std::vector<std::string> slice_after;
-      if (!o.delete_all_rpaths)
-        for (const auto& r : s.rpaths()) slice_after.emplace_back(r.path);
-      slice_after.insert(slice_after.end(), o.add_rpaths.begin(),
-                         o.add_rpaths.end());
-      for (const auto& r : slice_after)
-        if (std::find(after.begin(), after.end(), r) == after.end())
-          after.push_back(r);
-      rpaths_changed =
-          rpaths_changed || o.delete_all_rpaths || !o.add_rpaths.empty();
-      any = any || !o.empty();
-      per_slice.push_back(std::move(o));
-    }
-    if (!any) return std::nullopt;
-    // rpaths_before lists each path once: a dropped duplicate changes the
-    // run paths without changing that list.
-    if (rpaths_changed) fe.rpaths_after = after;
-    // One plan per slice (their run paths and references may differ); the
-    // slices do not overlap, so their patches combine into one overlay.
-    // A thin file's plan may grow it (an ad-hoc signature is appended).
-    Overlay combined(file.bytes().size());
-    for (const auto& o : per_slice) {
-      if (o.empty()) continue;
-      lm::EditPlan p = lm::plan_edit(file, o);
-      if (per_slice.size() == 1) {
-        combined = std::move(p.overlay);
-        break;
-      }
-      for (const Patch& patch : p.overlay.patches())
-        combined.write(patch.offset, patch.bytes);
-      combined.resize(std::max(combined.size(), p.overlay.size()));
-    }
-    fe.overlay = std::make_shared<const Overlay>(std::move(combined));
-    return fe;
+                  fmt::format("no architecture is common to every loadable "
+                              "Mach-O file: {}",
+                              fmt::join(left_out, "; ")));
+    plan_.notes.push_back(fmt::format(
+        "left out of the tag (an arch the input's tag did not claim, which "
+        "some loadable files lack): {}",
+        fmt::join(left_out, "; ")));
+    return common;
   }
 
   void retag() {
-    std::vector<wheel::MacosBinary> bins;
-    for (const Node& n : nodes()) {
-      lm::MachOFile f = lm::MachOFile::open(n.file);
-      for (const auto& s : f.slices())
+    std::vector<wheel::MacosBinary> bins, loadable;
+    for (const auto& [member, file] : nodes()) {
+      lm::MachOFile f = lm::MachOFile::open(file);
+      for (const auto& s : f.slices()) {
+        const u32 type = s.filetype();
+        if (type == lm::kMhExecute || type == lm::kMhDylib ||
+            type == lm::kMhBundle)
+          loadable.push_back({member, s.arch(), {}});
         if (s.parsed())
-          if (auto v = slice_minos(s)) bins.push_back({n.member, s.arch(), *v});
+          if (auto v = slice_minos(s)) bins.push_back({member, s.arch(), *v});
+      }
     }
+    const std::set<std::string> archs = tag_archs(loadable);
+    std::erase_if(bins, [&](const wheel::MacosBinary& b) {
+      return !loadable.empty() && !archs.count(wheel::tag_arch(b.arch));
+    });
     if (bins.empty()) {
       plan_.platform_tags = plan_.name.platform_tags;
       plan_.notes.push_back(
@@ -548,13 +237,6 @@ class Planner {
 
   const MacosRepairOptions& options_;
   MacosRepairPlan plan_;
-  MacosGraph graph_;
-  std::map<std::string, std::string> member_of_;  // canonical → member
-  std::map<std::string, std::vector<std::string>> by_leaf_;
-  std::set<std::string> reachable_;
-  std::map<std::string, std::string> target_member_;  // external → member
-  std::vector<std::string> grafted_, redirected_;     // in discovery order
-  std::map<std::string, Users> users_;
 };
 
 }  // namespace

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The macOS repair plan as JSON (schema libpkg-macos-repair-plan/1, in
 // docs/repair.md; change both together) and as text.
+#include "bundle/macos_report.hpp"
+
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -19,18 +21,12 @@ const char* refs_name(MacosRefs r) {
 
 }  // namespace
 
-std::string MacosRepairPlan::to_json(int indent) const {
+json macos_closure_json(const std::vector<MacosGraft>& grafts,
+                        const std::vector<MacosRedirect>& redirects,
+                        const std::vector<MacosFileEdit>& edits,
+                        const std::vector<std::string>& excluded,
+                        const std::vector<std::string>& notes) {
   json doc;
-  doc["schema"] = "libpkg-macos-repair-plan/1";
-  doc["wheel"] = wheel.string();
-  doc["output"] = output_name;
-  doc["tags"] = platform_tags;
-  json versions = json::object();
-  for (const auto& [arch, v] : arch_versions) versions[arch] = v.str();
-  doc["arch_versions"] = versions;
-  doc["archs"] = archs;
-  doc["lib_dir"] = lib_dir;
-  doc["refs"] = refs_name(refs);
   json g = json::array();
   for (const auto& x : grafts)
     g.push_back({{"name", x.name},
@@ -39,7 +35,8 @@ std::string MacosRepairPlan::to_json(int indent) const {
                  {"member", x.member},
                  {"id", x.id},
                  {"install_names", x.install_names},
-                 {"needed_by", x.needed_by}});
+                 {"needed_by", x.needed_by},
+                 {"sha256", x.sha256}});
   doc["grafts"] = g;
   json r = json::array();
   for (const auto& x : redirects)
@@ -63,6 +60,22 @@ std::string MacosRepairPlan::to_json(int indent) const {
   doc["edits"] = e;
   doc["excluded"] = excluded;
   doc["notes"] = notes;
+  return doc;
+}
+
+std::string MacosRepairPlan::to_json(int indent) const {
+  json doc;
+  doc["schema"] = "libpkg-macos-repair-plan/1";
+  doc["wheel"] = wheel.string();
+  doc["output"] = output_name;
+  doc["tags"] = platform_tags;
+  json versions = json::object();
+  for (const auto& [arch, v] : arch_versions) versions[arch] = v.str();
+  doc["arch_versions"] = versions;
+  doc["archs"] = archs;
+  doc["lib_dir"] = lib_dir;
+  doc["refs"] = refs_name(refs);
+  doc.update(macos_closure_json(grafts, redirects, edits, excluded, notes));
   doc["sign"] = sign;
   return doc.dump(indent);
 }

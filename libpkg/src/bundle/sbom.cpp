@@ -233,33 +233,36 @@ std::string sbom_member(const std::string& dist_info) {
   return dist_info + "/sboms/pkgtool.cdx.json";
 }
 
-std::string sbom_json(const WheelAnalysis& a, const RepairPlan& plan,
-                      const OwnerLookup& owners) {
-  const std::string wheel_ref =
-      fmt::format("pkg:pypi/{}@{}?file_name={}", a.name.distribution,
-                  a.name.version, plan.output_name);
+std::string sbom_document(const std::string& distribution,
+                          const std::string& version,
+                          const std::string& wheel_file,
+                          const std::vector<SbomLibrary>& libraries,
+                          const OwnerLookup& owners) {
+  const std::string wheel_ref = fmt::format("pkg:pypi/{}@{}?file_name={}",
+                                            distribution, version, wheel_file);
   std::vector<fs::path> sources;
-  for (const auto& g : plan.grafts) sources.push_back(g.source);
+  for (const auto& l : libraries) sources.push_back(l.source);
   const auto owned = owners ? owners(sources) : std::map<fs::path, OsPackage>{};
-  std::string seed = plan.output_name;
+  std::string seed = wheel_file;
   json components = json::array();
   json depends = json::array();
-  for (const auto& g : plan.grafts) {
-    seed += "\n" + g.member + " " + g.sha256;
+  for (const auto& l : libraries) {
+    seed += "\n" + l.member + " " + l.sha256;
     std::error_code ec;
-    fs::path real = fs::canonical(g.source, ec);
+    fs::path real = fs::canonical(l.source, ec);
+    json props = json::array(
+        {{{"name", "libpkg:source_path"}, {"value", l.source.string()}},
+         {{"name", "libpkg:realpath"},
+          {"value", ec ? l.source.string() : real.string()}}});
+    for (const auto& [name, value] : l.properties)
+      props.push_back({{"name", "libpkg:" + name}, {"value", value}});
     json c = {
         {"type", "library"},
-        {"bom-ref", g.member},
-        {"name", g.new_soname},
-        {"hashes", json::array({{{"alg", "SHA-256"}, {"content", g.sha256}}})},
-        {"properties",
-         json::array(
-             {{{"name", "libpkg:source_path"}, {"value", g.source.string()}},
-              {{"name", "libpkg:realpath"},
-               {"value", ec ? g.source.string() : real.string()}},
-              {{"name", "libpkg:soname"}, {"value", g.soname}}})}};
-    if (auto p = owned.find(g.source); p != owned.end()) {
+        {"bom-ref", l.member},
+        {"name", l.name},
+        {"hashes", json::array({{{"alg", "SHA-256"}, {"content", l.sha256}}})},
+        {"properties", std::move(props)}};
+    if (auto p = owned.find(l.source); p != owned.end()) {
       c["version"] = p->second.version;
       c["purl"] = p->second.purl();
       c["publisher"] = p->second.publisher;
@@ -267,7 +270,7 @@ std::string sbom_json(const WheelAnalysis& a, const RepairPlan& plan,
           {{"name", "libpkg:os_package"}, {"value", p->second.name}});
     }
     components.push_back(std::move(c));
-    depends.push_back(g.member);
+    depends.push_back(l.member);
   }
   json doc = {
       {"bomFormat", "CycloneDX"},
@@ -279,13 +282,35 @@ std::string sbom_json(const WheelAnalysis& a, const RepairPlan& plan,
         {"component",
          {{"type", "library"},
           {"bom-ref", wheel_ref},
-          {"name", a.name.distribution},
-          {"version", a.name.version},
+          {"name", distribution},
+          {"version", version},
           {"purl", wheel_ref}}}}},
       {"components", components},
       {"dependencies",
        json::array({{{"ref", wheel_ref}, {"dependsOn", depends}}})}};
   return doc.dump(2) + "\n";
+}
+
+std::string sbom_json(const WheelAnalysis& a, const RepairPlan& plan,
+                      const OwnerLookup& owners) {
+  std::vector<SbomLibrary> libraries;
+  for (const auto& g : plan.grafts)
+    libraries.push_back(
+        {g.member, g.new_soname, g.sha256, g.source, {{"soname", g.soname}}});
+  return sbom_document(a.name.distribution, a.name.version, plan.output_name,
+                       libraries, owners);
+}
+
+std::string sbom_json(const MacosRepairPlan& plan, const OwnerLookup& owners) {
+  std::vector<SbomLibrary> libraries;
+  for (const auto& g : plan.grafts) {
+    SbomLibrary l{g.member, g.name, g.sha256, g.source, {}};
+    for (const auto& n : g.install_names)
+      l.properties.emplace_back("install_name", n);
+    libraries.push_back(std::move(l));
+  }
+  return sbom_document(plan.name.distribution, plan.name.version,
+                       plan.output_name, libraries, owners);
 }
 
 }  // namespace libpkg::bundle

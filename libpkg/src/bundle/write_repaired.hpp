@@ -20,4 +20,9 @@ RepairResult write_repaired_wheel(const archive::ZipReader& zip,
                                   const ApplyOptions& options,
                                   u64 grafted_bytes);
 
+// Adds the SBOM document `doc` as <dist_info>/sboms/pkgtool.cdx.json,
+// replacing the one an earlier repair wrote rather than adding a second.
+void add_sbom(wheel::WheelEdits& edits, const archive::ZipReader& zip,
+              const std::string& dist_info, std::string doc);
+
 }  // namespace libpkg::bundle

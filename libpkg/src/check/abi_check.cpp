@@ -9,11 +9,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
 #include <sstream>
 
 #include "base/glob.hpp"
 #include "check/package.hpp"
+#include "libpkg/base/fd.hpp"
 #include "libpkg/elf/view.hpp"
 
 namespace fs = std::filesystem;
@@ -34,12 +34,9 @@ std::optional<ConfigAbi> config_abi(const Package& pkg,
                                     const CheckOptions& options) {
   for (const auto& name : options.abi_configs) {
     for (const auto& member : pkg.files_named(name)) {
-      std::ifstream in(pkg.root / member, std::ios::binary);
-      std::ostringstream s;
-      s << in.rdbuf();
       // The first assignment outside a CMake comment (a comment may quote
       // the old script's sed expression).
-      std::istringstream lines(s.str());
+      std::istringstream lines(read_regular_file(pkg.root / member));
       std::string line;
       std::optional<ConfigAbi> found;
       while (!found && std::getline(lines, line)) {

@@ -8,13 +8,13 @@
 // (libcuda.so.1) is never allowed in a package: it belongs to the machine.
 #include <fmt/format.h>
 
-#include <fstream>
 #include <regex>
 #include <set>
 #include <sstream>
 
 #include "base/glob.hpp"
 #include "check/package.hpp"
+#include "libpkg/base/fd.hpp"
 #include "libpkg/config/cuda_table.hpp"
 
 namespace fs = std::filesystem;
@@ -109,7 +109,7 @@ std::optional<RecordedVersion> recorded_cuda(const Package& pkg) {
   static const std::regex assignment(
       R"(^cuda\s*(?::[^=\n]*)?=\s*(?:['"]([^'"]*)['"]|None)\s*$)");
   for (const auto& member : pkg.files_named("version.py")) {
-    std::ifstream in(pkg.root / member);
+    std::istringstream in(read_regular_file(pkg.root / member));
     std::string line;
     while (std::getline(in, line)) {
       std::smatch m;

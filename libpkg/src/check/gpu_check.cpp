@@ -6,12 +6,12 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <fstream>
 #include <set>
 #include <sstream>
 #include <variant>
 
 #include "check/runtime_util.hpp"
+#include "libpkg/base/atomic_file.hpp"
 #include "libpkg/base/error.hpp"
 #include "libpkg/base/scratch_dir.hpp"
 #include "libpkg/base/subprocess.hpp"
@@ -120,7 +120,7 @@ void check_gpu(const Package& pkg, const CheckOptions& options,
   ScratchDir scratch = make_scratch(options, "gpu");
   const fs::path source = scratch.path() / "gpu_probe.c";
   const fs::path exe = scratch.path() / "gpu_probe";
-  std::ofstream(source) << kGpuProbe;
+  write_file_atomically(source, kGpuProbe);
   RunResult built = run_process(
       {options.cc, source.string(), "-o", exe.string(), "-ldl"},
       run_options(options, options.timeout_seconds, scratch.path()));

@@ -7,13 +7,13 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <fstream>
 #include <set>
 #include <sstream>
 #include <variant>
 
 #include "check/runtime_util.hpp"
 #include "libpkg/base/error.hpp"
+#include "libpkg/base/fd.hpp"
 #include "libpkg/base/scratch_dir.hpp"
 #include "libpkg/base/subprocess.hpp"
 
@@ -195,8 +195,8 @@ std::vector<std::string> top_level_modules(const Package& pkg,
   std::set<std::string> names;
   bool any_top_level = false;
   for (const auto& info : infos) {
-    std::ifstream in(info / "top_level.txt");
-    if (!in) continue;
+    if (!fs::exists(fs::symlink_status(info / "top_level.txt", ec))) continue;
+    std::istringstream in(read_regular_file(info / "top_level.txt"));
     any_top_level = true;
     for (std::string line; std::getline(in, line);) {
       while (!line.empty() && (line.back() == '\r' || line.back() == ' '))

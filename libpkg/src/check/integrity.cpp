@@ -5,12 +5,11 @@
 // what installation keeps (RECORD of each dist-info, conda-meta file lists,
 // info/paths.json of an extracted conda package, the libtorch layout).
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <cctype>
-#include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "check/package.hpp"
 #include "libpkg/base/error.hpp"
@@ -28,14 +27,6 @@ namespace fs = std::filesystem;
 namespace libpkg::check::detail {
 namespace {
 
-std::string read_text(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw Error(Errc::io, file.string(), "cannot open");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 // Checks rows (path relative to `base`, expected digest, expected size) in
 // parallel; problems in row order.
 struct ExpectedFile {
@@ -43,11 +34,25 @@ struct ExpectedFile {
   fs::path file;                      // on disk
   std::optional<std::string> sha256;  // lowercase hex
   std::optional<u64> size;
-  // RECORD lists only regular files: anything else in its place (a FIFO, a
-  // device, a directory, a dangling symlink) is a finding, never silently
-  // skipped.
+  // RECORD and paths.json "hardlink" rows list only regular files:
+  // anything else in their place (a FIFO, a device, a directory, a dangling
+  // symlink) is a finding, never silently skipped.
   bool must_be_regular = false;
+  // conda-meta's file lists hold files and symbolic links (contents
+  // relocated, so nothing to hash): a FIFO, device, socket or directory in
+  // a listed place is a finding.
+  bool file_or_link = false;
 };
+
+// Why the listed `row` is neither a regular file nor a symbolic link, or
+// nullopt when it is one of them.
+std::optional<std::string> special_file_reason(const ExpectedFile& row) {
+  struct stat st {};
+  if (::lstat(row.file.c_str(), &st) != 0 || S_ISREG(st.st_mode) ||
+      S_ISLNK(st.st_mode))
+    return std::nullopt;
+  return std::string("listed as a file but is ") + file_kind_name(st.st_mode);
+}
 
 // Why `row.file` cannot be a listed regular file, or nullopt when it may be
 // one. A symlink is followed wherever it leads: symlink-farm installs (Nix
@@ -102,6 +107,11 @@ void verify_files(const std::vector<ExpectedFile>& rows,
       found[i] = verify_regular(row);
       return;
     }
+    if (row.file_or_link) {
+      if (auto why = special_file_reason(row))
+        found[i] = Problem{row.path, *why};
+      return;
+    }
     if (!row.sha256 && !row.size) return;
     if (!fs::is_regular_file(row.file, ec)) return;
     u64 size = 0;
@@ -130,8 +140,8 @@ std::size_t verify_installed_record(const fs::path& root,
     problems.push_back({dist_info + "/RECORD", "missing"});
     return 0;
   }
-  wheel::Record record =
-      wheel::Record::parse(read_text(record_file), record_file.string());
+  wheel::Record record = wheel::Record::parse(read_regular_file(record_file),
+                                              record_file.string());
   std::vector<ExpectedFile> rows;
   for (const auto& row : record.rows()) {
     const fs::path file = (root / row.path).lexically_normal();
@@ -176,7 +186,7 @@ void check_libtorch_tree(const Package& pkg, CheckResult& result) {
       result.problems.push_back({name, "missing"});
       continue;
     }
-    std::string text = read_text(dir / name);
+    std::string text = read_regular_file(dir / name);
     while (!text.empty() && (text.back() == '\n' || text.back() == '\r'))
       text.pop_back();
     if (text.empty() || text.find('\n') != std::string::npos)
@@ -191,16 +201,19 @@ void check_conda_tree(const Package& pkg, const CheckOptions& options,
   const fs::path paths_json = pkg.root / "info" / "paths.json";
   if (fs::exists(paths_json, ec)) {
     std::vector<ExpectedFile> rows;
-    for (const auto& rec :
-         conda::parse_paths_json(read_text(paths_json), paths_json.string())) {
+    for (const auto& rec : conda::parse_paths_json(
+             read_regular_file(paths_json), paths_json.string())) {
       if (rec.type == conda::PathType::directory) continue;
       ExpectedFile e{rec.path, pkg.root / rec.path, {}, {}};
       if (rec.type == conda::PathType::hardlink) {
         // paths.json spells digests in lowercase hex, as Sha256::hex does.
         std::string hex = rec.sha256;
         for (char& c : hex) c = static_cast<char>(std::tolower(c));
-        e.sha256 = std::move(hex);
+        if (!hex.empty()) e.sha256 = std::move(hex);
         e.size = rec.size;
+        e.must_be_regular = true;
+      } else {
+        e.file_or_link = true;
       }
       rows.push_back(std::move(e));
     }
@@ -217,7 +230,7 @@ void check_conda_tree(const Package& pkg, const CheckOptions& options,
     ++records;
     nlohmann::json meta;
     try {
-      meta = nlohmann::json::parse(read_text(e.path()));
+      meta = nlohmann::json::parse(read_regular_file(e.path()));
     } catch (const nlohmann::json::exception& ex) {
       result.problems.push_back(
           {"conda-meta/" + e.path().filename().string(), ex.what()});
@@ -226,8 +239,12 @@ void check_conda_tree(const Package& pkg, const CheckOptions& options,
     if (meta.contains("files") && meta["files"].is_array())
       for (const auto& f : meta["files"])
         if (f.is_string())
-          rows.push_back(
-              {f.get<std::string>(), pkg.root / f.get<std::string>(), {}, {}});
+          rows.push_back({f.get<std::string>(),
+                          pkg.root / f.get<std::string>(),
+                          {},
+                          {},
+                          false,
+                          true});
   }
   verify_files(rows, options, result.problems);
   result.summary = fmt::format("conda-meta: {} files of {} packages present",

@@ -7,12 +7,12 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <fstream>
 #include <set>
 #include <sstream>
 #include <variant>
 
 #include "check/runtime_util.hpp"
+#include "libpkg/base/atomic_file.hpp"
 #include "libpkg/base/error.hpp"
 #include "libpkg/base/scratch_dir.hpp"
 #include "libpkg/base/subprocess.hpp"
@@ -126,7 +126,7 @@ void check_link(const Package& pkg, const CheckOptions& options,
                   "the client source does not exist");
   } else if (fs::exists(tree / "include" / "torch" / "torch.h", ec)) {
     source = scratch.path() / "torch_client.cpp";
-    std::ofstream(source) << kTorchClient;
+    write_file_atomically(source, kTorchClient);
   } else {
     const char* why = "no client program for this package (pass --client)";
     set_result(link, Status::skip, why);

@@ -11,6 +11,7 @@
 #include <set>
 
 #include "check/package.hpp"
+#include "libpkg/deps/dyld.hpp"
 
 namespace fs = std::filesystem;
 
@@ -103,6 +104,24 @@ bool mentions_openblas(std::string_view s) {
 std::string check_macho_dependencies(const Package& pkg, CheckResult& result) {
   std::size_t inside = 0, system = 0;
   for (const auto& need : pkg.macho_needs) {
+    // A wheel's extension that links the interpreter's library: not an
+    // unresolved dependency to bundle but a build error (delocate copies
+    // the framework into .dylibs, delocate#142; Homebrew's audit refuses
+    // it), whatever resolved it.
+    if (pkg.kind == ArtifactKind::wheel &&
+        deps::is_python_library(need.install_name)) {
+      result.problems.push_back(
+          {need.requester,
+           fmt::format("({}) links the Python interpreter's library {}: an "
+                       "extension module must not (the interpreter that "
+                       "imports it provides those symbols; a linked one "
+                       "loads this build's Python into any other "
+                       "interpreter, or fails to load where it is absent): "
+                       "relink with -undefined dynamic_lookup, as setuptools "
+                       "does",
+                       need.arch, need.install_name)});
+      continue;
+    }
     if (need.member) {
       ++inside;
       continue;

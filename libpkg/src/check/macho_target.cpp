@@ -3,17 +3,20 @@
 // it runs any code of a Mach-O file. A file whose minos is above the
 // wheel's macosx_X_Y tag is refused by the older systems pip installs it on;
 // a slice missing from a universal2 wheel's file fails to load on that
-// architecture; an arm64 slice that is unsigned, or whose signature no
-// longer matches its pages (an edit without re-signing), is killed.
+// architecture (a tag promises its archs for every loadable file); an arm64
+// slice that is unsigned, or whose signature no longer matches its pages (an
+// edit without re-signing), is killed.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <charconv>
 #include <map>
+#include <set>
 
 #include "check/package.hpp"
 #include "libpkg/base/thread_pool.hpp"
 #include "libpkg/macho/view.hpp"
+#include "libpkg/wheel/macos_tag.hpp"
 
 namespace libpkg::check::detail {
 namespace {
@@ -169,10 +172,28 @@ void check_deployment_target(const Package& pkg, const CheckOptions& options,
     }
     ++files;
     const auto archs = file_archs(e);
-    if (known_archs && archs != wanted)
-      result.problems.push_back(
-          {e.member, fmt::format("has {}, but {} claims {}", join_archs(archs),
-                                 tag_text, join_archs(wanted))});
+    // Every file must have each arch the tag claims (a multi-arch tag is a
+    // promise for the whole package); an extra slice is only unused bytes.
+    if (known_archs) {
+      std::set<std::string> have;
+      for (const auto& a : archs) have.insert(wheel::tag_arch(a));
+      std::vector<std::string> missing, extra;
+      for (const auto& a : wanted)
+        if (!have.count(a)) missing.push_back(a);
+      for (const auto& a : have)
+        if (!ceiling.count(a)) extra.push_back(a);
+      if (!missing.empty())
+        result.problems.push_back(
+            {e.member,
+             fmt::format("has {}, but {} claims {}: no {} slice, so "
+                         "it cannot load there",
+                         join_archs(archs), tag_text, join_archs(wanted),
+                         fmt::join(missing, " or "))});
+      else if (!extra.empty())
+        result.notes.push_back(fmt::format(
+            "{}: also has {}, which {} does not claim (unused there)", e.member,
+            fmt::join(extra, "+"), tag_text));
+    }
     for (const auto& s : e.slices) {
       auto c = ceiling.find(s.arch);
       if (c == ceiling.end()) continue;

@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <fstream>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -17,6 +16,7 @@
 #include "base/glob.hpp"
 #include "libpkg/archive/extract.hpp"
 #include "libpkg/base/error.hpp"
+#include "libpkg/base/fd.hpp"
 #include "libpkg/base/thread_pool.hpp"
 #include "libpkg/conda/package.hpp"
 #include "libpkg/elf/sniff.hpp"
@@ -230,13 +230,6 @@ void resolve_needs(Package& pkg, const CheckOptions& options) {
   }
 }
 
-std::string read_small_text(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 // The dist-info whose RECORD lists files under `dir/`.
 std::string owner_of(const fs::path& root, const std::string& dir) {
   std::vector<fs::path> candidates;
@@ -246,7 +239,10 @@ std::string owner_of(const fs::path& root, const std::string& dir) {
       candidates.push_back(e.path());
   std::sort(candidates.begin(), candidates.end());
   for (const auto& d : candidates) {
-    std::string text = read_small_text(d / "RECORD");
+    // A dist-info without a RECORD owns nothing (the integrity check says
+    // it is missing); one that cannot be read is an error.
+    if (!fs::exists(fs::symlink_status(d / "RECORD", ec))) continue;
+    std::string text = read_regular_file(d / "RECORD");
     if (text.starts_with(dir + "/") ||
         text.find("\n" + dir + "/") != std::string::npos)
       return d.filename().string();
@@ -257,7 +253,7 @@ std::string owner_of(const fs::path& root, const std::string& dir) {
 // Platform tags from a WHEEL file's "Tag: py-abi-platform" lines.
 std::vector<std::string> wheel_file_platforms(const fs::path& wheel_file) {
   std::vector<std::string> tags;
-  std::istringstream lines(read_small_text(wheel_file));
+  std::istringstream lines(read_regular_file(wheel_file));
   std::string line;
   while (std::getline(lines, line)) {
     if (!line.starts_with("Tag:")) continue;
@@ -343,9 +339,11 @@ Package open_package(const fs::path& artifact, const CheckOptions& options) {
         pkg.kind == ArtifactKind::python_package ? dir.parent_path() : dir;
     if (pkg.kind == ArtifactKind::python_package) {
       pkg.dist_info = owner_of(pkg.root, pkg.content_dir);
-      if (!pkg.dist_info.empty())
-        pkg.platform_tags =
-            wheel_file_platforms(pkg.root / pkg.dist_info / "WHEEL");
+      const fs::path wheel_file = pkg.root / pkg.dist_info / "WHEEL";
+      std::error_code ec;
+      if (!pkg.dist_info.empty() &&
+          fs::exists(fs::symlink_status(wheel_file, ec)))
+        pkg.platform_tags = wheel_file_platforms(wheel_file);
     }
   } else {
     const std::string name = artifact.filename().string();

@@ -7,6 +7,7 @@
 
 #include "check/package.hpp"
 #include "libpkg/base/error.hpp"
+#include "libpkg/base/thread_pool.hpp"
 
 namespace libpkg::check {
 
@@ -157,7 +158,12 @@ void run_halves(StaticFn elf, MachoPart macho, const detail::Package& pkg,
 
 }  // namespace
 
-Report run(const std::filesystem::path& artifact, const CheckOptions& options) {
+Report run(const std::filesystem::path& artifact, const CheckOptions& given) {
+  // One pool for every step of the check (opening, reading, each check),
+  // the caller's or one made here when it gives none.
+  PoolRef pool(given.pool, given.threads);
+  CheckOptions options = given;
+  options.pool = pool.get();
   validate_ids(options.only, "--only");
   validate_ids(options.skip, "--skip");
   validate_ids(options.require, "--require");

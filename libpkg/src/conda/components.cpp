@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "libpkg/archive/staged_target.hpp"
@@ -163,11 +162,10 @@ fs::path transmute(const fs::path& package, const fs::path& out_dir,
   // deterministic too.
   i64 mtime = 0;
   {
-    std::vector<u8> text;
     fs::path index = tree / "info" / "index.json";
     if (fs::is_regular_file(fs::symlink_status(index))) {
-      std::ifstream in(index, std::ios::binary);
-      nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+      nlohmann::json j =
+          nlohmann::json::parse(read_regular_file(index), nullptr, false);
       if (j.is_object() && j.contains("timestamp") &&
           j["timestamp"].is_number_integer()) {
         mtime = j["timestamp"].get<i64>() / 1000;

@@ -2,11 +2,10 @@
 // CondaMetadata: JSON parsing, defaults and name checks.
 #include "libpkg/conda/metadata.hpp"
 
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "libpkg/base/error.hpp"
+#include "libpkg/base/fd.hpp"
 
 namespace libpkg::conda {
 namespace {
@@ -113,11 +112,7 @@ void overlay_text_fields(CondaMetadata& base, const CondaMetadata& over) {
 }
 
 CondaMetadata load_metadata(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw_errno(path.string(), "open");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_metadata_json(text.str(), path.string());
+  return parse_metadata_json(read_regular_file(path), path.string());
 }
 
 CondaPlatform host_platform() {

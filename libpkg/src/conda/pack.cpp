@@ -67,14 +67,12 @@ PackResult pack(const fs::path& prefix, const CondaMetadata& input,
   // One pass per file: hash, classify, search the prefix. The same bytes
   // are read again by the tar writer (from the page cache).
   std::vector<FileScan> scans(pkg_entries.size());
-  {
-    PoolRef pool(options.pool, options.threads);
-    pool.parallel_for(pkg_entries.size(), [&](std::size_t i) {
-      const detail::StagedEntry& e = *pkg_entries[i];
-      if (e.kind != TarKind::file) return;
-      scans[i] = scan_file(e.source, options.placeholder);
-    });
-  }
+  PoolRef pool(options.pool, options.threads);
+  pool.parallel_for(pkg_entries.size(), [&](std::size_t i) {
+    const detail::StagedEntry& e = *pkg_entries[i];
+    if (e.kind != TarKind::file) return;
+    scans[i] = scan_file(e.source, options.placeholder);
+  });
   std::map<std::string, std::size_t> index_of;
   for (std::size_t i = 0; i < pkg_entries.size(); ++i) {
     index_of[pkg_entries[i]->path] = i;
@@ -151,6 +149,8 @@ PackResult pack(const fs::path& prefix, const CondaMetadata& input,
   settings.zstd_level = options.zstd_level;
   settings.bzip2_level = options.bzip2_level;
   settings.threads = options.threads;
+  settings.pool = pool.get();
+  settings.cache = options.cache;
   settings.progress = options.progress;
   // Floor division, so timestamps before 1970 stay consistent.
   settings.mtime = options.timestamp_ms >= 0

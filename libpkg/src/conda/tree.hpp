@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "libpkg/archive/chunk_cache.hpp"
 #include "libpkg/archive/tar.hpp"
 #include "libpkg/base/scratch_dir.hpp"
 #include "libpkg/conda/package.hpp"
@@ -54,6 +55,8 @@ struct WriteSettings {
   int zstd_level = 19;
   int bzip2_level = 9;
   unsigned threads = 0;
+  ThreadPool* pool = nullptr;  // frames and blocks; null: own `threads`
+  std::shared_ptr<archive::ChunkCache> cache;  // large files' frames, blocks
   i64 mtime = 0;
   ProgressFn progress;  // the .conda pkg part
 };

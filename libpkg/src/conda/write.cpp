@@ -14,10 +14,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The zstd overlap for the pkg part: each multithreaded job re-indexes only
-// 1/64 of a window of the previous job's input instead of zstd's default
-// 1/4 at levels 13-15. On the 1.3 GB CUDA-library benchmark tree at level 15
-// that is 8 % less CPU for 0.2 % more output (bench/RESULTS.md).
+// The zstd overlap for the pkg part when it is one multithreaded frame
+// (levels above 19): each job re-indexes only 1/64 of a window of the
+// previous job's input instead of zstd's default 1/4 at levels 13-15. On
+// the 1.3 GB CUDA-library benchmark tree at level 15 that is 8 % less CPU
+// for 0.2 % more output (bench/RESULTS.md).
 constexpr int kPkgOverlapLog = 3;
 
 u64 write_conda(const fs::path& target, const std::string& stem,
@@ -47,11 +48,19 @@ u64 write_conda(const fs::path& target, const std::string& stem,
     const std::string pkg_label = target.string() + ": " + pkg_name;
     archive::ZstdOptions zstd{s.zstd_level, threads, true, kPkgOverlapLog};
     zstd.progress = s.progress;
-    writer.add_stream(pkg_name, archive::zstd_bound(tar_bytes),
-                      [&](const archive::TarSink& sink) {
-                        archive::write_tar_zst(pkg, tar, zstd, tar_bytes, sink,
-                                               pkg_label);
-                      });
+    // Independent frames (levels up to 19): the frames of large files can
+    // come from the chunk cache, for 0.2 % more bytes than one stream at
+    // level 19 on CUDA libraries (docs/archives.md).
+    zstd.independent_frames = archive::zstd_frames_supported(s.zstd_level);
+    zstd.pool = s.pool;
+    zstd.cache = s.cache;
+    const u64 bound =
+        zstd.independent_frames
+            ? archive::zstd_frames_bound(tar_bytes, pkg.size(), s.zstd_level)
+            : archive::zstd_bound(tar_bytes);
+    writer.add_stream(pkg_name, bound, [&](const archive::TarSink& sink) {
+      archive::write_tar_zst(pkg, tar, zstd, tar_bytes, sink, pkg_label);
+    });
     info_done.get();
     writer.add_file(info_name, info_tmp);
     writer.commit();
@@ -82,13 +91,20 @@ std::vector<fs::path> write_package_files(
     fs::path target = out_dir / (stem + package_extension(format));
     outputs.push_back(target);
     if (format == PackageFormat::tar_bz2) {
-      // bzip2 is single-threaded: run it beside the .conda.
+      // Its blocks compress on the pool while the .conda's zstd workers
+      // run: this thread only cuts and joins them.
       bz2_index = outputs.size() - 1;
-      bz2_done = std::async(std::launch::async, [&info, &pkg, &s, target] {
-        std::vector<archive::TarEntry> all = info;
-        all.insert(all.end(), pkg.begin(), pkg.end());
-        return archive::write_tar_bz2(target, all, {s.mtime}, s.bzip2_level);
-      });
+      bz2_done =
+          std::async(std::launch::async, [&info, &pkg, &s, target, threads] {
+            std::vector<archive::TarEntry> all = info;
+            all.insert(all.end(), pkg.begin(), pkg.end());
+            archive::Bzip2Options bzip2;
+            bzip2.level = s.bzip2_level;
+            bzip2.threads = threads;
+            bzip2.pool = s.pool;
+            bzip2.cache = s.cache;
+            return archive::write_tar_bz2(target, all, {s.mtime}, bzip2);
+          });
     }
   }
   try {
@@ -102,6 +118,8 @@ std::vector<fs::path> write_package_files(
     throw;
   }
   if (bz2_done.valid()) written[bz2_index] = bz2_done.get();
+  // Keep the cache within its cap, as the zip writers do after commit.
+  if (s.cache) s.cache->prune_if_stored();
   if (sizes) *sizes = std::move(written);
   return outputs;
 }

@@ -10,12 +10,11 @@
 #include <fnmatch.h>
 
 #include <algorithm>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "base/embedded.hpp"
 #include "libpkg/base/error.hpp"
+#include "libpkg/base/fd.hpp"
 #include "libpkg/base/result.hpp"
 
 namespace libpkg::config {
@@ -395,11 +394,7 @@ CudaTables CudaTables::parse(std::string_view json_text,
 }
 
 CudaTables CudaTables::load(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw_errno(file.string(), "open");
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return parse(buf.str(), file.string());
+  return parse(read_regular_file(file), file.string());
 }
 
 CudaTables CudaTables::overlaid(const CudaTables& other) const {

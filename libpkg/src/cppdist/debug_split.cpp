@@ -133,9 +133,9 @@ DebugSplitResult split_debug_info(const fs::path& lib_dir,
   return result;
 }
 
-void write_debug_zip(const DebugSplitResult& split, const fs::path& zip,
-                     int level, unsigned threads, std::optional<i64> timestamp,
-                     ThreadPool* pool) {
+u64 write_debug_zip(const DebugSplitResult& split, const fs::path& zip,
+                    int level, unsigned threads, std::optional<i64> timestamp,
+                    ThreadPool* pool) {
   archive::ZipWriterOptions zo;
   zo.level = level;
   zo.threads = threads;
@@ -157,6 +157,7 @@ void write_debug_zip(const DebugSplitResult& split, const fs::path& zip,
                     {.mode = 0644, .mtime = st.st_mtim.tv_sec});
   }
   writer.commit();
+  return writer.size();
 }
 
 }  // namespace libpkg::cppdist

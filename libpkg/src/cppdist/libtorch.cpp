@@ -171,11 +171,14 @@ LibtorchPackResult pack_libtorch(const fs::path& tree, const fs::path& out_dir,
     }
   }
   zip.commit();
-  result.zip_size = fs::file_size(result.zip);
+  // The writer's count, not the file's size now: another process may have
+  // replaced the file since (and a device or FIFO keeps no size).
+  result.zip_size = zip.size();
   if (options.write_latest) {
     for (const std::string& latest : latest_names(options.name)) {
       result.latest.push_back(out_dir / latest);
-      copy_file_atomically(result.zip, result.latest.back());
+      result.latest_sizes.push_back(
+          copy_file_atomically(result.zip, result.latest.back()));
     }
   }
   return result;

@@ -7,13 +7,12 @@
 
 #include <algorithm>
 #include <charconv>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string_view>
 
 #include "cuda/layout.hpp"
 #include "libpkg/base/error.hpp"
+#include "libpkg/base/fd.hpp"
 #include "libpkg/base/subprocess.hpp"
 #include "libpkg/cuda/toolkit.hpp"
 
@@ -33,12 +32,8 @@ std::optional<std::string> read_text(const fs::path& file) {
   if (!fs::is_regular_file(file, ec)) return std::nullopt;
   auto size = fs::file_size(file, ec);
   if (ec || size > kMaxTextFile) return std::nullopt;
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream out;
-  out << in.rdbuf();
-  if (in.bad()) return std::nullopt;
-  return out.str();
+  // A file that is there but cannot be read is an error, not "no version".
+  return read_regular_file(file);
 }
 
 // The numbers of "12.4" / "12.4.1" (at least `min_parts`, at most 4).

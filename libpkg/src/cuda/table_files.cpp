@@ -34,7 +34,14 @@ std::optional<TableFile> accept(const config::CudaLibrary& lib,
                                 const fs::path& p, unsigned machine,
                                 Looked& looked) {
   std::error_code ec;
-  if (!fs::is_regular_file(p, ec)) {
+  const fs::file_status st = fs::status(p, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory &&
+      ec != std::errc::not_a_directory)
+    // A path that cannot even be looked at (EACCES on a directory, ELOOP)
+    // is an error, not a place where the library is not.
+    throw Error(Errc::io, p.string(), "cannot stat: " + ec.message())
+        .with_errno(ec.value());
+  if (!fs::is_regular_file(st)) {
     looked.tried.push_back(p.string());
     return std::nullopt;
   }
@@ -54,6 +61,10 @@ std::optional<TableFile> accept(const config::CudaLibrary& lib,
     }
     return TableFile{lib, p, soname, false};
   } catch (const Error& e) {
+    // Not an ELF file of this kind: passed over, the reason listed. A file
+    // that is there but cannot be read is an error: reporting it among the
+    // places "looked for" would hide why the table's library is missing.
+    if (e.code() == Errc::io) throw;
     looked.tried.push_back(fmt::format("{} ({})", p.string(), e.message()));
     return std::nullopt;
   }

@@ -18,6 +18,22 @@ namespace libpkg::deps {
 namespace fs = std::filesystem;
 namespace lm = libpkg::macho;
 
+bool is_python_library(std::string_view name) {
+  const auto slash = name.rfind('/');
+  const std::string_view leaf =
+      slash == std::string_view::npos ? name : name.substr(slash + 1);
+  if (leaf.starts_with("libpython") && leaf.ends_with(".dylib")) return true;
+  // <dir>/Python.framework/Versions/3.11/Python or .../Python.framework/Python
+  for (std::string_view fw : {"Python", "Python3"}) {
+    if (leaf != fw) continue;
+    const std::string dir = std::string("/") + std::string(fw) + ".framework/";
+    const std::string at_start = dir.substr(1);
+    if (name.find(dir) != std::string_view::npos || name.starts_with(at_start))
+      return true;
+  }
+  return false;
+}
+
 const char* dyld_status_name(DyldStatus s) {
   switch (s) {
     case DyldStatus::found:

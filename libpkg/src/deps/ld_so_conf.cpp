@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // System search directories: ld.so.conf (glibc) and ld-musl-<arch>.path.
 #include <glob.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
-#include <fstream>
+#include <deque>
 #include <map>
 #include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "libpkg/base/fd.hpp"
 #include "libpkg/deps/resolve.hpp"
 #include "libpkg/elf/format.hpp"
 #include "system_paths.hpp"
@@ -49,23 +52,91 @@ std::string trimmed_root(const std::filesystem::path& root) {
   return out;
 }
 
+// Puts the components of `path` in front of `todo`, empty ones dropped.
+void push_parts(std::deque<std::string>& todo, std::string_view path) {
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  while (start <= path.size()) {
+    std::size_t end = path.find('/', start);
+    if (end == std::string_view::npos) end = path.size();
+    if (end > start) parts.emplace_back(path.substr(start, end - start));
+    start = end + 1;
+  }
+  todo.insert(todo.begin(), parts.begin(), parts.end());
+}
+
+// As many symbolic links as the kernel follows in one lookup (MAXSYMLINKS).
+constexpr int kMaxSymlinks = 40;
+
 }  // namespace
+
+std::string resolve_in_root(const std::filesystem::path& root,
+                            std::string_view path) {
+  if (root.empty() || root == "/") return std::string(path);
+  // Walked one component at a time, as the kernel does for a process
+  // chrooted at `root`: ".." stops at the root, and a symbolic link met on
+  // the way is read and its target walked in its place, an absolute target
+  // from the root again. A lexical join would follow a link inside the
+  // tree (etc/ld.so.conf.d/x.conf -> /etc/host.conf, opt/lib -> /usr/lib)
+  // out to the host.
+  const std::string base = trimmed_root(root);
+  std::vector<std::string> done;
+  std::deque<std::string> todo;
+  push_parts(todo, path);
+  int links = 0;
+  auto joined = [&] {
+    std::string out = base;
+    for (const auto& part : done) out += "/" + part;
+    return out;
+  };
+  while (!todo.empty()) {
+    std::string part = std::move(todo.front());
+    todo.pop_front();
+    if (part == ".") continue;
+    if (part == "..") {
+      if (!done.empty()) done.pop_back();
+      continue;
+    }
+    done.push_back(std::move(part));
+    const std::string here = joined();
+    struct stat st {};
+    if (::lstat(here.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) continue;
+    // Past the kernel's limit the path is left as it is: it names nothing.
+    if (++links > kMaxSymlinks) continue;
+    std::string target(static_cast<std::size_t>(st.st_size) + 1, '\0');
+    ssize_t n = ::readlink(here.c_str(), target.data(), target.size());
+    if (n < 0 || static_cast<std::size_t>(n) >= target.size()) continue;
+    target.resize(static_cast<std::size_t>(n));
+    done.pop_back();
+    if (target.starts_with('/')) done.clear();
+    push_parts(todo, target);
+  }
+  return joined();
+}
+
+std::string in_root(const std::filesystem::path& root,
+                    const std::string& host_path) {
+  if (root.empty() || root == "/") return host_path;
+  const std::string base = trimmed_root(root);
+  if (host_path != base && !host_path.starts_with(base + "/")) return host_path;
+  return resolve_in_root(root, std::string_view(host_path).substr(base.size()));
+}
 
 std::string under_root(const std::filesystem::path& root,
                        std::string_view path) {
   if (root.empty() || root == "/") return std::string(path);
-  std::string in_root = confine(path);
-  return trimmed_root(root) + (in_root == "/" ? "" : in_root);
+  std::string inside = confine(path);
+  return trimmed_root(root) + (inside == "/" ? "" : inside);
 }
 
 std::vector<std::string> parse_musl_path_file(
     const std::filesystem::path& file, const std::filesystem::path& root) {
-  std::ifstream in(file);
   std::vector<std::string> out;
-  if (!in) return out;
-  std::stringstream text;
-  text << in.rdbuf();
-  std::string all = text.str();
+  // Unreadable (or a FIFO, refused without blocking): no directories, as
+  // musl's loader reads it.
+  auto text = try_read_regular_file(in_root(root, file.string()));
+  if (!text) return out;
+  const std::string& all = text.value();
   size_t start = 0;
   while (start <= all.size()) {
     size_t end = all.find_first_of(":\n", start);
@@ -80,7 +151,7 @@ std::vector<std::string> parse_musl_path_file(
 std::map<std::string, std::vector<std::string>> read_musl_path_files(
     const std::filesystem::path& root) {
   std::map<std::string, std::vector<std::string>> out;
-  std::string pattern = under_root(root, "/etc/ld-musl-*.path");
+  std::string pattern = resolve_in_root(root, "/etc/ld-musl-*.path");
   glob_t g{};
   if (::glob(pattern.c_str(), 0, nullptr, &g) == 0) {
     constexpr std::string_view prefix = "ld-musl-", suffix = ".path";
@@ -149,7 +220,7 @@ struct ConfParser {
   void include(const std::filesystem::path& from, const std::string& pattern) {
     std::string full;
     if (pattern.starts_with('/')) {
-      full = detail::under_root(root, pattern);
+      full = detail::resolve_in_root(root, pattern);
     } else if (root.empty() || root == "/") {
       full = (from.parent_path() / pattern).string();
     } else {
@@ -157,9 +228,9 @@ struct ConfParser {
       // (`from` is always under it: every file parsed came from under_root).
       std::string dir = from.parent_path().string();
       std::string prefix = detail::trimmed_root(root);
-      std::string_view in_root(dir);
-      if (in_root.starts_with(prefix)) in_root.remove_prefix(prefix.size());
-      full = detail::under_root(root, std::string(in_root) + "/" + pattern);
+      std::string_view rel(dir);
+      if (rel.starts_with(prefix)) rel.remove_prefix(prefix.size());
+      full = detail::resolve_in_root(root, std::string(rel) + "/" + pattern);
     }
     glob_t g{};
     // glob sorts its matches (as ldconfig relies on); a pattern without
@@ -174,12 +245,20 @@ struct ConfParser {
   }
 
   void parse(const std::filesystem::path& conf) {
-    std::error_code ec;
-    auto canonical = std::filesystem::weakly_canonical(conf, ec);
-    std::string key = ec ? conf.string() : canonical.string();
-    if (!visited.insert(key).second) return;
-    std::ifstream in(conf);
-    if (!in) return;  // ldconfig only warns about unreadable files
+    // The file the name reaches (inside the root under --root) is both the
+    // file read and the key that ends include cycles.
+    std::string file = detail::in_root(root, conf.string());
+    if (root.empty() || root == "/") {
+      std::error_code ec;
+      auto canonical = std::filesystem::weakly_canonical(conf, ec);
+      if (!ec) file = canonical.string();
+    }
+    if (!visited.insert(file).second) return;
+    // ldconfig only warns about unreadable files (a FIFO is refused without
+    // blocking).
+    auto text = try_read_regular_file(file);
+    if (!text) return;
+    std::istringstream in(text.value());
     std::string line;
     while (std::getline(in, line)) {
       // '#' starts a comment anywhere: the format has no quoting.

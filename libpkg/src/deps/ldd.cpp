@@ -68,16 +68,17 @@ std::vector<LddReport> ldd(const std::vector<std::filesystem::path>& files,
   std::vector<LddReport> out;
   out.reserve(files.size());
   for (const auto& file : files) {
-    Libc libc = force_libc
-                    ? *force_libc
-                    : libc_of(elf::ElfFile::open(file)).value_or(Libc::glibc);
+    // Read once: for its libc, then resolved from the same mapping.
+    const elf::ElfFile root =
+        config.open_elf ? config.open_elf(file) : elf::ElfFile::open(file);
+    Libc libc = force_libc ? *force_libc : libc_of(root).value_or(Libc::glibc);
     auto it = resolvers.find(libc);
     if (it == resolvers.end()) {
       SearchConfig c = config;
       c.libc = libc;
       it = resolvers.emplace(libc, Resolver(std::move(c))).first;
     }
-    out.push_back({it->second.tree(file), libc});
+    out.push_back({it->second.tree(root, file), libc});
   }
   return out;
 }

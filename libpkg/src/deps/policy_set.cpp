@@ -19,12 +19,11 @@
 
 #include <algorithm>
 #include <cstddef>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "base/embedded.hpp"
 #include "libpkg/base/error.hpp"
+#include "libpkg/base/fd.hpp"
 #include "libpkg/deps/policy.hpp"
 
 namespace libpkg::deps {
@@ -283,12 +282,7 @@ PolicySet PolicySet::parse(std::string_view json_text, std::string name,
 }
 
 PolicySet PolicySet::load(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw_errno(file.string(), "open");
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw_errno(file.string(), "read");
-  std::string content = text.str();
+  std::string content = read_regular_file(file);
   return parse(content, file.string(), infer_libc(content, file.string()));
 }
 

@@ -88,7 +88,7 @@ Resolver::Resolver(SearchConfig config) : config_(std::move(config)) {
     std::vector<std::string> out;
     for (const char* d : dirs) {
       std::string dir = detail::under_root(root, d);
-      if (!is_dir(dir)) continue;
+      if (!is_dir(detail::in_root(root, dir))) continue;
       bool in_conf = false;
       for (const auto& c : conf_dirs_) in_conf |= c == dir;
       if (!in_conf) out.push_back(std::move(dir));
@@ -103,7 +103,7 @@ Resolver::Resolver(SearchConfig config) : config_(std::move(config)) {
   if (config_.libc == Libc::glibc) {
     for (auto& d :
          parse_ld_so_conf(detail::under_root(root, "/etc/ld.so.conf"), root))
-      if (is_dir(d)) conf_dirs_.push_back(std::move(d));
+      if (is_dir(detail::in_root(root, d))) conf_dirs_.push_back(std::move(d));
     default_dirs64_ =
         existing_defaults({"/lib64", "/usr/lib64", "/lib", "/usr/lib"});
     default_dirs32_ = existing_defaults({"/lib", "/usr/lib"});
@@ -219,18 +219,32 @@ std::vector<Resolver::SearchEntry> Resolver::search_list(
 LddTree Resolver::tree(
     const fs::path& file,
     const std::function<bool(const LibraryNode&)>& prune) const {
+  return tree(
+      config_.open_elf ? config_.open_elf(file) : elf::ElfFile::open(file),
+      file, prune);
+}
+
+LddTree Resolver::tree(
+    const elf::ElfFile& opened_root, const fs::path& file,
+    const std::function<bool(const LibraryNode&)>& prune) const {
   LddTree result;
   result.path = file;
-  // Open by the given name first so that a missing or non-ELF file is
-  // reported as such; then by its realpath, which gives $ORIGIN.
   auto open = [&](const fs::path& path) {
     return std::make_unique<elf::ElfFile>(
         config_.open_elf ? config_.open_elf(path) : elf::ElfFile::open(path));
   };
-  auto root = open(file);
+  // Opened (once) by the given name, so that a missing or non-ELF file is
+  // reported as such. $ORIGIN is the directory of the file's real path (as
+  // ld.so takes it from /proc/self/exe): the same bytes are viewed under
+  // that name rather than the file read again.
+  auto root = std::make_unique<elf::ElfFile>(opened_root);
   std::error_code ec;
   fs::path real = fs::canonical(file, ec);
-  if (!ec && real != file) root = open(real);
+  if (!ec && real != file) {
+    auto keep = std::make_shared<elf::ElfFile>(std::move(*root));
+    root = std::make_unique<elf::ElfFile>(keep->bytes().renamed(real.string()),
+                                          keep);
+  }
   if (auto interp = root->interpreter())
     result.interpreter = std::string(*interp);
   for (auto n : root->needed()) result.needed.emplace_back(n);
@@ -262,10 +276,13 @@ LddTree Resolver::tree(
 
       auto try_candidate = [&](const std::string& candidate, FoundVia via,
                                const std::string& raw) {
-        if (!is_regular(candidate)) return false;
+        // Under --root the file a chrooted loader reaches (links in the
+        // tree followed inside it); the candidate's name is what it prints.
+        const std::string target = detail::in_root(config_.root, candidate);
+        if (!is_regular(target)) return false;
         std::unique_ptr<elf::ElfFile> lib;
         try {
-          lib = open(candidate);
+          lib = open(target);
         } catch (const Error& e) {
           node.skipped.push_back({candidate, "not loadable: " + e.message()});
           return false;
@@ -276,7 +293,7 @@ LddTree Resolver::tree(
           return false;
         }
         node.path = candidate;
-        node.realpath = real_path(candidate);
+        node.realpath = real_path(target);
         node.via = via;
         node.search_dir = raw;
         found = std::move(lib);

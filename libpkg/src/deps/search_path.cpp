@@ -35,16 +35,34 @@ size_t match_token(std::string_view rest, std::string_view name) {
 
 }  // namespace
 
-std::vector<std::string> split_path_list(std::string_view list) {
+namespace {
+
+// Entries of `list` ending at any of `separators`, empty ones kept.
+std::vector<std::string> split_at(std::string_view list,
+                                  std::string_view separators) {
   std::vector<std::string> out;
   size_t start = 0;
   while (true) {
-    size_t colon = list.find(':', start);
-    out.emplace_back(list.substr(start, colon - start));
-    if (colon == std::string_view::npos) break;
-    start = colon + 1;
+    size_t end = list.find_first_of(separators, start);
+    out.emplace_back(list.substr(start, end - start));
+    if (end == std::string_view::npos) break;
+    start = end + 1;
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<std::string> split_path_list(std::string_view list) {
+  return split_at(list, ":");
+}
+
+std::vector<std::string> split_ld_library_path(std::string_view value) {
+  // glibc (elf/dl-load.c, _dl_init_paths) hands LD_LIBRARY_PATH to the
+  // same splitter as DT_RPATH but with ":;" as separators; DT_RPATH and
+  // DT_RUNPATH split on ':' only (split_path_list). Unset or empty: none.
+  if (value.empty()) return {};
+  return split_at(value, ":;");
 }
 
 std::string expand_dst(std::string_view entry, std::string_view origin,

@@ -20,6 +20,22 @@ namespace libpkg::deps::detail {
 std::string under_root(const std::filesystem::path& root,
                        std::string_view path);
 
+// What a process chrooted at `root` reaches by `path`, as a host path: the
+// path walked component by component, "." and ".." resolved (never above
+// the root) and every symbolic link followed inside the root (an absolute
+// target starts again from it). under_root names a file as the loader
+// would print it; this is the file to open or test, so that a link in the
+// tree (opt/lib -> /usr/lib, ld.so.conf.d/x.conf -> /etc/x.conf) never
+// leads out to the host. Unchanged for "/" or an empty root.
+std::string resolve_in_root(const std::filesystem::path& root,
+                            std::string_view path);
+
+// resolve_in_root of a host path under `root` (a directory or candidate
+// built from under_root, a glob match); a path outside the root (an
+// RPATH, the analysed file) unchanged.
+std::string in_root(const std::filesystem::path& root,
+                    const std::string& host_path);
+
 // Directories of a musl /etc/ld-musl-<arch>.path file (separated by ':'
 // and newlines, empty entries dropped), under `root`.
 std::vector<std::string> parse_musl_path_file(

@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 #include <system_error>
 
+#include "driver/common_repair.hpp"
+#include "libpkg/base/error.hpp"
 #include "libpkg/base/subprocess.hpp"
 
 namespace libpkg::driver {
@@ -265,5 +267,37 @@ void add_lines(std::vector<std::string>& out, const std::string& text) {
     start = end + 1;
   }
 }
+
+namespace detail {
+
+void write_and_check_wheel(
+    Summary& s, const CommonOptions& o, const std::filesystem::path& input,
+    const std::string& output_name, std::size_t grafts,
+    const std::function<bundle::RepairResult(const bundle::ApplyOptions&)>&
+        write,
+    const CommonOptions& checks, const check::Expectation& expect) {
+  namespace fs = std::filesystem;
+  const fs::path out = o.out_dir / output_name;
+  std::error_code ec;
+  if (fs::exists(out, ec) && fs::equivalent(out, input, ec))
+    throw Error(Errc::usage, out.string(),
+                "the repaired wheel would replace the input; choose another "
+                "output directory");
+  if (o.log)
+    o.log(fmt::format("bundling {} librar{}, writing {}", grafts,
+                      grafts == 1 ? "y" : "ies", out.string()));
+  bundle::ApplyOptions ap;
+  ap.level = o.zip_level;
+  ap.threads = o.threads;
+  ap.pool = o.pool;
+  ap.cache = o.cache;
+  ap.timestamp = o.timestamp;
+  ap.progress = o.progress;
+  bundle::RepairResult result = write(ap);
+  add_artifact(s, "wheel", result.path, /*check=*/true, result.size);
+  check_artifacts(s, checks, expect);
+}
+
+}  // namespace detail
 
 }  // namespace libpkg::driver

@@ -10,6 +10,7 @@
 
 #include "libpkg/base/atomic_file.hpp"
 #include "libpkg/base/error.hpp"
+#include "libpkg/base/fd.hpp"
 #include "libpkg/base/result.hpp"
 #include "libpkg/base/scratch_dir.hpp"
 #include "libpkg/config/names.hpp"
@@ -97,9 +98,7 @@ void validate(const CondaDriverOptions& o) {
   std::error_code ec;
   if (o.prefix.empty())
     throw Error(Errc::usage, "conda", "no staged prefix given (--prefix)");
-  if (!fs::is_directory(o.prefix, ec))
-    throw Error(Errc::usage, o.prefix.string(),
-                "the staged prefix is not a directory");
+  require_directory(o.prefix, "staged prefix");
   // Packages and the staging tree written inside the prefix would be
   // packed into themselves.
   fs::path prefix = fs::weakly_canonical(o.prefix, ec);
@@ -231,6 +230,7 @@ Summary run_conda(const CondaDriverOptions& options) {
   pack.zstd_level = options.zstd_level;
   pack.threads = common.threads;
   pack.pool = common.pool;
+  pack.cache = common.cache;  // large files' zstd frames and bzip2 blocks
   pack.timestamp_ms = timestamp_ms(common);
   pack.placeholder = placeholder;
   pack.out_dir = common.out_dir;
@@ -265,6 +265,7 @@ Summary run_conda(const CondaDriverOptions& options) {
   // check_binary does not expect the per-CUDA table's libraries inside.
   check_artifacts(summary, common, check_expectation(config, false));
   summary.seconds = clock.seconds();
+  summary.record_cache(common);
   return summary;
 }
 

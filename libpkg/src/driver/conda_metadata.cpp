@@ -4,11 +4,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "libpkg/base/error.hpp"
+#include "libpkg/base/fd.hpp"
 #include "libpkg/config/names.hpp"
 #include "libpkg/cuda/toolkit.hpp"
 #include "libpkg/driver/conda.hpp"
@@ -39,11 +38,9 @@ void append_unique(std::vector<std::string>& to,
 // Keys present in the metadata file, so a field given as 0 or "" there is
 // told apart from one left out.
 nlohmann::json read_keys(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  std::stringstream text;
-  text << in.rdbuf();
+  std::string text = read_regular_file(file);
   try {
-    return nlohmann::json::parse(text.str());
+    return nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception&) {
     return nlohmann::json::object();  // load_metadata already reported it
   }

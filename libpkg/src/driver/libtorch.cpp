@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // run_libtorch: see driver/libtorch.hpp. The input side (tree or wheel,
-// build hash) is in libtorch_input.cpp.
+// build hash) is in libtorch_input.cpp, the macOS bundle in
+// libtorch_macos.cpp.
 #include "libpkg/driver/libtorch.hpp"
 
 #include <fmt/format.h>
@@ -9,6 +10,7 @@
 
 #include "base/glob.hpp"
 #include "driver/libtorch_input.hpp"
+#include "driver/libtorch_macos.hpp"
 #include "libpkg/base/atomic_file.hpp"
 #include "libpkg/base/error.hpp"
 #include "libpkg/base/scratch_dir.hpp"
@@ -30,11 +32,7 @@ cppdist::LibtorchVariant variant_of(const config::BuildConfig& c) {
         fmt::format("the libtorch driver needs a libtorch "
                     "configuration, not {} ('{}')",
                     config::package_type_name(c.type), c.build_environment()));
-  if (c.os != "linux")
-    throw Error(Errc::usage, "configuration",
-                fmt::format("the libtorch driver builds Linux zips; {} "
-                            "libtorch is not supported",
-                            c.os));
+  // macOS zips have no variants: the default stands for "shared".
   return c.variant.value_or(cppdist::LibtorchVariant{});
 }
 
@@ -128,24 +126,37 @@ Summary run_libtorch(const LibtorchDriverOptions& o) {
   const cppdist::LibtorchName name = config::libtorch_name(o.common.config);
 
   s.plan.push_back(input.description);
-  s.plan.push_back(fmt::format("variant {}, build-version {}, build-hash {}",
-                               variant.name(), name.version, build_hash));
+  const bool macos = o.common.config.os == "macos";
+  s.plan.push_back(fmt::format(
+      "{}, build-version {}, build-hash {}",
+      macos ? "macOS " + o.common.config.arch : "variant " + variant.name(),
+      name.version, build_hash));
   for (const auto& skipped : input.skip)
     s.plan.push_back(fmt::format("skip {} (not part of the layout)", skipped));
 
-  bundle::TreeBundleOptions bo = bundle_options(o, variant, input.skip, s.plan);
+  if (macos && o.debug_split)
+    throw Error(Errc::usage, "--debug-split",
+                "splits ELF debug info (objcopy); a macOS zip has none");
   log(fmt::format("resolving the dependencies of {}", input.tree.string()));
-  const bundle::TreeBundlePlan bundle =
-      bundle::plan_tree_bundle(input.tree, bo);
-  for (auto& line : bundle.lines()) s.plan.push_back(std::move(line));
-  if (!variant.with_deps && !bundle.external.empty())
-    s.plan.push_back(fmt::format(
-        "without-deps: {} external librar{} left to the user's system "
-        "(accepted by the dependency check)",
-        bundle.external.size(), bundle.external.size() == 1 ? "y" : "ies"));
-  s.plan_json = bundle.to_json(-1);
+  bundle::TreeBundlePlan bundle;
+  std::optional<bundle::MacosTreeBundlePlan> mac;
+  if (macos) {
+    mac = plan_libtorch_macos(o, input, s.plan);
+    s.plan_json = mac->to_json(-1);
+  } else {
+    bundle::TreeBundleOptions bo =
+        bundle_options(o, variant, input.skip, s.plan);
+    bundle = bundle::plan_tree_bundle(input.tree, bo);
+    for (auto& line : bundle.lines()) s.plan.push_back(std::move(line));
+    if (!variant.with_deps && !bundle.external.empty())
+      s.plan.push_back(fmt::format(
+          "without-deps: {} external librar{} left to the user's system "
+          "(accepted by the dependency check)",
+          bundle.external.size(), bundle.external.size() == 1 ? "y" : "ies"));
+    s.plan_json = bundle.to_json(-1);
+  }
 
-  if (!variant.shared && !has_static_archive(input.tree / "lib"))
+  if (!macos && !variant.shared && !has_static_archive(input.tree / "lib"))
     s.notes.push_back(
         "static variant, but lib/ holds no static archive (.a): the zip "
         "will contain the shared libraries, as the old static zips did "
@@ -179,10 +190,14 @@ Summary run_libtorch(const LibtorchDriverOptions& o) {
   const fs::path staging = work.path() / "libtorch";
   log("staging the tree (hard links)");
   bundle::stage_tree(input.tree, staging, input.skip);
-  if (!bundle.grafts.empty() || !bundle.edits.empty())
-    log(fmt::format("bundling {} libraries, editing {} files",
-                    bundle.grafts.size(), bundle.edits.size()));
-  bundle::apply_tree_bundle(bundle, staging);
+  const std::size_t grafts = mac ? mac->grafts.size() : bundle.grafts.size();
+  const std::size_t edits = mac ? mac->edits.size() : bundle.edits.size();
+  if (grafts || edits)
+    log(fmt::format("bundling {} libraries, editing {} files", grafts, edits));
+  if (mac)
+    bundle::apply_macos_tree_bundle(*mac, staging);
+  else
+    bundle::apply_tree_bundle(bundle, staging);
 
   std::optional<cppdist::DebugSplitResult> split;
   if (o.debug_split) {
@@ -207,16 +222,17 @@ Summary run_libtorch(const LibtorchDriverOptions& o) {
   log(fmt::format("packing {}", cppdist::zip_name(name)));
   cppdist::LibtorchPackResult packed =
       cppdist::pack_libtorch(staging, o.common.out_dir, po);
-  add_artifact(s, "libtorch", packed.zip);
-  for (const auto& latest : packed.latest)
-    add_artifact(s, "libtorch-latest", latest, /*check=*/false);
+  add_artifact(s, "libtorch", packed.zip, /*check=*/true, packed.zip_size);
+  for (std::size_t i = 0; i < packed.latest.size(); ++i)
+    add_artifact(s, "libtorch-latest", packed.latest[i], /*check=*/false,
+                 packed.latest_sizes[i]);
   if (split) {
     fs::path debug_zip =
         o.common.out_dir / cppdist::debug_zip_name(name, *split->main_crc);
-    cppdist::write_debug_zip(*split, debug_zip, o.common.zip_level,
-                             o.common.threads, o.common.timestamp,
-                             o.common.pool);
-    add_artifact(s, "debug-libtorch", debug_zip, /*check=*/false);
+    const u64 debug_size = cppdist::write_debug_zip(
+        *split, debug_zip, o.common.zip_level, o.common.threads,
+        o.common.timestamp, o.common.pool);
+    add_artifact(s, "debug-libtorch", debug_zip, /*check=*/false, debug_size);
     for (const auto& f : split->files)
       s.plan.push_back(fmt::format("debuglink {} -> {} (crc32 {:08x})",
                                    f.library.filename().string(),
@@ -233,7 +249,12 @@ Summary run_libtorch(const LibtorchDriverOptions& o) {
     co.check.allow_external.push_back(soname);
   for (const auto& [soname, needers] : bundle.missing)
     co.check.allow_external.push_back(soname);
-  check_artifacts(s, co, check_expectation(o.common.config, variant.with_deps));
+  check::Expectation expect =
+      check_expectation(o.common.config, !macos && variant.with_deps);
+  // The zip claims no platform tag: hold its Mach-O files to the
+  // deployment target and arch it was built for.
+  if (macos) expect.platform = macos_zip_platform(o);
+  check_artifacts(s, co, expect);
   s.seconds = clock.seconds();
   s.record_cache(o.common);
   return s;

@@ -9,6 +9,7 @@
 #include "libpkg/archive/extract.hpp"
 #include "libpkg/archive/zip_reader.hpp"
 #include "libpkg/base/error.hpp"
+#include "libpkg/base/fd.hpp"
 #include "libpkg/base/subprocess.hpp"
 #include "libpkg/cppdist/libtorch.hpp"
 
@@ -49,11 +50,9 @@ void require_layout(const fs::path& tree, const std::string& what) {
 
 LibtorchInput from_tree(const LibtorchDriverOptions& o) {
   const fs::path& tree = *o.tree;
-  std::error_code ec;
-  if (!fs::exists(tree, ec))
-    throw Error(Errc::usage, tree.string(), "no such install tree");
-  if (!fs::is_directory(tree))
-    throw Error(Errc::usage, tree.string(), "not a directory");
+  // A missing input is an io error with ENOENT (Python: FileNotFoundError),
+  // not a usage error.
+  require_directory(tree, "install tree");
   require_layout(tree, tree.string());
   LibtorchInput in{tree, others(tree),
                    fmt::format("input: install tree {}", tree.string())};
@@ -69,9 +68,8 @@ LibtorchInput from_tree(const LibtorchDriverOptions& o) {
 LibtorchInput from_wheel(const LibtorchDriverOptions& o,
                          const fs::path& scratch) {
   const fs::path& wheel = *o.wheel;
-  std::error_code ec;
-  if (!fs::is_regular_file(wheel, ec))
-    throw Error(Errc::usage, wheel.string(), "no such wheel file");
+  // Missing, unreadable or not a regular file: ZipReader::open's io error
+  // (with errno), naming the wheel.
   archive::ZipReader zip = archive::ZipReader::open(wheel);
   const fs::path dir = scratch / "wheel";
   archive::ExtractOptions eo;
@@ -136,8 +134,7 @@ std::string resolve_build_hash(const LibtorchDriverOptions& o) {
     throw Error(Errc::usage, "build-hash",
                 "give the build hash, or the source checkout to read it "
                 "from (git rev-parse HEAD)");
-  if (!fs::is_directory(*o.source))
-    throw Error(Errc::usage, o.source->string(), "no such source directory");
+  require_directory(*o.source, "source directory");
   RunResult r = run_process(
       {o.git, "-C", o.source->string(), "rev-parse", "HEAD"},
       {.env_unset = {"GIT_DIR", "GIT_WORK_TREE"}, .timeout_seconds = 60});

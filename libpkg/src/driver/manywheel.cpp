@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <set>
 
+#include "driver/common_repair.hpp"
 #include "driver/manywheel_build.hpp"
 #include "driver/manywheel_rules.hpp"
 #include "libpkg/base/error.hpp"
@@ -112,7 +113,7 @@ Summary run_manywheel(const ManywheelOptions& o) {
   if (o.common.config.type != config::PackageType::manywheel)
     throw Error(Errc::usage, o.common.config.build_environment(),
                 "the manywheel driver builds manywheel configurations");
-  std::error_code ec;  // (also used below)
+  std::error_code ec;
   if (!o.wheel.empty() && fs::is_regular_file(o.wheel, ec))
     check_arch(o.wheel, o.common.config);
   // Table problems are reported before a (long) build is started.
@@ -161,30 +162,15 @@ Summary run_manywheel(const ManywheelOptions& o) {
     return s;
   }
 
-  const fs::path out = o.common.out_dir / plan.output_name;
-  if (fs::exists(out, ec) && fs::equivalent(out, *wheel, ec))
-    throw Error(Errc::usage, out.string(),
-                "the repaired wheel would replace the input; choose another "
-                "output directory");
-  log(o, fmt::format("bundling {} librar{}, writing {}", plan.grafts.size(),
-                     plan.grafts.size() == 1 ? "y" : "ies", out.string()));
-  bundle::ApplyOptions ap;
-  ap.level = o.common.zip_level;
-  ap.threads = o.common.threads;
-  ap.pool = o.common.pool;
-  ap.timestamp = o.common.timestamp;
-  ap.progress = o.common.progress;
-  ap.cache = o.common.cache;
-  bundle::RepairResult result =
-      bundle::apply_repair(analysis, plan, o.common.out_dir, ap);
-  add_artifact(s, "wheel", result.path);
-
   CommonOptions checks = o.common;
   for (const auto& a : rules.allow_external)
     checks.check.allow_external.push_back(a);
-  check_artifacts(
-      s, checks,
-      check_expectation(o.common.config, rules.table && !o.pypi_cuda));
+  detail::write_and_check_wheel(
+      s, o.common, *wheel, plan.output_name, plan.grafts.size(),
+      [&](const bundle::ApplyOptions& ap) {
+        return bundle::apply_repair(analysis, plan, o.common.out_dir, ap);
+      },
+      checks, check_expectation(o.common.config, rules.table && !o.pypi_cuda));
   s.seconds = clock.seconds();
   s.record_cache(o.common);
   return s;

@@ -4,9 +4,11 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <map>
 
 #include "libpkg/base/error.hpp"
+#include "libpkg/base/fd.hpp"
 #include "libpkg/base/subprocess.hpp"
 
 namespace fs = std::filesystem;
@@ -34,10 +36,7 @@ fs::path dist_dir(const ManywheelOptions& o) {
 
 fs::path build_wheel(const ManywheelOptions& o,
                      const std::vector<std::string>& env_set) {
-  std::error_code ec;
-  if (!fs::is_directory(o.source_dir, ec))
-    throw Error(Errc::not_found, o.source_dir.string(),
-                "source directory not found");
+  require_directory(o.source_dir, "source directory");
   const fs::path dist = dist_dir(o);
   const auto before = wheels_in(dist);
   if (o.common.log)
@@ -95,9 +94,13 @@ std::optional<fs::path> input_wheel(const ManywheelOptions& o,
                 "give either a built wheel (--wheel) or a build command "
                 "(--build-command with --source), not both or neither");
   if (has_wheel) {
-    std::error_code ec;
-    if (!fs::is_regular_file(o.wheel, ec))
-      throw Error(Errc::not_found, o.wheel.string(), "wheel not found");
+    // Missing, unreadable or not a regular file: an io error naming the
+    // wheel, with its errno (Python: FileNotFoundError when missing).
+    Result<Fd> in = try_open_regular(o.wheel);
+    if (!in && in.error().sys_errno() == ENOENT)
+      throw Error(Errc::io, o.wheel.string(), "wheel not found")
+          .with_errno(ENOENT);
+    if (!in) throw in.error();
     plan.push_back("input: " + o.wheel.string());
     return o.wheel;
   }

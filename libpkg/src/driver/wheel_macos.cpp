@@ -8,8 +8,9 @@
 
 #include <algorithm>
 
+#include "driver/common_repair.hpp"
+#include "driver/macos_rules.hpp"
 #include "driver/manywheel_build.hpp"
-#include "libpkg/base/atomic_file.hpp"
 #include "libpkg/base/error.hpp"
 #include "libpkg/bundle/macos_repair.hpp"
 #include "libpkg/config/names.hpp"
@@ -60,30 +61,6 @@ void check_python(const fs::path& wheel, const config::BuildConfig& c) {
                             c.python->python_tag()));
 }
 
-// The deployment target in effect for `arch`: MACOSX_DEPLOYMENT_TARGET
-// (10.15 by default), raised to 11.0 for arm64 (the first macOS on it).
-wheel::MacosVersion deployment_target(const WheelMacosOptions& o,
-                                      const std::string& arch) {
-  wheel::MacosVersion t = wheel::MacosVersion::parse(
-      o.deployment_target.value_or(std::string("10.15")),
-      "MACOSX_DEPLOYMENT_TARGET");
-  if (arch == "arm64") t = std::max(t, wheel::MacosVersion{11, 0});
-  return t;
-}
-
-// One OpenMP runtime: the wheel's own copy in <package>/lib. A runtime the
-// repair would bundle into .dylibs means the build did not ship one, and
-// the wheel would load a second copy next to any other package's.
-void check_one_openmp(const bundle::MacosRepairPlan& plan) {
-  for (const auto& g : plan.grafts)
-    if (is_openmp_runtime(g.name))
-      throw Error(Errc::format, plan.wheel.string(),
-                  fmt::format("{} would be bundled as {} (found at {}): the "
-                              "wheel must ship its one OpenMP runtime in "
-                              "<package>/lib (torch/lib/libomp.dylib)",
-                              g.name, g.member, g.source.string()));
-}
-
 }  // namespace
 
 Summary run_wheel_macos(const WheelMacosOptions& o) {
@@ -96,7 +73,8 @@ Summary run_wheel_macos(const WheelMacosOptions& o) {
   if (c.type != config::PackageType::wheel_macos)
     throw Error(Errc::usage, c.build_environment(),
                 "the wheel_macos driver builds wheel_macos configurations");
-  wheel::MacosVersion target = deployment_target(o, c.arch);
+  wheel::MacosVersion target =
+      detail::macos_deployment_target(o.deployment_target, c.arch);
   std::optional<fs::path> wheel = input_wheel(o, s, target);
   s.plan.push_back(
       fmt::format("deployment target {} ({}), arch {}", target.str(),
@@ -119,7 +97,8 @@ Summary run_wheel_macos(const WheelMacosOptions& o) {
   ro.pool = o.common.pool;
   log(o, fmt::format("analysing {}", wheel->filename().string()));
   bundle::MacosRepairPlan plan = bundle::plan_macos_repair(*wheel, ro);
-  check_one_openmp(plan);
+  detail::check_one_openmp(plan.wheel.string(), plan.binaries, plan.grafts,
+                           "<package>/lib (torch/lib/libomp.dylib)");
   // The old script's name: ABI tag `none` (builder-scripts.md §4), now
   // with WHEEL's Tag lines rewritten to agree (apply retags from plan.name).
   plan.name.abi_tags = {"none"};
@@ -141,26 +120,12 @@ Summary run_wheel_macos(const WheelMacosOptions& o) {
     return s;
   }
 
-  const fs::path out = o.common.out_dir / plan.output_name;
-  std::error_code ec;
-  if (fs::exists(out, ec) && fs::equivalent(out, *wheel, ec))
-    throw Error(Errc::usage, out.string(),
-                "the repaired wheel would replace the input; choose another "
-                "output directory");
-  log(o, fmt::format("bundling {} librar{}, writing {}", plan.grafts.size(),
-                     plan.grafts.size() == 1 ? "y" : "ies", out.string()));
-  create_output_directory(o.common.out_dir);
-  bundle::ApplyOptions ap;
-  ap.level = o.common.zip_level;
-  ap.threads = o.common.threads;
-  ap.pool = o.common.pool;
-  ap.cache = o.common.cache;
-  ap.timestamp = o.common.timestamp;
-  ap.progress = o.common.progress;
-  bundle::RepairResult result =
-      bundle::apply_macos_repair(plan, o.common.out_dir, ap);
-  add_artifact(s, "wheel", result.path);
-  check_artifacts(s, o.common, check_expectation(c, false));
+  detail::write_and_check_wheel(
+      s, o.common, *wheel, plan.output_name, plan.grafts.size(),
+      [&](const bundle::ApplyOptions& ap) {
+        return bundle::apply_macos_repair(plan, o.common.out_dir, ap);
+      },
+      o.common, check_expectation(c, false));
   s.seconds = clock.seconds();
   s.record_cache(o.common);
   return s;

@@ -44,6 +44,11 @@ u32 sysv_hash(std::string_view s) {
 // be rewritten for a reordered .dynsym.
 constexpr i64 kAndroidRel = 0x6000000f, kAndroidRela = 0x60000011;
 constexpr i64 kSyminfo = 0x6ffffeff;
+// prelink's tags: DT_GNU_CONFLICT/DT_GNU_CONFLICTSZ, DT_GNU_LIBLIST,
+// DT_GNU_PRELINKED and DT_CHECKSUM.
+constexpr i64 kGnuConflict = 0x6ffffef8, kGnuConflictSz = 0x6ffffdf6,
+              kGnuLiblist = 0x6ffffef9, kGnuPrelinked = 0x6ffffdf5,
+              kChecksum = 0x6ffffdf8;
 
 template <typename E>
 void put(std::vector<u8>& out, u64 at, u32 v) {
@@ -79,9 +84,27 @@ void Layout<E>::plan_symbol_renames() {
     if (it != map.end() && it->second != it->first)
       sym_renames_[i] = it->second;
   }
-  if (!sym_renames_.empty())
-    notes_.push_back(
-        fmt::format("renamed {} dynamic symbols", sym_renames_.size()));
+  if (sym_renames_.empty()) return;
+  // A prelinked object's bindings were computed at prelink time, by name:
+  // .gnu.conflict holds the resolved values ld.so applies at startup for
+  // symbols whose binding differed, and DT_GNU_LIBLIST/DT_CHECKSUM tell
+  // ld.so whether to trust them. None refers to a symbol index, so nothing
+  // here can be rewritten to follow a rename; renaming would leave ld.so
+  // applying bindings made for the old names. prelink -u undoes it first.
+  for (auto [tag, name] : {std::pair{kGnuConflict, "DT_GNU_CONFLICT"},
+                           std::pair{kGnuConflictSz, "DT_GNU_CONFLICTSZ"},
+                           std::pair{kGnuLiblist, "DT_GNU_LIBLIST"},
+                           std::pair{kGnuPrelinked, "DT_GNU_PRELINKED"},
+                           std::pair{kChecksum, "DT_CHECKSUM"}})
+    if (r_.dynamic_value(tag))
+      throw Error(Errc::unsupported, r_.name(),
+                  fmt::format("--rename-dynamic-symbols: the file is "
+                              "prelinked ({}): its prelink conflict and "
+                              "library tables bind the old names; undo "
+                              "prelink first (prelink -u)",
+                              name));
+  notes_.push_back(
+      fmt::format("renamed {} dynamic symbols", sym_renames_.size()));
 }
 
 template <typename E>
@@ -270,9 +293,8 @@ void Layout<E>::write_symbol_renames() {
     if (!off)
       throw Error(Errc::format, r_.name(),
                   "DT_HASH points outside every segment");
-    u16 machine = r_.ehdr().e_machine;
-    bool wide = E::is_64 && (machine == EM_S390 || machine == EM_ALPHA);
-    u64 w = wide ? 8 : 4;
+    const u64 w = r_.hash_word_size();
+    const bool wide = w == 8;
     auto word_at = [&](std::span<const u8> bytes, u64 at) -> u64 {
       if (wide) {
         U64<E> x;

@@ -488,7 +488,7 @@ std::optional<FileRange> Reader<E>::dynsym_range() const {
                                           "DT_GNU_HASH instead"
                                         : "the symbol count is unknown and "
                                           "no dynamic symbols are read"))
-    count = record_at<std::array<U32<E>, 2>>(*hoff, "DT_HASH table header")[1];
+    count = hash_word_at(*hoff, 1, "DT_HASH table header");
   if (!count) {
     if (auto goff = mapped_table(DT_GNU_HASH,
                                  "the symbol count is unknown and no dynamic "
@@ -500,6 +500,13 @@ std::optional<FileRange> Reader<E>::dynsym_range() const {
         "DT_SYMTAB without section headers, DT_HASH or DT_GNU_HASH: the "
         "symbol count is unknown and no dynamic symbols are read");
   return FileRange{*off, count.value_or(0) * sizeof(Sym<E>)};
+}
+
+template <typename E>
+u64 Reader<E>::hash_word_at(u64 table, u64 index, std::string_view what) const {
+  const u64 w = hash_word_size();
+  if (w == 8) return record_at<U64<E>>(table + index * 8, what);
+  return record_at<U32<E>>(table + index * 4, what);
 }
 
 template <typename E>

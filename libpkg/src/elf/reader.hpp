@@ -84,6 +84,14 @@ class Reader {
   std::span<const Dyn<E>> dynamic_table() const;
   u64 dynamic_used(std::span<const Dyn<E>> table) const;
   std::optional<u64> dynamic_value(i64 tag) const;
+  // Bytes of one word of the SysV hash table (.hash, DT_HASH): 8 on 64-bit
+  // s390 and Alpha (their sh_entsize), 4 everywhere else.
+  u64 hash_word_size() const {
+    const u16 m = ehdr().e_machine;
+    return E::is_64 && (m == EM_S390 || m == EM_ALPHA) ? 8 : 4;
+  }
+  // Word `index` of the SysV hash table at file offset `table`.
+  u64 hash_word_at(u64 table, u64 index, std::string_view what) const;
   // File offset of the first entry with `tag` (for error messages).
   std::optional<u64> dynamic_entry_offset(i64 tag) const;
 

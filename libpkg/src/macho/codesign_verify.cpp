@@ -8,10 +8,26 @@
 #include <algorithm>
 #include <cstring>
 
+#include "libpkg/base/error.hpp"
 #include "libpkg/macho/codesign.hpp"
 
 namespace libpkg::macho {
+
+std::span<const u8> SliceBytes::read(u64 offset, u64 n) {
+  if (offset > size() || n > size() - offset)
+    throw Error(Errc::format, "",
+                fmt::format("read of 0x{:x} bytes at 0x{:x} past the slice "
+                            "(0x{:x} bytes)",
+                            n, offset, size()));
+  return read_checked(offset, n);
+}
+
 namespace {
+
+// "page 2 (0x2000-0x3000): hash mismatch", the words both verifiers use.
+std::string page_mismatch(u64 i, u64 begin, u64 end) {
+  return fmt::format("page {} (0x{:x}-0x{:x}): hash mismatch", i, begin, end);
+}
 
 // Special slots whose content is a blob of the signature itself.
 constexpr u32 kCheckableSlots[] = {kSlotRequirements, kSlotEntitlements,
@@ -50,9 +66,7 @@ void verify_code_directory(const ByteView& slice, const ByteView& sig,
     auto got =
         code_hash(cd.hash_type, slice.span().subspan(begin, end - begin));
     if (std::memcmp(got.data(), hashes + i * cd.hash_size, cd.hash_size) != 0)
-      problem(
-          static_cast<i64>(i),
-          fmt::format("page {} (0x{:x}-0x{:x}): hash mismatch", i, begin, end));
+      problem(static_cast<i64>(i), page_mismatch(i, begin, end));
   }
   for (u32 slot : kCheckableSlots) {
     if (slot > cd.n_special_slots) continue;
@@ -79,6 +93,37 @@ void verify_code_directory(const ByteView& slice, const ByteView& sig,
 }
 
 }  // namespace
+
+std::vector<VerifyProblem> verify_pages(SliceBytes& slice, const ByteView& sig,
+                                        std::span<const ByteRange> ranges) {
+  const Signature parsed = parse_signature(sig);
+  std::vector<VerifyProblem> problems;
+  for (size_t index = 0; index < parsed.code_directories.size(); ++index) {
+    const CodeDirectory& cd = parsed.code_directories[index];
+    const u64 limit = cd.effective_code_limit();
+    const u64 page = cd.page_size() ? cd.page_size() : std::max<u64>(limit, 1);
+    const u8* hashes = sig.data() + cd.offset + cd.hash_offset;
+    std::vector<u64> pages;
+    for (const auto& r : ranges) {
+      if (r.size == 0) continue;
+      for (u64 i = r.offset / page;
+           i < cd.n_code_slots && i * page < r.offset + r.size; ++i)
+        pages.push_back(i);
+    }
+    std::sort(pages.begin(), pages.end());
+    pages.erase(std::unique(pages.begin(), pages.end()), pages.end());
+    for (u64 i : pages) {
+      const u64 begin = i * page, end = std::min(begin + page, limit);
+      if (begin >= end) continue;
+      auto got = code_hash(cd.hash_type, slice.read(begin, end - begin));
+      if (got.size() != cd.hash_size ||
+          std::memcmp(got.data(), hashes + i * cd.hash_size, cd.hash_size) != 0)
+        problems.push_back(
+            {index, static_cast<i64>(i), page_mismatch(i, begin, end)});
+    }
+  }
+  return problems;
+}
 
 VerifyReport verify_signature(const ByteView& slice,
                               const SliceLayout& layout) {

@@ -236,7 +236,7 @@ EditPlan plan_edit(const MachOFile& file, const EditOptions& opts) {
   }
   // A file with nothing this editor can change (only 32-bit or PowerPC
   // slices) is refused rather than silently left as it was.
-  if (!opts.empty() &&
+  if (opts.has_operations() &&
       std::none_of(file.slices().begin(), file.slices().end(),
                    [&](const Slice& s) { return selected(s, opts); }))
     throw Error(Errc::unsupported, file.name(),

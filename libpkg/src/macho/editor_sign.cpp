@@ -3,6 +3,8 @@
 // make them valid again, as more patches of the same overlay.
 #include "macho/editor_sign.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "libpkg/base/error.hpp"
@@ -38,25 +40,16 @@ class EditedSlice final : public SliceBytes {
 
   u64 size() const override { return in_.size(); }
 
-  std::span<const u8> read(u64 offset, u64 size) override {
+  // Writes the patches over `out`, which holds slice[offset, +out.size()).
+  void apply_patches(u64 offset, std::span<u8> out) const;
+
+ protected:
+  std::span<const u8> read_checked(u64 offset, u64 size) override {
     std::span<const u8> original = in_.subspan(offset, size);
     if (!patched(offset, size)) return original;
     scratch_.assign(original.begin(), original.end());
     apply_patches(offset, scratch_);
     return scratch_;
-  }
-
-  // Writes the patches over `out`, which holds slice[offset, +out.size()).
-  void apply_patches(u64 offset, std::span<u8> out) const {
-    u64 begin = base_ + offset, end = begin + out.size();
-    for (const auto& p : patches_) {
-      u64 from = std::max(p.offset, begin);
-      u64 to = std::min<u64>(p.offset + p.bytes.size(), end);
-      if (from >= to) continue;
-      std::copy(p.bytes.begin() + static_cast<std::ptrdiff_t>(from - p.offset),
-                p.bytes.begin() + static_cast<std::ptrdiff_t>(to - p.offset),
-                out.begin() + static_cast<std::ptrdiff_t>(from - begin));
-    }
   }
 
  private:
@@ -73,6 +66,18 @@ class EditedSlice final : public SliceBytes {
   std::vector<u8> scratch_;
 };
 
+void EditedSlice::apply_patches(u64 offset, std::span<u8> out) const {
+  u64 begin = base_ + offset, end = begin + out.size();
+  for (const auto& p : patches_) {
+    u64 from = std::max(p.offset, begin);
+    u64 to = std::min<u64>(p.offset + p.bytes.size(), end);
+    if (from >= to) continue;
+    std::copy(p.bytes.begin() + static_cast<std::ptrdiff_t>(from - p.offset),
+              p.bytes.begin() + static_cast<std::ptrdiff_t>(to - p.offset),
+              out.begin() + static_cast<std::ptrdiff_t>(from - begin));
+  }
+}
+
 // The whole slice with the overlay's patches applied, for the ad-hoc
 // signer, which hashes every page and appends to the slice anyway.
 std::vector<u8> edited_copy(const Slice& slice, const Overlay& overlay) {
@@ -80,6 +85,39 @@ std::vector<u8> edited_copy(const Slice& slice, const Overlay& overlay) {
   std::vector<u8> out(in.begin(), in.end());
   EditedSlice(slice, overlay).apply_patches(0, out);
   return out;
+}
+
+// Re-signing keeps the hashes of the pages an edit does not touch, so a
+// signature that was already stale (the file changed after signing: an
+// edit without re-signing, a patched byte) would stay stale under a fresh
+// re-signature. Before trusting it, the old hashes of a sample are checked
+// against the unedited bytes: every page the edit changes (read anyway),
+// the first page after the header and the last page of the code limit, a
+// few KiB whatever the file's size. A stale page elsewhere is not seen
+// here (`pkgtool macho verify` and check_binary read every page).
+void check_signature_before_edit(const Slice& slice, const SliceLayout& layout,
+                                 const ByteView& old_sig,
+                                 const std::vector<ByteRange>& changed) {
+  std::vector<ByteRange> sample = changed;
+  constexpr u64 kPage = 4096;
+  if (layout.code_limit > kPage) sample.push_back({kPage, 1});
+  if (layout.code_limit > 0) sample.push_back({layout.code_limit - 1, 1});
+  SpanSliceBytes unedited(slice.bytes().span());
+  std::vector<VerifyProblem> problems = verify_pages(unedited, old_sig, sample);
+  if (problems.empty()) return;
+  const Signature sig = parse_signature(old_sig);
+  const VerifyProblem& p = problems.front();
+  throw Error(
+      Errc::format, slice.where(),
+      fmt::format("the code signature does not verify before the edit "
+                  "(CodeDirectory {} (hash type {}): {}{}): the file changed "
+                  "after it was signed, and re-signing only the edited pages "
+                  "would keep the rest stale; run `pkgtool macho sign` on it "
+                  "first (rehashes every page), or edit with --no-sign",
+                  p.cd, sig.code_directories[p.cd].hash_type, p.what,
+                  problems.size() > 1
+                      ? fmt::format(", and {} more", problems.size() - 1)
+                      : ""));
 }
 
 void resign_edited(const Slice& slice, SliceReport& r, Overlay& overlay) {
@@ -100,9 +138,10 @@ void resign_edited(const Slice& slice, SliceReport& r, Overlay& overlay) {
   std::vector<ByteRange> changed;
   for (const auto& c : r.changed_ranges)
     changed.push_back({c.offset - slice.offset(), c.size});
+  check_signature_before_edit(slice, layout, old_sig, changed);
   // A header-only edit keeps the code limit, so the signature keeps its
   // size and offset. The pages the edit did not touch keep their hashes
-  // unchecked (see `resign`): they are not even read.
+  // (see `resign`): only the sample above was checked.
   EditedSlice edited(slice, overlay);
   std::vector<u8> sig = resign(edited, layout, old_sig, changed);
   if (sig.size() != layout.sig_size)

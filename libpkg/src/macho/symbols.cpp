@@ -166,7 +166,14 @@ std::vector<MachOSymbol> symtab_symbols(const Slice& s) {
           sym.defined = true;
           break;
         default:  // N_UNDF, N_PBUD
-          sym.letter = 'U';
+          // An external N_UNDF with a value is a common symbol (its size),
+          // as llvm-nm reads it: not undefined, not defined either.
+          sym.letter = (n.n_type & kNTypeMask) == kNUndf && sym.external &&
+                               n.n_value != 0
+                           ? 'C'
+                           : 'U';
+          sym.weak_ref = n.n_desc & kNWeakRef;
+          sym.library_ordinal = static_cast<u8>(n.n_desc >> 8);
           break;
       }
       out.push_back(sym);
@@ -256,22 +263,87 @@ std::vector<MachOSymbol> trie_exports(const Slice& s) {
   return found;
 }
 
-std::vector<MachOSymbol> defined_external_symbols(const Slice& s) {
-  std::vector<MachOSymbol> out;
-  std::unordered_set<std::string> listed;
-  for (auto& sym : symtab_symbols(s))
-    if (sym.external && sym.defined) {
-      listed.insert(sym.name);
-      out.push_back(std::move(sym));
-    }
-  // llvm-nm adds what only the trie has (a stripped symbol table).
-  for (auto& sym : trie_exports(s))
-    if (!listed.count(sym.name)) out.push_back(std::move(sym));
+namespace {
+
+void sort_by_name(std::vector<MachOSymbol>& syms) {
   std::stable_sort(
-      out.begin(), out.end(), [](const MachOSymbol& a, const MachOSymbol& b) {
+      syms.begin(), syms.end(), [](const MachOSymbol& a, const MachOSymbol& b) {
         return a.name != b.name ? a.name < b.name : a.value < b.value;
       });
+}
+
+// The symbol table's external symbols, defined (commons included, as
+// llvm-nm's --defined-only lists them) or undefined, plus the trie's names
+// the table lacks when `defined`.
+std::vector<MachOSymbol> externals(const Slice& s, bool defined,
+                                   bool undefined) {
+  std::vector<MachOSymbol> out;
+  std::unordered_set<std::string> listed;
+  for (auto& sym : symtab_symbols(s)) {
+    if (!sym.external) continue;
+    const bool is_undefined = sym.letter == 'U';
+    if (is_undefined ? !undefined : !defined) continue;
+    if (!is_undefined) listed.insert(sym.name);
+    out.push_back(std::move(sym));
+  }
+  // llvm-nm adds what only the trie has (a stripped symbol table).
+  if (defined)
+    for (auto& sym : trie_exports(s))
+      if (!listed.count(sym.name)) out.push_back(std::move(sym));
+  sort_by_name(out);
   return out;
+}
+
+}  // namespace
+
+std::vector<MachOSymbol> defined_external_symbols(const Slice& s) {
+  return externals(s, true, false);
+}
+
+std::vector<MachOSymbol> undefined_symbols(const Slice& s) {
+  return externals(s, false, true);
+}
+
+std::vector<MachOSymbol> external_symbols(const Slice& s) {
+  return externals(s, true, true);
+}
+
+const char* lookup_name(SymbolLookup lookup) {
+  switch (lookup) {
+    case SymbolLookup::two_level:
+      return "two_level";
+    case SymbolLookup::self:
+      return "self";
+    case SymbolLookup::dynamic:
+      return "dynamic";
+    case SymbolLookup::executable:
+      return "executable";
+    case SymbolLookup::flat:
+      return "flat";
+    case SymbolLookup::bad_ordinal:
+      return "bad_ordinal";
+  }
+  return "?";
+}
+
+UndefinedLookup undefined_lookup(const Slice& s, const MachOSymbol& sym) {
+  // Without MH_TWOLEVEL, dyld searches every loaded image and the ordinal
+  // means nothing (ld writes 0 there).
+  if (!(s.flags() & kMhTwoLevel)) return {SymbolLookup::flat, std::nullopt};
+  switch (sym.library_ordinal) {
+    case kSelfLibraryOrdinal:
+      return {SymbolLookup::self, std::nullopt};
+    case kDynamicLookupOrdinal:
+      return {SymbolLookup::dynamic, std::nullopt};
+    case kExecutableOrdinal:
+      return {SymbolLookup::executable, std::nullopt};
+    default:
+      break;
+  }
+  for (const auto& d : s.dylibs())
+    if (d.ordinal == sym.library_ordinal)
+      return {SymbolLookup::two_level, std::string(d.name)};
+  return {SymbolLookup::bad_ordinal, std::nullopt};
 }
 
 }  // namespace libpkg::macho

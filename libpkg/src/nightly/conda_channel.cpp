@@ -98,12 +98,12 @@ void check_conda_subdir(const std::string& subdir, const std::string& file) {
                     "\" is not a platform name like linux-64 or noarch");
 }
 
-CondaRecord read_conda_record(const fs::path& package) {
+CondaRecord read_conda_record(const fs::path& from, const fs::path& package) {
   CondaRecord r;
   r.file = package.filename().string();
   std::string text;
   if (conda::format_of(package) == conda::PackageFormat::conda) {
-    auto zip = archive::ZipReader::open(package);
+    auto zip = archive::ZipReader::open(from);
     std::string member = "info-" + conda::stem_of(package) + ".tar.zst";
     const auto* entry = zip.find(member);
     if (!entry) throw Error(Errc::format, package.string(), "no " + member);
@@ -112,7 +112,7 @@ CondaRecord read_conda_record(const fs::path& package) {
         archive::TarReader::open_memory(bytes, package.string() + ":" + member);
     text = index_from_tar(tar);
   } else {
-    auto tar = archive::TarReader::open_file(package);
+    auto tar = archive::TarReader::open_file(from);
     text = index_from_tar(tar);
   }
   if (text.empty())
@@ -123,7 +123,7 @@ CondaRecord read_conda_record(const fs::path& package) {
                 "info/index.json has no subdir");
   check_conda_subdir(j["subdir"].get<std::string>(), package.string());
   r.index_json = text;
-  digests(package, r);
+  digests(from, r);
   return r;
 }
 
@@ -172,7 +172,11 @@ void write_conda_channel(const fs::path& dir,
                                             {"packages.conda", json::object()},
                                             {"removed", json::array()},
                                             {"repodata_version", 1}};
-    fs::create_directories(dir / subdir);
+    std::error_code ec;
+    fs::create_directories(dir / subdir, ec);
+    if (ec)
+      throw Error(Errc::io, (dir / subdir).string(), "create: " + ec.message())
+          .with_errno(ec.value());
     write_text_atomically(dir / subdir / "repodata.json", rd.dump(1) + "\n");
   }
   json cd = {{"channeldata_version", 1},

@@ -20,7 +20,10 @@ struct CondaRecord {
 
 // Errc::format naming the package when it has no readable info/index.json,
 // or when its subdir is not a plain platform name (see check_conda_subdir).
-CondaRecord read_conda_record(const std::filesystem::path& package);
+// The bytes are read from `from` (the package, or a /proc/self/fd path of
+// it); `package` gives its name, format and what errors name.
+CondaRecord read_conda_record(const std::filesystem::path& from,
+                              const std::filesystem::path& package);
 
 /// Throws Errc::format naming `file` unless `subdir` matches
 /// ^[a-z0-9]+(-[a-z0-9_]+)*$ (linux-64, osx-arm64, noarch, ...): the subdir

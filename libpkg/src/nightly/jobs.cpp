@@ -34,7 +34,7 @@ bool valid_artifact_dir(const std::string& dir) {
     if (part == ".." || part == ".") return false;
   std::string first = p.begin()->string();
   for (const char* reserved : {"logs", "state", "jobs", "summaries", "cancel",
-                               "jobs.json", "runner.lock"})
+                               "jobs.json", "runner.lock", ".runner.reserve"})
     if (first == reserved) return false;
   return true;
 }

@@ -16,18 +16,23 @@
 
 #include "clock.hpp"
 #include "conda_channel.hpp"
+#include "html.hpp"
 #include "libpkg/archive/zip_reader.hpp"
 #include "libpkg/base/atomic_file.hpp"
 #include "libpkg/base/error.hpp"
+#include "libpkg/base/fd.hpp"
 #include "libpkg/base/sha256.hpp"
 #include "libpkg/nightly/runner.hpp"
 #include "libpkg/nightly/state.hpp"
 #include "libpkg/wheel/name.hpp"
+#include "open_beneath.hpp"
 
 namespace libpkg::nightly {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+
+using detail::html_escape;
 
 namespace {
 
@@ -72,29 +77,6 @@ Entry from_json(const json& j, const fs::path& manifest) {
                        manifest.string() + ": " + e.file);
   }
   return e;
-}
-
-std::string html_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
 }
 
 // The file part of a link, percent-encoded as pip and PyTorch's index
@@ -151,6 +133,22 @@ std::string retention_key(const std::string& file) {
                             std::regex_constants::format_first_only);
 }
 
+// std::filesystem's error_code calls as Error naming the path (one line,
+// exit 2), not a std::filesystem_error.
+void checked(const std::error_code& ec, const fs::path& path,
+             const char* action) {
+  if (ec)
+    throw Error(Errc::io, path.string(),
+                std::string(action) + ": " + ec.message())
+        .with_errno(ec.value());
+}
+
+void make_dirs(const fs::path& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  checked(ec, dir, "create");
+}
+
 class PublishLock {
  public:
   explicit PublishLock(const fs::path& channel) {
@@ -173,7 +171,7 @@ void write_simple_index(const fs::path& release,
   std::map<std::string, std::vector<const Entry*>> projects;
   for (const auto& e : entries)
     if (e.kind == "wheel") projects[e.project].push_back(&e);
-  fs::create_directories(release / "simple");
+  make_dirs(release / "simple");
   std::string root_html =
       "<!DOCTYPE html>\n<html>\n<head><meta name=\"pypi:repository-version\" "
       "content=\"1.0\"><title>Simple index</title></head>\n<body>\n";
@@ -207,7 +205,7 @@ void write_simple_index(const fs::path& release,
       page["files"].push_back(std::move(f));
     }
     html += "</body>\n</html>\n";
-    fs::create_directories(release / "simple" / project);
+    make_dirs(release / "simple" / project);
     write_text_atomically(release / "simple" / project / "index.html", html);
     write_text_atomically(release / "simple" / project / "index.json",
                           page.dump(2) + "\n");
@@ -220,7 +218,7 @@ void write_simple_index(const fs::path& release,
 
 void write_libtorch_listing(const fs::path& release,
                             const std::vector<Entry>& entries) {
-  fs::create_directories(release / "libtorch");
+  make_dirs(release / "libtorch");
   std::string html =
       "<!DOCTYPE html>\n<html>\n<head><title>libtorch "
       "nightlies</title></head>\n<body>\n"
@@ -252,19 +250,47 @@ void write_conda_part(const fs::path& release, const fs::path& channel,
     if (e.kind != "conda") continue;
     records.push_back({e.file, e.index_json, e.sha256, e.md5, e.size});
     fs::path dest = release / "conda" / e.subdir / e.file;
-    fs::create_directories(dest.parent_path());
+    make_dirs(dest.parent_path());
     std::error_code ec;
     fs::create_hard_link(channel / "files" / e.file, dest, ec);
-    if (ec) fs::copy_file(channel / "files" / e.file, dest);
+    if (ec) {
+      ec.clear();
+      fs::copy_file(channel / "files" / e.file, dest, ec);
+      checked(ec, dest, "copy");
+    }
   }
   write_conda_channel(release / "conda", records);
 }
 
-// The artifact `name` of a job document, as a path in the nightly
-// directory: a name leaving it (absolute, "..") or a file that is a symlink
-// is refused, so a job document cannot publish an arbitrary file.
-fs::path checked_artifact(const Layout& layout, const fs::path& doc_file,
-                          const std::string& name) {
+// An artifact of a job document, open: `name` is where it is in the
+// nightly directory (for messages and its file name), the descriptor what
+// was checked. Everything read from it goes through /proc/self/fd/N, so a
+// path swapped for a symlink after the check is never followed.
+struct OpenArtifact {
+  fs::path name;
+  Fd fd;
+  struct stat st {};
+  fs::path via() const { return "/proc/self/fd/" + std::to_string(fd.get()); }
+  // Runs `read` on via(), an error naming via() renamed to name: messages
+  // show the artifact, not the descriptor.
+  template <typename Fn>
+  auto read(Fn&& fn) const {
+    try {
+      return fn(via());
+    } catch (const Error& e) {
+      if (e.file() != via().string()) throw;
+      throw Error(e.code(), name.string(), e.message(), e.offset())
+          .with_errno(e.sys_errno());
+    }
+  }
+};
+
+// The artifact `name` of a job document, opened below the nightly directory
+// without following any symlink on the way (open_beneath): a name leaving
+// it (absolute, "..") or through a symlink is refused, so a job document
+// cannot publish an arbitrary file.
+OpenArtifact open_artifact(const Layout& layout, const fs::path& doc_file,
+                           const std::string& name) {
   fs::path rel(name);
   bool escapes = rel.empty() || rel.is_absolute() || rel.has_root_name();
   for (const auto& part : rel)
@@ -272,20 +298,28 @@ fs::path checked_artifact(const Layout& layout, const fs::path& doc_file,
   if (escapes)
     throw Error(Errc::format, doc_file.string(),
                 "artifact name \"" + name + "\" leaves the nightly directory");
-  fs::path src = layout.dir / rel;
-  int fd = ::open(src.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ELOOP)
-      throw Error(Errc::format, src.string(),
-                  "is a symlink: artifacts must be regular files");
-    throw_errno(src.string(), "open");
-  }
-  struct stat st {};
-  bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-  ::close(fd);
-  if (!regular)
-    throw Error(Errc::format, src.string(), "is not a regular file");
-  return src;
+  OpenArtifact a{layout.dir / rel, open_beneath(layout.dir, rel), {}};
+  if (::fstat(a.fd.get(), &a.st) != 0) throw_errno(a.name.string(), "stat");
+  return a;
+}
+
+// The artifact opened again for the copy, refused when it is no longer the
+// file that was checked (descriptors are not held across the whole
+// nightly: hundreds of artifacts would exhaust them).
+OpenArtifact reopen_artifact(const Layout& layout, const OpenArtifact& was) {
+  OpenArtifact now{
+      was.name,
+      open_beneath(layout.dir, was.name.lexically_relative(layout.dir)),
+      {}};
+  if (::fstat(now.fd.get(), &now.st) != 0)
+    throw_errno(now.name.string(), "stat");
+  if (now.st.st_dev != was.st.st_dev || now.st.st_ino != was.st.st_ino ||
+      now.st.st_size != was.st.st_size ||
+      now.st.st_mtim.tv_sec != was.st.st_mtim.tv_sec ||
+      now.st.st_mtim.tv_nsec != was.st.st_mtim.tv_nsec)
+    throw Error(Errc::format, now.name.string(),
+                "changed while it was being published");
+  return now;
 }
 
 }  // namespace
@@ -307,11 +341,12 @@ std::string normalize_project(const std::string& name) {
 
 PublishResult publish_nightly(const Layout& layout, const fs::path& channel_in,
                               const PublishOptions& options) {
-  if (long pid = RunnerLock::holder(layout))
+  if (LockHolder runner = RunnerLock::holder(layout))
     throw Error(Errc::usage, layout.dir.string(),
-                "a runner (pid " + std::to_string(pid) +
+                "a runner (" + runner.describe() +
                     ") is still running this nightly: publish when it ends");
   fs::path channel = fs::absolute(channel_in);
+  std::error_code ec;
   create_output_directory(channel / "files");
   create_output_directory(channel / "releases");
   PublishLock lock(channel);
@@ -330,7 +365,7 @@ PublishResult publish_nightly(const Layout& layout, const fs::path& channel_in,
     }
   }
   PublishResult result;
-  std::vector<std::pair<fs::path, Entry>> incoming;
+  std::vector<std::pair<OpenArtifact, Entry>> incoming;
   for (const auto& rec : read_states(layout)) {
     if (rec.state != JobState::succeeded) continue;
     fs::path doc_file = layout.job_document(rec.job);
@@ -339,8 +374,9 @@ PublishResult publish_nightly(const Layout& layout, const fs::path& channel_in,
       throw Error(Errc::format, doc_file.string(),
                   "not a libpkg-job/1 document");
     for (const auto& a : doc["artifacts"]) {
-      fs::path src =
-          checked_artifact(layout, doc_file, a.at("name").get<std::string>());
+      OpenArtifact art =
+          open_artifact(layout, doc_file, a.at("name").get<std::string>());
+      const fs::path& src = art.name;
       std::string file = src.filename().string();
       Entry e;
       e.file = file;
@@ -350,12 +386,14 @@ PublishResult publish_nightly(const Layout& layout, const fs::path& channel_in,
         auto name = wheel::WheelName::parse(file);
         e.kind = "wheel";
         e.project = normalize_project(name.distribution);
-        e.requires_python = requires_python(src, name);
+        e.requires_python = art.read(
+            [&](const fs::path& via) { return requires_python(via, name); });
       } else if (src.extension() == ".zip" && file.rfind("libtorch", 0) == 0) {
         e.kind = "libtorch";
         e.project = "libtorch";
       } else if (file.ends_with(".conda") || file.ends_with(".tar.bz2")) {
-        CondaRecord c = read_conda_record(src);
+        CondaRecord c = art.read(
+            [&](const fs::path& via) { return read_conda_record(via, src); });
         json index = json::parse(c.index_json);
         e.kind = "conda";
         e.project = index.value("name", "");
@@ -365,7 +403,9 @@ PublishResult publish_nightly(const Layout& layout, const fs::path& channel_in,
       } else {
         continue;
       }
-      e.sha256 = Sha256::hex(Sha256::of_file(src, &e.size));
+      e.sha256 = art.read([&](const fs::path& via) {
+        return Sha256::hex(Sha256::of_file(via, &e.size));
+      });
       if (e.sha256 != a.value("sha256", e.sha256))
         throw Error(Errc::format, src.string(),
                     "changed since its job ended (sha256 differs from " +
@@ -379,14 +419,20 @@ PublishResult publish_nightly(const Layout& layout, const fs::path& channel_in,
                     "differs from the published " + live.string() +
                         ": a published file is never replaced (give the new "
                         "build another name)");
-      incoming.emplace_back(src, e);
+      art.fd.reset();
+      incoming.emplace_back(std::move(art), e);
     }
   }
   // Copied only once every artifact was read and found valid: a bad wheel
   // leaves the channel as it was.
-  for (const auto& [src, e] : incoming) {
-    if (!fs::exists(channel / "files" / e.file))  // else the same bytes
-      copy_file_atomically(src, channel / "files" / e.file, 0644);
+  for (const auto& [art, e] : incoming) {
+    if (!fs::exists(channel / "files" / e.file)) {  // else the same bytes
+      OpenArtifact now = reopen_artifact(layout, art);
+      now.read([&](const fs::path& via) {
+        copy_file_atomically(via, channel / "files" / e.file, 0644);
+        return 0;
+      });
+    }
     entries.erase(
         std::remove_if(entries.begin(), entries.end(),
                        [&](const Entry& old) { return old.file == e.file; }),
@@ -419,22 +465,38 @@ PublishResult publish_nightly(const Layout& layout, const fs::path& channel_in,
       "-" + std::to_string(::getpid());
   fs::path staging = channel / "releases" / ("." + stamp + ".tmp");
   fs::path release = channel / "releases" / stamp;
-  fs::create_directories(staging);
+  fs::path link_tmp =
+      channel / (".current." + std::to_string(::getpid()) + ".tmp");
+  // A publish that fails (a full disk, an unreadable file) leaves neither
+  // its staging folder nor a half-made link behind; `current` is untouched.
+  struct Cleanup {
+    std::vector<fs::path> paths;
+    bool done = false;
+    ~Cleanup() {
+      std::error_code ignored;
+      if (!done)
+        for (const auto& p : paths) fs::remove_all(p, ignored);
+    }
+  } cleanup{{staging, release, link_tmp}};
+  make_dirs(staging);
   write_simple_index(staging, kept);
   write_libtorch_listing(staging, kept);
   write_conda_part(staging, channel, kept);
-  fs::rename(staging, release);
+  fs::rename(staging, release, ec);
+  checked(ec, release, "rename the release into place");
+  fs::remove(link_tmp, ec);
+  fs::create_directory_symlink(fs::path("releases") / stamp, link_tmp, ec);
+  checked(ec, link_tmp, "create the link");
+  // The manifest before the switch: when the switch fails, the next publish
+  // still knows every file already in files/.
   json man = {{"schema", "libpkg-channel/1"},
               {"release", "releases/" + stamp},
               {"files", json::array()}};
   for (const auto& e : kept) man["files"].push_back(to_json(e));
   write_text_atomically(manifest, man.dump(2) + "\n");
-  fs::path link_tmp =
-      channel / (".current." + std::to_string(::getpid()) + ".tmp");
-  std::error_code ec;
-  fs::remove(link_tmp, ec);
-  fs::create_directory_symlink(fs::path("releases") / stamp, link_tmp);
-  fs::rename(link_tmp, channel / "current");  // the switch: one rename
+  fs::rename(link_tmp, channel / "current", ec);  // the switch: one rename
+  checked(ec, channel / "current", "switch");
+  cleanup.done = true;
 
   for (const auto& file : drop) {
     fs::remove(channel / "files" / file, ec);

@@ -5,14 +5,21 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <functional>
 #include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
-#include <set>
+#include <thread>
+#include <tuple>
+#include <unordered_map>
 
 #include "libpkg/base/error.hpp"
 #include "libpkg/nightly/stats_document.hpp"
-#include "stats_sqlite.hpp"
 
 namespace libpkg::nightly {
 
@@ -57,13 +64,7 @@ std::map<std::string, u64> largest_members(const std::string& doc,
   return out;
 }
 
-std::string document_text(detail::SqliteDb& db, const std::string& key) {
-  detail::SqliteStmt s(db, "SELECT doc FROM documents WHERE key = ?");
-  s.bind(1, key);
-  return s.step() ? s.text(0) : std::string();
-}
-
-void find_size_regressions(detail::SqliteDb& db, ReportData& data) {
+void find_size_regressions(StatsStore& store, ReportData& data) {
   for (const ReportSeries& series : data.sizes) {
     const auto& p = series.points;
     if (p.size() < 2 || p.back().date != data.today) continue;
@@ -83,10 +84,10 @@ void find_size_regressions(detail::SqliteDb& db, ReportData& data) {
     r.new_size = static_cast<u64>(now.value);
     r.growth = growth;
     // Which members grew, from what each job recorded of its artifact.
-    auto old_members =
-        largest_members(document_text(db, before.key), before.artifact);
-    auto new_members =
-        largest_members(document_text(db, now.key), now.artifact);
+    auto old_members = largest_members(
+        store.document_text(before.key).value_or(""), before.artifact);
+    auto new_members = largest_members(
+        store.document_text(now.key).value_or(""), now.artifact);
     for (const auto& [name, size] : new_members) {
       auto it = old_members.find(name);
       u64 old_size = it == old_members.end() ? 0 : it->second;
@@ -152,19 +153,123 @@ std::string package_of(const std::string& artifact) {
   return name + ext;
 }
 
-ReportData build_report(StatsStore& store, const ReportOptions& options) {
-  detail::SqliteDb& db = store.db();
+namespace {
+
+// `base / rest` as std::filesystem::path's operator/ spells it (an absolute
+// `rest` replaces `base`), without building a path: the report joins 10^5.
+std::string join_path(const std::string& base, const std::string& rest) {
+  if (base.empty() || (!rest.empty() && rest.front() == '/')) return rest;
+  if (base.back() == '/') return base + rest;
+  return base + '/' + rest;
+}
+
+// Index of `label` in `labels`, added at the end when new.
+std::size_t intern(std::unordered_map<std::string, std::size_t>& index,
+                   std::vector<std::string>& labels, const std::string& label) {
+  auto [it, added] = index.try_emplace(label, labels.size());
+  if (added) labels.push_back(label);
+  return it->second;
+}
+
+// StatsStore::for_each_document with `fn` called on a second thread: this
+// thread reads (the engine's scan) while the other builds the report from
+// the batch read before, so the two overlap (10^5 documents). The batches
+// are reused, so copying a document into one allocates nothing once warm.
+// `fn` sees the documents in order, one call at a time.
+void scan_pipelined(StatsStore& store, const std::string& first,
+                    const std::string& last,
+                    const std::function<void(const StoredDocument&)>& fn) {
+  constexpr std::size_t kBatch = 512;
+  struct Batch {
+    std::vector<StoredDocument> docs = std::vector<StoredDocument>(kBatch);
+    std::size_t n = 0;
+  };
+  Batch batches[3];
+  std::vector<Batch*> free_batches = {&batches[0], &batches[1], &batches[2]};
+  std::deque<Batch*> ready;
+  bool scanned = false;             // guarded by mutex
+  std::atomic<bool> failed{false};  // fn threw: stop reading
+  std::exception_ptr error;         // fn's exception
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::thread builder([&] {
+    for (;;) {
+      Batch* b;
+      {
+        std::unique_lock lock(mutex);
+        changed.wait(lock, [&] { return scanned || !ready.empty(); });
+        if (ready.empty()) return;
+        b = ready.front();
+        ready.pop_front();
+      }
+      try {
+        for (std::size_t i = 0; i < b->n; ++i) fn(b->docs[i]);
+      } catch (...) {
+        std::lock_guard lock(mutex);
+        error = std::current_exception();
+        failed = true;
+        changed.notify_all();
+        return;
+      }
+      std::lock_guard lock(mutex);
+      b->n = 0;
+      free_batches.push_back(b);
+      changed.notify_all();
+    }
+  });
+  struct Stop {};  // thrown through the scan when fn failed
+  auto hand_over = [&](Batch* b) {
+    std::unique_lock lock(mutex);
+    ready.push_back(b);
+    changed.notify_all();
+    changed.wait(lock, [&] { return failed || !free_batches.empty(); });
+    if (failed) throw Stop{};
+    Batch* next = free_batches.back();
+    free_batches.pop_back();
+    return next;
+  };
+  auto finish = [&] {
+    {
+      std::lock_guard lock(mutex);
+      scanned = true;
+    }
+    changed.notify_all();
+    builder.join();
+  };
+  Batch* current = nullptr;
+  {
+    std::lock_guard lock(mutex);
+    current = free_batches.back();
+    free_batches.pop_back();
+  }
+  try {
+    store.for_each_document(first, last, [&](const StoredDocument& d) {
+      if (failed) throw Stop{};
+      current->docs[current->n++] = d;
+      if (current->n == kBatch) current = hand_over(current);
+    });
+    if (current->n > 0) {
+      std::lock_guard lock(mutex);
+      ready.push_back(current);
+    }
+  } catch (const Stop&) {
+  } catch (...) {
+    finish();
+    throw;
+  }
+  finish();
+  if (error) std::rethrow_exception(error);
+}
+
+ReportData read_report(StatsStore& store, const ReportOptions& options) {
   ReportData data;
   data.size_threshold = options.size_threshold;
   data.today = options.today;
-  if (data.today.empty()) {
-    detail::SqliteStmt s(db, "SELECT max(date) FROM documents");
-    if (s.step() && !s.is_null(0)) data.today = s.text(0);
-  }
+  if (data.today.empty()) data.today = store.latest_date().value_or("");
   if (data.today.empty()) return data;  // an empty store
   auto today = iso_date(data.today);
   if (!today)
-    throw Error(Errc::usage, store.path().string(),
+    throw Error(Errc::usage, store.name(),
                 "report date '" + data.today + "' is not YYYY-MM-DD");
   data.today = *today;
   std::string first = "0000-00-00";
@@ -172,89 +277,110 @@ ReportData build_report(StatsStore& store, const ReportOptions& options) {
     first =
         format_day(parse_day(data.today) - std::chrono::days(options.days - 1));
 
-  std::map<std::pair<std::string, std::string>, ReportCell> cells;
-  std::set<std::string> configs, dates;
-  {
-    detail::SqliteStmt s(db, R"sql(
-      SELECT date, package_type, python, accelerator, job, status, failure,
-             log, duration_s, key
-      FROM documents WHERE date >= ?1 AND date <= ?2
-      ORDER BY date, coalesce(start, ''), rowid)sql");
-    s.bind(1, first);
-    s.bind(2, data.today);
-    while (s.step()) {
-      ReportCell c;
-      c.date = s.text(0);
-      c.config = config_label(s.text(1), s.text(2), s.text(3));
-      c.job = s.text(4);
-      c.status = s.text(5);
-      c.failure = s.text(6);
-      if (!s.is_null(7))
-        c.log = options.nightly_root / nightly_dir(c.date) / s.text(7);
-      if (!s.is_null(8)) c.duration_s = s.real(8);
-      configs.insert(c.config);
-      dates.insert(c.date);
-      cells[{c.config, c.date}] = std::move(c);  // the latest wins
+  // Documents arrive in date order, so each configuration's cells and each
+  // series' points are appended in date order: the night's latest document
+  // replaces the last one of the same date. No map keyed by strings per
+  // row (10^5 rows).
+  std::unordered_map<std::string, std::size_t> config_index, label_index,
+      series_index;
+  std::vector<std::string> labels;
+  std::vector<std::vector<ReportCell>> cells;  // per configuration
+  std::vector<ReportSeries> sizes;             // per configuration × package
+  std::vector<std::string> dates;              // ascending, the nights seen
+  const std::string root = options.nightly_root.string();
+  std::string fields, series_key;  // lookup keys, their buffers reused
+  scan_pipelined(store, first, data.today, [&](const StoredDocument& d) {
+    // The configuration's row: looked up by its three fields (no label
+    // built per document), rows being one per label (two field sets that
+    // read the same share it).
+    fields.clear();
+    for (const std::string* f : {&d.package_type, &d.python, &d.accelerator})
+      fields.append(std::to_string(f->size())).append(1, ':').append(*f);
+    auto known = config_index.find(fields);
+    if (known == config_index.end()) {
+      std::size_t row =
+          intern(label_index, labels,
+                 config_label(d.package_type, d.python, d.accelerator));
+      if (row == cells.size()) cells.emplace_back();
+      known = config_index.emplace(fields, row).first;
     }
+    const std::size_t config = known->second;
+    const std::string& label = labels[config];
+    if (dates.empty() || dates.back() != d.date) dates.push_back(d.date);
+    auto& row = cells[config];
+    if (row.empty() || row.back().date != d.date) row.emplace_back();
+    ReportCell& c = row.back();
+    c.config = label;
+    c.date = d.date;
+    c.job = d.job;
+    c.status = d.status;
+    c.failure = d.failure;
+    if (d.log)
+      c.log = join_path(join_path(root, nightly_dir(d.date)), *d.log);
+    else
+      c.log.reset();
+    c.duration_s = d.duration_s;
+    for (const StatsArtifact& a : d.artifacts) {
+      std::string package = package_of(a.name);
+      series_key.assign(std::to_string(config)).append(1, ':').append(package);
+      auto [it, added] = series_index.try_emplace(series_key, sizes.size());
+      if (added) sizes.push_back({label, std::move(package), {}});
+      auto& points = sizes[it->second].points;
+      ReportPoint p{d.date, static_cast<double>(a.size), d.key, a.name};
+      // One point per night: the night's latest document.
+      if (!points.empty() && points.back().date == p.date)
+        points.back() = std::move(p);
+      else
+        points.push_back(std::move(p));
+    }
+  });
+
+  // Configurations sorted by label; their cells by date already.
+  std::vector<std::size_t> order(labels.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return labels[a] < labels[b];
+  });
+  for (std::size_t i : order) {
+    data.configs.push_back(labels[i]);
+    ReportSeries durations{labels[i], "duration", {}};
+    for (ReportCell& cell : cells[i]) {
+      if (cell.duration_s)
+        durations.points.push_back({cell.date, *cell.duration_s, "", ""});
+      data.cells.push_back(std::move(cell));
+    }
+    if (!durations.points.empty())
+      data.durations.push_back(std::move(durations));
   }
-  data.configs.assign(configs.begin(), configs.end());
   // Every night of the window, also those without any job (a gap shows).
   if (options.days > 0) {
     for (auto d = parse_day(first); d <= parse_day(data.today);
          d += std::chrono::days(1))
       data.dates.push_back(format_day(d));
   } else {
-    data.dates.assign(dates.begin(), dates.end());
+    data.dates = std::move(dates);
   }
-  std::map<std::string, ReportSeries> durations;
-  for (auto& [key, cell] : cells) {
-    if (cell.duration_s) {
-      auto& series = durations[cell.config];
-      series.config = cell.config;
-      series.name = "duration";
-      series.points.push_back({cell.date, *cell.duration_s, "", ""});
-    }
-    data.cells.push_back(std::move(cell));
-  }
-  for (auto& [config, series] : durations)
-    data.durations.push_back(std::move(series));
-
-  std::map<std::pair<std::string, std::string>, ReportSeries> sizes;
-  {
-    detail::SqliteStmt s(db, R"sql(
-      SELECT d.date, d.package_type, d.python, d.accelerator, a.name, a.size,
-             d.key
-      FROM artifacts a JOIN documents d ON d.key = a.doc_key
-      WHERE d.date >= ?1 AND d.date <= ?2
-      ORDER BY d.date, coalesce(d.start, ''), d.rowid)sql");
-    s.bind(1, first);
-    s.bind(2, data.today);
-    while (s.step()) {
-      std::string config = config_label(s.text(1), s.text(2), s.text(3));
-      std::string artifact = s.text(4);
-      std::string package = package_of(artifact);
-      auto& series = sizes[{config, package}];
-      series.config = config;
-      series.name = package;
-      ReportPoint p{s.text(0), static_cast<double>(s.integer(5)), s.text(6),
-                    artifact};
-      // One point per night: the night's latest document.
-      if (!series.points.empty() && series.points.back().date == p.date)
-        series.points.back() = std::move(p);
-      else
-        series.points.push_back(std::move(p));
-    }
-  }
-  for (auto& [key, series] : sizes) data.sizes.push_back(std::move(series));
-  find_size_regressions(db, data);
+  std::sort(sizes.begin(), sizes.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.config, a.name) < std::tie(b.config, b.name);
+  });
+  data.sizes = std::move(sizes);
+  find_size_regressions(store, data);
   find_status_regressions(data);
+  return data;
+}
+
+}  // namespace
+
+ReportData build_report(StatsStore& store, const ReportOptions& options) {
+  ReportData data;
+  store.read_snapshot([&] { data = read_report(store, options); });
   return data;
 }
 
 std::string report_json(const ReportData& data, int indent) {
   using json = nlohmann::ordered_json;
-  auto log = [](const std::optional<fs::path>& p) {
-    return p ? json(p->string()) : json(nullptr);
+  auto log = [](const std::optional<std::string>& p) {
+    return p ? json(*p) : json(nullptr);
   };
   json j;
   j["schema"] = "libpkg-nightly-report/1";

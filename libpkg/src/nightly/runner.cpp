@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include <thread>
 
 #include "clock.hpp"
+#include "disk_reserve.hpp"
 #include "job_process.hpp"
 #include "libpkg/base/error.hpp"
 #include "libpkg/nightly/job_document.hpp"
@@ -31,10 +33,14 @@ unsigned RunSummary::count(JobState state) const {
 
 namespace {
 
-long read_pid(int fd) {
+// The pid a runner wrote into its lock file; nullopt when there is none
+// (the lock was just taken, or another tool holds it).
+std::optional<long> read_pid(int fd) {
   char buf[32] = {};
   ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
-  return n > 0 ? std::atol(buf) : 0;
+  long pid = n > 0 ? std::atol(buf) : 0;
+  if (pid <= 0) return std::nullopt;
+  return pid;
 }
 
 bool path_exists(const fs::path& p) {
@@ -75,12 +81,42 @@ void keep_earlier_artifacts(const fs::path& dir, const JobRecord& previous) {
   }
 }
 
-void append_line(const fs::path& log, const std::string& line) {
-  int fd = ::open(log.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
-  if (fd < 0) return;
+// Appends the runner's line to a job's log, on a line of its own even when
+// the job's output did not end with a newline.
+void append_line(const fs::path& log, std::string line) {
+  int fd = ::open(log.c_str(), O_RDWR | O_APPEND | O_CLOEXEC);
+  if (fd < 0) throw_errno(log.string(), "open");
+  struct stat st {};
+  char last = '\n';
+  if (::fstat(fd, &st) == 0 && st.st_size > 0 &&
+      ::pread(fd, &last, 1, st.st_size - 1) == 1 && last != '\n')
+    line.insert(0, 1, '\n');
   ssize_t n = ::write(fd, line.data(), line.size());
-  (void)n;
+  int err = errno;
   ::close(fd);
+  if (n != static_cast<ssize_t>(line.size())) {
+    errno = n < 0 ? err : ENOSPC;
+    throw_errno(log.string(), "append");
+  }
+}
+
+// Below this many free bytes a failed job is said to have met a full disk:
+// what it wrote last (its error message included) may be missing from its
+// log, so the runner says it.
+constexpr std::uint64_t kFullDiskBytes = 64 * 1024;
+
+// "job NAME as FAILED (exit 1, step compile)": what the runner could not
+// record, in its error message.
+std::string outcome(const JobRecord& r) {
+  std::string s = "job " + r.job + " as " + state_name(r.state);
+  std::vector<std::string> parts;
+  if (r.exit_code) parts.push_back("exit " + std::to_string(*r.exit_code));
+  if (r.signal) parts.push_back("signal " + std::to_string(r.signal));
+  if (!r.failed_step.empty()) parts.push_back("step " + r.failed_step);
+  if (!r.reason.empty()) parts.push_back(r.reason);
+  for (std::size_t i = 0; i < parts.size(); ++i)
+    s += (i ? ", " : " (") + parts[i];
+  return parts.empty() ? s : s + ")";
 }
 
 std::string describe_end(const ProcessOutcome& o) {
@@ -94,8 +130,8 @@ std::string describe_end(const ProcessOutcome& o) {
 class Runner {
  public:
   Runner(const Layout& layout, std::vector<JobSpec> jobs,
-         const RunnerOptions& opt)
-      : layout_(layout), jobs_(std::move(jobs)), opt_(opt) {}
+         const RunnerOptions& opt, DiskReserve& reserve)
+      : layout_(layout), jobs_(std::move(jobs)), opt_(opt), reserve_(reserve) {}
 
   void run(const std::vector<std::size_t>& todo, RunSummary& summary) {
     todo_ = todo;
@@ -107,8 +143,20 @@ class Runner {
     std::vector<std::thread> queues;
     for (unsigned i = 0; i < n; ++i) queues.emplace_back([this] { queue(); });
     for (auto& t : queues) t.join();
-    if (error_) std::rethrow_exception(error_);
     summary.ran = started_;
+    if (!error_) return;
+    if (unrecorded_.empty()) std::rethrow_exception(error_);
+    // One line: the first failure, and the other jobs it left unrecorded.
+    std::string others;
+    for (const auto& job : unrecorded_)
+      others += (others.empty() ? "" : ", ") + job;
+    try {
+      std::rethrow_exception(error_);
+    } catch (const Error& e) {
+      throw Error(e.code(), e.file(),
+                  e.message() + " (also unrecorded: " + others + ")")
+          .with_errno(e.sys_errno());
+    }
   }
 
  private:
@@ -134,9 +182,32 @@ class Runner {
         // A failure of the runner itself (a full disk for a state file):
         // stop handing out jobs and report it once all queues stopped.
         std::lock_guard lock(mu_);
-        if (!error_) error_ = std::current_exception();
+        if (!error_)
+          error_ = std::current_exception();
+        else
+          unrecorded_.push_back(jobs_[i].name);
       }
     }
+  }
+
+  // A write of the runner's records; when it fails for lack of space the
+  // reserve is freed and it runs once more. The last failure is thrown.
+  template <typename Write>
+  void write_record(Write&& write) {
+    try {
+      write();
+    } catch (const Error& e) {
+      if (!out_of_space(e) || !reserve_.release()) throw;
+      write();
+    }
+  }
+
+  // The job's outcome could not be written: the error names what was lost,
+  // so the caller's one line tells the whole story.
+  [[noreturn]] static void unrecorded(const Error& e, const JobRecord& r) {
+    throw Error(e.code(), e.file(),
+                "cannot record " + outcome(r) + ": " + e.message())
+        .with_errno(e.sys_errno());
   }
 
   void finish(const JobSpec& job, JobRecord& record, double duration_s,
@@ -148,10 +219,15 @@ class Runner {
       record.failed_step = failing_step(summary, steps);
     // The document first, the state last: a finished state always has its
     // document.
-    write_text_atomically(
-        layout_.job_document(job.name),
-        job_document(layout_, job, record, duration_s, steps, summary));
-    write_state(layout_, record);
+    try {
+      std::string doc =
+          job_document(layout_, job, record, duration_s, steps, summary);
+      write_record(
+          [&] { write_text_atomically(layout_.job_document(job.name), doc); });
+      write_record([&] { write_state(layout_, record); });
+    } catch (const Error& e) {
+      unrecorded(e, record);
+    }
     std::error_code ec;
     fs::remove(layout_.cancel_request(job.name), ec);
     if (opt_.on_finished) {
@@ -212,7 +288,12 @@ class Runner {
     };
     req.on_started = [&](long pid) {
       record_job_process(record, pid);
-      write_state(layout_, record);
+      // The job may fill the disk before its RUNNING state is written.
+      try {
+        write_record([&] { write_state(layout_, record); });
+      } catch (const Error& e) {
+        unrecorded(e, record);
+      }
     };
     {
       // Truncate a log left by nothing (keep_earlier_log moved any).
@@ -243,15 +324,35 @@ class Runner {
       if (o.not_started) record.failed_step = "start";
       if (o.timed_out) record.failed_step = "timeout";
     }
-    append_line(running, "::nightly " + job.name + ": " + describe_end(o) +
-                             " after " + std::to_string(o.duration_s) + " s\n");
+    if (record.state != JobState::succeeded) {
+      auto free = free_bytes(layout_.dir);
+      if (free && *free < kFullDiskBytes)
+        record.reason =
+            "the nightly's filesystem was full when the job ended (" +
+            std::to_string(*free) + " bytes free)";
+    }
+    std::string end_line = "::nightly " + job.name + ": " + describe_end(o) +
+                           " after " + std::to_string(o.duration_s) + " s" +
+                           (record.reason.empty() ? "" : "; " + record.reason) +
+                           "\n";
+    try {
+      write_record([&] { append_line(running, end_line); });
+    } catch (const Error& e) {
+      if (!out_of_space(e)) unrecorded(e, record);
+      // The state and the document still say how the job ended.
+      record.reason += std::string(record.reason.empty() ? "" : "; ") +
+                       "its log's last line could not be written (" +
+                       e.message() + ")";
+    }
     fs::path final_log = record.state == JobState::succeeded
                              ? layout_.succeeded_log(job.name)
                              : layout_.failed_log(job.name);
     fs::rename(running, final_log, ec);
     if (ec)
-      throw Error(Errc::io, running.string(),
-                  "cannot move the log: " + ec.message());
+      unrecorded(Error(Errc::io, running.string(),
+                       "cannot move the log: " + ec.message())
+                     .with_errno(ec.value()),
+                 record);
     record.log = fs::relative(final_log, layout_.dir).string();
     finish(job, record, o.duration_s, o.steps);
   }
@@ -259,11 +360,13 @@ class Runner {
   const Layout& layout_;
   std::vector<JobSpec> jobs_;
   const RunnerOptions& opt_;
+  DiskReserve& reserve_;
   std::vector<std::size_t> todo_;
   std::size_t next_ = 0;
   unsigned started_ = 0;
   std::mutex mu_;
   std::exception_ptr error_;
+  std::vector<std::string> unrecorded_;  // jobs failing after the first
 };
 
 }  // namespace
@@ -274,13 +377,13 @@ RunnerLock::RunnerLock(const Layout& layout) {
   if (fd_ < 0) throw_errno(file.string(), "open the runner lock");
   if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
     int err = errno;
-    long pid = read_pid(fd_);
+    LockHolder holder{true, read_pid(fd_)};
     ::close(fd_);
     fd_ = -1;
     if (err == EWOULDBLOCK)
-      throw Error(Errc::usage, file.string(),
-                  "another runner (pid " + std::to_string(pid) +
-                      ") is running this nightly");
+      throw Error(
+          Errc::usage, file.string(),
+          "another runner (" + holder.describe() + ") is running this nightly");
     errno = err;
     throw_errno(file.string(), "lock");
   }
@@ -296,18 +399,24 @@ RunnerLock::~RunnerLock() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-long RunnerLock::holder(const Layout& layout) {
+std::string LockHolder::describe() const {
+  if (!held) return "nobody";
+  if (pid) return "pid " + std::to_string(*pid);
+  return "a process that did not write its pid";
+}
+
+LockHolder RunnerLock::holder(const Layout& layout) {
+  LockHolder h;
   int fd = ::open(layout.lock_file().c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
-  long pid = 0;
-  // Held: the pid written by the runner, or -1 while it has not written it
+  if (fd < 0) return h;
+  // Held: the pid written by the runner, none while it has not written it
   // yet (or when another tool holds the lock).
   if (::flock(fd, LOCK_SH | LOCK_NB) != 0) {
-    pid = read_pid(fd);
-    if (pid <= 0) pid = -1;
+    h.held = true;
+    h.pid = read_pid(fd);
   }
   ::close(fd);  // releases the shared lock if we got it
-  return pid;
+  return h;
 }
 
 RunSummary run_nightly(const Layout& layout, std::vector<JobSpec> jobs,
@@ -316,6 +425,9 @@ RunSummary run_nightly(const Layout& layout, std::vector<JobSpec> jobs,
   for (const auto& job : jobs) resolve_job(job, layout.dir, layout.date);
   layout.create();
   RunnerLock lock(layout);
+  // Before anything is written: a nightly on a full disk fails here, with
+  // nothing run.
+  DiskReserve reserve(layout.dir / ".runner.reserve", options.reserve_bytes);
   bool stored = path_exists(layout.jobs_file());
   if (options.mode == RunMode::fresh) {
     if (stored)
@@ -365,7 +477,7 @@ RunSummary run_nightly(const Layout& layout, std::vector<JobSpec> jobs,
     write_state(layout, pending);
   }
   RunSummary summary;
-  Runner runner(layout, jobs, options);
+  Runner runner(layout, jobs, options, reserve);
   runner.run(todo, summary);
   summary.interrupted = options.interrupted && options.interrupted->load();
   summary.jobs = read_states(layout);

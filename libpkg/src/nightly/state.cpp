@@ -140,6 +140,7 @@ std::string state_json(const JobRecord& r) {
             {"pid_start_time", r.pid_start_time},
             {"boot_id", r.boot_id},
             {"failed_step", r.failed_step},
+            {"reason", r.reason},
             {"log", r.log},
             {"attempt", r.attempt}};
   return j.dump(2) + "\n";
@@ -167,6 +168,7 @@ std::optional<JobRecord> read_state(const Layout& layout,
     r.pid_start_time = j.value("pid_start_time", "");
     r.boot_id = j.value("boot_id", "");
     r.failed_step = j.at("failed_step").get<std::string>();
+    r.reason = j.value("reason", "");
     r.log = j.at("log").get<std::string>();
     r.attempt = j.at("attempt").get<int>();
     return r;

@@ -211,6 +211,7 @@ StatsRow stats_row(std::string text, const std::string& source,
         fmt::format("schema '{}' is neither libpkg-job/1 nor libpkg-driver/1",
                     schema));
   row.doc = std::move(text);
+  row.source = source;
   return row;
 }
 

@@ -111,6 +111,13 @@ std::string SqliteStmt::text(int column) const {
       static_cast<std::size_t>(sqlite3_column_bytes(stmt_, column)));
 }
 
+void SqliteStmt::text_into(int column, std::string& out) const {
+  const unsigned char* p = sqlite3_column_text(stmt_, column);
+  out.assign(
+      p ? reinterpret_cast<const char*>(p) : "",
+      p ? static_cast<std::size_t>(sqlite3_column_bytes(stmt_, column)) : 0);
+}
+
 bool SqliteStmt::is_null(int column) const {
   return sqlite3_column_type(stmt_, column) == SQLITE_NULL;
 }

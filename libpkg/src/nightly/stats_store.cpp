@@ -3,185 +3,160 @@
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "libpkg/base/error.hpp"
-#include "libpkg/base/mapped_file.hpp"
-#include "stats_sqlite.hpp"
+#include "libpkg/base/fd.hpp"
+#include "libpkg/base/thread_pool.hpp"
+#include "stats_backend.hpp"
 
 namespace libpkg::nightly {
 
 namespace {
 
-// The columns are what the grid, the charts and common questions filter on;
-// everything else stays in `doc` for json_extract.
-constexpr const char* kSchema = R"sql(
-CREATE TABLE IF NOT EXISTS documents (
-  key TEXT PRIMARY KEY,
-  schema TEXT NOT NULL,
-  date TEXT NOT NULL,
-  package_type TEXT NOT NULL,
-  python TEXT NOT NULL,
-  accelerator TEXT NOT NULL,
-  job TEXT NOT NULL,
-  status TEXT NOT NULL,
-  start TEXT,
-  duration_s REAL,
-  log TEXT,
-  failure TEXT NOT NULL,
-  doc TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS documents_date ON documents(date);
-CREATE INDEX IF NOT EXISTS documents_config
-  ON documents(package_type, python, accelerator);
-CREATE INDEX IF NOT EXISTS documents_job ON documents(job);
-CREATE INDEX IF NOT EXISTS documents_status ON documents(status);
-CREATE TABLE IF NOT EXISTS artifacts (
-  doc_key TEXT NOT NULL REFERENCES documents(key) ON DELETE CASCADE,
-  name TEXT NOT NULL,
-  size INTEGER NOT NULL,
-  sha256 TEXT
-);
-CREATE INDEX IF NOT EXISTS artifacts_doc ON artifacts(doc_key);
-CREATE INDEX IF NOT EXISTS artifacts_name ON artifacts(name);
-)sql";
+// A document's text and its file's modification day (UTC), read with one
+// open: 10^5 small files cost their syscalls, not a mapping each.
+struct DocumentFile {
+  std::string text;
+  std::string day;  // YYYY-MM-DD
+};
 
-std::string file_day(const std::filesystem::path& file) {
-  std::error_code ec;
-  auto t = std::filesystem::last_write_time(file, ec);
-  if (ec) throw Error(Errc::io, file.string(), ec.message());
-  auto sys = std::chrono::file_clock::to_sys(t);
-  return fmt::format("{:%Y-%m-%d}", std::chrono::floor<std::chrono::days>(sys));
+DocumentFile read_document(const std::filesystem::path& file) {
+  const std::string name = file.string();
+  Fd fd = open_regular(file, name);  // never blocks on a FIFO
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) throw_errno(name, "cannot stat");
+  DocumentFile out;
+  const auto mtime =
+      std::chrono::sys_seconds(std::chrono::seconds(st.st_mtim.tv_sec));
+  out.day =
+      fmt::format("{:%Y-%m-%d}", std::chrono::floor<std::chrono::days>(mtime));
+  // The size is a hint: read to the end (the file may have grown).
+  out.text.resize(static_cast<std::size_t>(st.st_size) + 1);
+  std::size_t used = 0;
+  for (;;) {
+    std::size_t n = read_full(
+        fd.get(),
+        {reinterpret_cast<u8*>(out.text.data()) + used, out.text.size() - used},
+        name);
+    used += n;
+    if (used < out.text.size()) break;
+    out.text.resize(out.text.size() * 2);
+  }
+  out.text.resize(used);
+  return out;
+}
+
+std::unique_ptr<detail::StatsBackend> open_backend(
+    const StatsLocation& location, StatsStore::Mode mode) {
+  const bool read_only = mode == StatsStore::Mode::read_only;
+  if (location.kind == StatsBackendKind::postgresql)
+    return detail::open_postgresql_store(location, read_only);
+  return detail::open_sqlite_store(location.path, read_only);
 }
 
 }  // namespace
 
-StatsStore::StatsStore(const std::filesystem::path& path, Mode mode)
-    : path_(path),
-      db_(std::make_unique<detail::SqliteDb>(path, mode == Mode::read_only)) {
-  if (mode == Mode::read_only) {
-    db_->exec("PRAGMA query_only = 1;");
-    return;
-  }
-  // WAL: readers (a report) never block the writers and vice versa;
-  // synchronous=NORMAL is durable at each checkpoint, enough for stats.
-  db_->exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;");
-  db_->exec(kSchema);
+namespace detail {
+
+std::string report_scan_sql(std::string_view first, std::string_view last,
+                            std::string_view stored) {
+  return fmt::format(R"sql(
+    SELECT d.key, d.date, d.package_type, d.python, d.accelerator, d.job,
+           d.status, d.failure, d.log, d.duration_s, a.name, a.size
+    FROM documents d LEFT JOIN artifacts a ON a.doc_key = d.key
+    WHERE d.date >= {0} AND d.date <= {1}
+    ORDER BY d.date, coalesce(d.start, ''), d.{2}, a.{2})sql",
+                     first, last, stored);
 }
+
+}  // namespace detail
+
+StatsStore::StatsStore(const StatsLocation& location, Mode mode)
+    : location_(location), backend_(open_backend(location, mode)) {}
+
+StatsStore::StatsStore(const std::string& url, Mode mode)
+    : StatsStore(parse_stats_url(url), mode) {}
 
 StatsStore::~StatsStore() = default;
 
 IngestResult StatsStore::ingest(const std::vector<StatsRow>& rows) {
-  IngestResult result;
-  // IMMEDIATE takes the write lock up front (waiting up to the busy
-  // timeout), so two writers serialise instead of one failing at commit.
-  db_->exec("BEGIN IMMEDIATE;");
-  try {
-    detail::SqliteStmt existing(*db_,
-                                "SELECT doc FROM documents WHERE key = ?");
-    detail::SqliteStmt upsert(*db_, R"sql(
-      INSERT INTO documents(key, schema, date, package_type, python,
-        accelerator, job, status, start, duration_s, log, failure, doc)
-      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
-      ON CONFLICT(key) DO UPDATE SET schema = ?2, date = ?3,
-        package_type = ?4, python = ?5, accelerator = ?6, job = ?7,
-        status = ?8, start = ?9, duration_s = ?10, log = ?11, failure = ?12,
-        doc = ?13)sql");
-    detail::SqliteStmt drop(*db_, "DELETE FROM artifacts WHERE doc_key = ?");
-    detail::SqliteStmt add(
-        *db_,
-        "INSERT INTO artifacts(doc_key, name, size, sha256) VALUES (?,?,?,?)");
-    for (const StatsRow& row : rows) {
-      existing.bind(1, row.key);
-      bool found = existing.step();
-      bool same = found && existing.text(0) == row.doc;
-      existing.reset();
-      if (same) {
-        ++result.unchanged;
-        continue;
-      }
-      ++(found ? result.replaced : result.inserted);
-      upsert.bind(1, row.key);
-      upsert.bind(2, row.schema);
-      upsert.bind(3, row.date);
-      upsert.bind(4, row.package_type);
-      upsert.bind(5, row.python);
-      upsert.bind(6, row.accelerator);
-      upsert.bind(7, row.job);
-      upsert.bind(8, row.status);
-      upsert.bind_optional(9, row.start);
-      if (row.duration_s)
-        upsert.bind(10, *row.duration_s);
-      else
-        upsert.bind_null(10);
-      upsert.bind_optional(11, row.log);
-      upsert.bind(12, row.failure);
-      upsert.bind(13, row.doc);
-      upsert.run();
-      if (found) {
-        drop.bind(1, row.key);
-        drop.run();
-      }
-      for (const StatsArtifact& a : row.artifacts) {
-        add.bind(1, row.key);
-        add.bind(2, a.name);
-        add.bind(3, static_cast<i64>(a.size));
-        add.bind_optional(4, a.sha256);
-        add.run();
-      }
-    }
-  } catch (...) {
-    db_->exec("ROLLBACK;");
-    throw;
-  }
-  db_->exec("COMMIT;");
-  return result;
+  // One row per key, the last one given winning (as if written in turn),
+  // in key order: both engines then agree on what a batch does, and
+  // concurrent writers lock rows in one order (no deadlock).
+  std::vector<const StatsRow*> order;
+  order.reserve(rows.size());
+  for (const StatsRow& row : rows) order.push_back(&row);
+  std::stable_sort(
+      order.begin(), order.end(),
+      [](const StatsRow* a, const StatsRow* b) { return a->key < b->key; });
+  std::vector<const StatsRow*> distinct;
+  distinct.reserve(order.size());
+  for (std::size_t i = 0; i < order.size(); ++i)
+    if (i + 1 == order.size() || order[i + 1]->key != order[i]->key)
+      distinct.push_back(order[i]);
+  if (distinct.empty()) return {};
+  return backend_->ingest(distinct);
 }
 
 QueryResult StatsStore::query(const std::string& sql) {
-  detail::SqliteStmt stmt(*db_, sql, Errc::usage);
-  QueryResult out;
-  sqlite3_stmt* s = stmt.handle();
-  const int n = sqlite3_column_count(s);
-  for (int i = 0; i < n; ++i)
-    out.columns.emplace_back(sqlite3_column_name(s, i));
-  while (stmt.step()) {
-    std::vector<QueryCell> row(static_cast<std::size_t>(n));
-    for (int i = 0; i < n; ++i) {
-      QueryCell& c = row[static_cast<std::size_t>(i)];
-      switch (sqlite3_column_type(s, i)) {
-        case SQLITE_INTEGER:
-          c.kind = QueryCell::Kind::integer;
-          c.integer = stmt.integer(i);
-          break;
-        case SQLITE_FLOAT:
-          c.kind = QueryCell::Kind::real;
-          c.real = stmt.real(i);
-          break;
-        case SQLITE_NULL:
-          break;
-        default:  // text, and blobs shown as their bytes
-          c.kind = QueryCell::Kind::text;
-          c.text = stmt.text(i);
-      }
+  return backend_->query(sql);
+}
+
+std::optional<std::string> StatsStore::latest_date() {
+  return backend_->latest_date();
+}
+
+void StatsStore::for_each_document(
+    const std::string& first, const std::string& last,
+    const std::function<void(const StoredDocument&)>& fn) {
+  backend_->for_each_document(first, last, fn);
+}
+
+std::optional<std::string> StatsStore::document_text(const std::string& key) {
+  return backend_->document_text(key);
+}
+
+void StatsStore::read_snapshot(const std::function<void()>& fn) {
+  backend_->begin_snapshot();
+  try {
+    fn();
+  } catch (...) {
+    try {
+      backend_->end_snapshot();
+    } catch (...) {  // the first error is the one to report
     }
-    out.rows.push_back(std::move(row));
+    throw;
   }
-  return out;
+  backend_->end_snapshot();
 }
 
 IngestResult ingest_files(StatsStore& store,
                           const std::vector<std::filesystem::path>& files,
-                          const std::string& date) {
-  std::vector<StatsRow> rows;
-  rows.reserve(files.size());
-  for (const auto& file : files) {
-    MappedFile mapped = MappedFile::open(file);
-    std::string text(reinterpret_cast<const char*>(mapped.data()),
-                     mapped.size());
-    rows.push_back(stats_row(std::move(text), file.string(),
-                             date.empty() ? file_day(file) : date));
+                          const std::string& date, ThreadPool* pool) {
+  // Reading and checking 10^5 files (open, read, JSON parse) is most of an
+  // ingest's work besides the engine's: done on the cores, in chunks, the
+  // first bad file in file order being the one reported.
+  std::vector<StatsRow> rows(files.size());
+  auto read = [&](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) {
+      DocumentFile doc = read_document(files[i]);
+      rows[i] = stats_row(std::move(doc.text), files[i].string(),
+                          date.empty() ? doc.day : date);
+    }
+  };
+  constexpr std::size_t kChunk = 256;
+  if (files.size() <= kChunk) {
+    read(0, files.size());  // a runner's one document: no threads
+  } else {
+    PoolRef workers(pool, 0);
+    workers.parallel_for(
+        (files.size() + kChunk - 1) / kChunk, [&](std::size_t chunk) {
+          read(chunk * kChunk, std::min(files.size(), (chunk + 1) * kChunk));
+        });
   }
   return store.ingest(rows);
 }

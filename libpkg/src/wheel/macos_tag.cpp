@@ -26,13 +26,6 @@ bool read_number(std::string_view text, size_t& pos, unsigned& out) {
   return true;
 }
 
-// The tag's arch for a slice arch: subtypes share their family's tag.
-std::string tag_arch(const std::string& arch) {
-  if (arch == "arm64e") return "arm64";
-  if (arch == "x86_64h") return "x86_64";
-  return arch;
-}
-
 MacosVersion arch_floor(const std::string& arch,
                         const std::optional<MacosVersion>& target) {
   MacosVersion floor = target ? target->tag_version() : MacosVersion{};
@@ -45,6 +38,45 @@ std::string platform_tag(const MacosVersion& v, const std::string& arch) {
 }
 
 }  // namespace
+
+std::string tag_arch(const std::string& arch) {
+  // Subtypes share their family's tag.
+  if (arch == "arm64e") return "arm64";
+  if (arch == "x86_64h") return "x86_64";
+  return arch;
+}
+
+std::set<std::string> archs_of_every_file(
+    const std::vector<MacosBinary>& loadable) {
+  std::map<std::string, std::set<std::string>> by_file;
+  for (const MacosBinary& b : loadable)
+    by_file[b.file].insert(tag_arch(b.arch));
+  std::set<std::string> common;
+  bool first = true;
+  for (const auto& [file, archs] : by_file) {
+    if (first) {
+      common = archs;
+      first = false;
+      continue;
+    }
+    std::erase_if(common,
+                  [&](const std::string& a) { return !archs.count(a); });
+  }
+  return common;
+}
+
+std::set<std::string> macos_tag_archs(std::string_view tag) {
+  if (!is_macos_platform_tag(tag)) return {};
+  // macosx_<major>_<minor>_<arch>: the arch is what follows the third '_'.
+  size_t pos = 0;
+  for (int i = 0; i < 3 && pos != std::string_view::npos; ++i)
+    pos = tag.find('_', pos == 0 ? 0 : pos + 1);
+  if (pos == std::string_view::npos) return {};
+  std::string arch(tag.substr(pos + 1));
+  if (arch == "universal2") return {"arm64", "x86_64"};
+  if (arch == "intel") return {"i386", "x86_64"};
+  return {tag_arch(arch)};
+}
 
 MacosVersion MacosVersion::parse(std::string_view text, std::string_view what) {
   MacosVersion v;
@@ -84,6 +116,7 @@ MacosTagResult compute_macos_platform_tags(
   std::vector<std::string> too_new;
   for (const MacosBinary& b : binaries) {
     const std::string arch = tag_arch(b.arch);
+    if (options.archs && !options.archs->count(arch)) continue;
     const MacosVersion need = b.minos.tag_version();
     const MacosVersion floor = arch_floor(arch, options.target);
     // The target is a ceiling too: arm64's is never below 11.0.
@@ -92,6 +125,10 @@ MacosTagResult compute_macos_platform_tags(
     auto [it, fresh] = result.arch_versions.try_emplace(arch, floor);
     it->second = std::max(it->second, need);
   }
+  if (result.arch_versions.empty())
+    throw Error(Errc::usage, wheel,
+                "no Mach-O slice of the tag's architectures states a "
+                "minimum macOS version: cannot compute a macOS platform tag");
   if (!too_new.empty()) {
     std::string list;
     for (const auto& f : too_new) list += (list.empty() ? "" : ", ") + f;

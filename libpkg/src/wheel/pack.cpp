@@ -128,6 +128,8 @@ PackResult pack(const fs::path& dir, const fs::path& out_dir,
   if (!fs::is_directory(dir))
     throw Error(Errc::usage, dir.string(), "not a directory");
   const std::string dist_info = find_tree_dist_info(dir);
+  // One pool for the job: hashing the --reuse candidates and the writer.
+  PoolRef pool(options.pool, options.threads);
   const std::string record_path = dist_info + "/RECORD";
   const std::string wheel_path = dist_info + "/WHEEL";
 
@@ -211,7 +213,6 @@ PackResult pack(const fs::path& dir, const fs::path& out_dir,
       }
       candidates.push_back(c);
     }
-    PoolRef pool(options.pool, options.threads);
     pool.parallel_for(candidates.size(), [&](std::size_t i) {
       hash_candidate(ordered[candidates[i].file], candidates[i]);
     });
@@ -222,7 +223,7 @@ PackResult pack(const fs::path& dir, const fs::path& out_dir,
 
   archive::ZipWriterOptions wopt;
   wopt.threads = options.threads;
-  wopt.pool = options.pool;
+  wopt.pool = pool.get();
   wopt.level = options.level;
   wopt.timestamp = options.timestamp;
   wopt.progress = options.progress;

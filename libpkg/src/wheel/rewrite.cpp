@@ -252,6 +252,7 @@ RewriteResult rewrite(const archive::ZipReader& input, const fs::path& out,
   writer.add_bytes(record_path, record.format(), record_attrs);
   ++result.compressed;
   result.members = writer.commit().size();
+  result.size = writer.size();
   return result;
 }
 

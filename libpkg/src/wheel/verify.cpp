@@ -134,6 +134,8 @@ void check_names(const archive::ZipReader& zip, std::vector<Finding>& out,
                        name->build.value_or(""), *build});
     }
   } catch (const Error& e) {
+    // A read error is not a finding about the wheel: it propagates.
+    if (e.code() == Errc::io) throw;
     out.push_back({FindingKind::wheel_malformed, wheel_path, "", e.message()});
   }
 }
@@ -177,6 +179,8 @@ VerifyReport verify(const archive::ZipReader& zip,
     record = Record::parse(zip.read_text(*record_entry),
                            zip.name() + ":" + record_path);
   } catch (const Error& e) {
+    // A read error is not a finding about the wheel: it propagates.
+    if (e.code() == Errc::io) throw;
     report.findings.push_back(
         {FindingKind::record_malformed, record_path, "", e.message()});
     return report;
@@ -240,6 +244,8 @@ VerifyReport verify(const archive::ZipReader& zip,
         c.bytes += piece.size();
       });
     } catch (const Error& e) {
+      // A read error is not a finding about the wheel: it propagates.
+      if (e.code() == Errc::io) throw;
       c.findings.push_back(
           {FindingKind::corrupt_member, c.entry->name, "", e.message()});
       return;

@@ -33,7 +33,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "lib"))
-from testlib import missing, readelf_dynamic  # noqa: E402
+from testlib import Checks, missing, readelf_dynamic  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 SRC = HERE.parent / "src"
@@ -370,26 +370,6 @@ def make_plan(args) -> dict:
 # ------------------------------------------------------------ checks
 
 
-class Checker:
-    def __init__(self):
-        self.errors: list[str] = []
-        self.count = 0
-
-    def expect(self, cond: bool, msg: str) -> None:
-        self.count += 1
-        if not cond:
-            self.errors.append(msg)
-
-    def eq(self, what: str, got, want) -> None:
-        self.expect(got == want, f"{what}: got {got!r}, expected {want!r}")
-
-    def done(self) -> int:
-        for e in self.errors:
-            print(f"FAIL: {e}", file=sys.stderr)
-        print(f"{self.count - len(self.errors)}/{self.count} checks passed")
-        return 1 if self.errors else 0
-
-
 def rel_origin(member: str, graft_dir: str) -> str:
     rel = os.path.relpath(graft_dir, os.path.dirname(member) or ".")
     return "$ORIGIN" if rel == "." else f"$ORIGIN/{rel}"
@@ -398,7 +378,7 @@ def rel_origin(member: str, graft_dir: str) -> str:
 def check_show(args) -> int:
     plan = json.loads(Path(args.plan).read_text())
     show = json.loads(Path(args.show).read_text())
-    c = Checker()
+    c = Checks()
     c.eq("schema", show.get("schema"), "libpkg-show/1")
     c.eq("name", show.get("name"), plan["dist"])
     c.eq("version", show.get("version"), plan["version"])
@@ -424,7 +404,7 @@ def check_show(args) -> int:
     c.eq("missing", sorted(m["soname"] for m in show.get("missing", [])), sorted(plan["missing"]))
     # Policy verdicts: after_repair satisfied exactly from the best tag on.
     names = [p["name"] for p in show.get("policies", [])]
-    c.expect(f"{plan['after_repair']}_{plan['arch']}" in [p.get("tag") for p in show.get("policies", [])]
+    c.check(f"{plan['after_repair']}_{plan['arch']}" in [p.get("tag") for p in show.get("policies", [])]
              or plan["after_repair"] == "linux", f"policies list lacks {plan['after_repair']}: {names}")
     for p in show.get("policies", []):
         name = p.get("name")
@@ -436,31 +416,31 @@ def check_show(args) -> int:
         # POLICY:KIND:FILE:DETAIL[:SYMBOL-SUBSTRING]
         pol, kind, file, detail, *sym = spec.split(":", 4)
         entry = next((p for p in show.get("policies", []) if p.get("name") == pol), None)
-        c.expect(entry is not None, f"policy {pol} missing from show")
+        c.check(entry is not None, f"policy {pol} missing from show")
         if entry is None:
             continue
         found = [b for b in entry.get("as_is", {}).get("blockers", [])
                  if b.get("kind") == kind and b.get("file") == file and b.get("detail") == detail]
-        c.expect(bool(found), f"{pol}: no as_is blocker {kind} {file} {detail}: "
+        c.check(bool(found), f"{pol}: no as_is blocker {kind} {file} {detail}: "
                  f"{json.dumps(entry.get('as_is', {}).get('blockers', [])[:5])}")
         if found and sym:
-            c.expect(any(sym[0] in s for b in found for s in b.get("symbols", [])),
+            c.check(any(sym[0] in s for b in found for s in b.get("symbols", [])),
                      f"{pol}: blocker {detail} lacks a demangled example containing {sym[0]!r}: {found}")
     for key, want in (kv.split("=", 1) for kv in args.expect_max or []):
         # PREFIX=VERSION
         got = show.get("max_versions", {}).get(key, {}).get("version")
         c.eq(f"max_versions.{key}", got, want)
-    return c.done()
+    return c.status()
 
 
 def check_dry_run(args) -> int:
     plan = json.loads(Path(args.plan).read_text())
     dry = json.loads(Path(args.dry).read_text())
-    c = Checker()
+    c = Checks()
     c.eq("schema", dry.get("schema"), "libpkg-repair-plan/1")
     # The spec leaves open whether "plat" carries the arch; both name the
     # same policy.
-    c.expect(dry.get("plat") in (plan["target"], f"{plan['target']}_{plan['arch']}"),
+    c.check(dry.get("plat") in (plan["target"], f"{plan['target']}_{plan['arch']}"),
              f"plat: got {dry.get('plat')!r}, expected {plan['target']}[_{plan['arch']}]")
     c.eq("tags", dry.get("tags"), plan["tags"])
     c.eq("graft_dir", dry.get("graft_dir"), plan["graft_dir"])
@@ -488,14 +468,14 @@ def check_dry_run(args) -> int:
         want = {n: Path(plan["grafts"][n]["member"]).name for n in needed
                 if n in plan["grafts"] and Path(plan["grafts"][n]["member"]).name != n}
         c.eq(f"edit of graft {g['member']}: replace_needed", e.get("replace_needed") or {}, want)
-    c.expect(str(Path(dry.get("output", "")).name).endswith(".whl"), f"output {dry.get('output')!r}")
-    return c.done()
+    c.check(str(Path(dry.get("output", "")).name).endswith(".whl"), f"output {dry.get('output')!r}")
+    return c.status()
 
 
 def check_repaired(args) -> int:
     plan = json.loads(Path(args.plan).read_text())
     repaired = Path(args.repaired)
-    c = Checker()
+    c = Checks()
     target = find_policy(plan["target"])
     # File name: original name with the platform tag replaced by the
     # target tag and its aliases.
@@ -535,14 +515,14 @@ def check_repaired(args) -> int:
             if not is_elf(path):
                 continue
             f = elf_facts(path)
-            c.expect(not any(is_libpython(n) for n in f["needed"]), f"{m} still needs libpython: {f['needed']}")
+            c.check(not any(is_libpython(n) for n in f["needed"]), f"{m} still needs libpython: {f['needed']}")
             # Every NEEDED is allowed by the policy, grafted, excluded, or
             # inside the wheel.
             for n in f["needed"]:
                 ok = (allows(target, n) or n in plan["excluded"] or n in plan["missing"]
                       or any(Path(x).name == n for x in members))
-                c.expect(ok, f"{m}: NEEDED {n} is neither allowed, grafted nor excluded")
-                c.expect(n not in new_name or new_name[n] == n,
+                c.check(ok, f"{m}: NEEDED {n} is neither allowed, grafted nor excluded")
+                c.check(n not in new_name or new_name[n] == n,
                          f"{m}: NEEDED {n} not replaced by {new_name.get(n)}")
             uses_graft = any(n in by_member_names(by_member) for n in f["needed"])
             if m in by_member:
@@ -550,7 +530,7 @@ def check_repaired(args) -> int:
                 c.eq(f"{m} SONAME", f["soname"], Path(m).name)
                 # The right library was copied: same dynamic symbols
                 # (names, values, sizes, versions) as its source.
-                c.expect(dynsyms(path) == dynsyms(Path(g["realpath"])),
+                c.check(dynsyms(path) == dynsyms(Path(g["realpath"])),
                          f"{m}: dynamic symbols differ from its source {g['realpath']}")
                 # auditwheel's rule: $ORIGIN when it needs another graft or
                 # its source had a search path of its own.
@@ -562,26 +542,26 @@ def check_repaired(args) -> int:
                 entry = rel_origin(m, plan["graft_dir"])
                 tagv = f["rpath"] if args.rpath_tag == "rpath" else f["runpath"]
                 other = f["runpath"] if args.rpath_tag == "rpath" else f["rpath"]
-                c.expect(tagv is not None and entry in tagv.split(":"),
+                c.check(tagv is not None and entry in tagv.split(":"),
                          f"{m}: {args.rpath_tag.upper()} {tagv!r} lacks {entry}")
                 c.eq(f"{m} {'RUNPATH' if args.rpath_tag == 'rpath' else 'RPATH'}", other, None)
                 for e in (tagv or "").split(":"):
                     if e and e != entry:
-                        c.expect(e.startswith("$ORIGIN"), f"{m}: search path keeps outside entry {e!r}")
+                        c.check(e.startswith("$ORIGIN"), f"{m}: search path keeps outside entry {e!r}")
             # The real loader resolves every NEEDED inside the extracted
             # wheel or to allowed system libraries (no LD_LIBRARY_PATH).
             env = {k: v for k, v in os.environ.items() if k not in ("LD_LIBRARY_PATH", "LD_PRELOAD")}
             for soname, where in ldd_map(path, env).items():
                 if where is None:
-                    c.expect(soname in plan["missing"], f"{m}: ldd cannot find {soname}")
+                    c.check(soname in plan["missing"], f"{m}: ldd cannot find {soname}")
                 elif not Path(where).resolve().is_relative_to(root.resolve()):
-                    c.expect(allows(target, soname) or soname in plan["excluded"] or is_allowed_dep(target, soname, plan),
+                    c.check(allows(target, soname) or soname in plan["excluded"] or is_allowed_dep(target, soname, plan),
                              f"{m}: {soname} resolves outside the wheel to {where}")
         # Grafted copies: same bytes as the source except the patched
         # dynamic section (size may grow); at least check they are ELF and
         # the copy count is one per library.
         c.eq("one graft member per library", len(graft_members), len(set(graft_members)))
-    return c.done()
+    return c.status()
 
 
 def relocation_offsets(path: Path) -> dict[str, list[int]]:
@@ -637,7 +617,7 @@ def check_elflint(args) -> int:
     its source file (the original member, or the library it was grafted
     from) did not already report."""
     plan = json.loads(Path(args.plan).read_text())
-    c = Checker()
+    c = Checks()
     by_member = {g["member"]: g["realpath"] for g in plan["grafts"].values()}
     with tempfile.TemporaryDirectory(prefix="repaircheck-") as tmp:
         new, old = Path(tmp) / "new", Path(tmp) / "old"
@@ -649,11 +629,11 @@ def check_elflint(args) -> int:
                 continue
             source = Path(by_member[m]) if m in by_member else old / m
             extra = elflint_messages(new / m) - elflint_messages(source)
-            c.expect(not extra, f"eu-elflint --gnu-ld: new messages for {m}: {sorted(extra)[:5]}")
+            c.check(not extra, f"eu-elflint --gnu-ld: new messages for {m}: {sorted(extra)[:5]}")
             n += 1
-        c.expect(n == len(plan["elf_members"]) + len(plan["grafts"]),
+        c.check(n == len(plan["elf_members"]) + len(plan["grafts"]),
                  f"linted {n} ELF files, expected {len(plan['elf_members']) + len(plan['grafts'])}")
-    return c.done()
+    return c.status()
 
 
 def dynsyms(path: Path) -> list[str]:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The chain extension: uses the system's zlib (allowed by every manylinux
  * policy), libarchive (not allowed: grafted with its closure), libgomp
  * (grafted) and our libchain1 (grafted, with libchain2 behind it).

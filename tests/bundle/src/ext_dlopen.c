@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* dlopen()s libplugin.so.1 by name: nothing in DT_NEEDED refers to it, so
  * only `repair --include` bundles it, and only an RPATH on this file lets
  * dlopen find the bundled copy. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A second extension sharing libchain1 with ext_chain (one grafted copy for
  * both). It is also linked with libpython, which repair must drop, and
  * (WITH_INNER) with libinner.so from inside the wheel. */

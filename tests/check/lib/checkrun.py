@@ -20,6 +20,9 @@ import sys
 import tempfile
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "lib"))
+import testlib  # noqa: E402
+
 IDS = ["integrity", "cxx-abi", "symbol-versions", "dependencies", "rpath", "runtimes",
        "accelerator", "deployment-target", "code-signature", "import", "link", "link-wrong-abi", "gpu"]
 RUNTIME_IDS = {"import", "link", "link-wrong-abi", "gpu"}
@@ -62,16 +65,16 @@ class Result:
         return "\n".join(lines)
 
 
-class Case:
-    """One test case: counts checks, collects failures, exits 0/1/77."""
+class Case(testlib.Checks):
+    """One test case: testlib.Checks with the failures named by step, a
+    scratch directory and check_binary's report contract; exits 0 or 1."""
 
     def __init__(self, name: str):
+        super().__init__()
         self.name = name
-        self.failures: list[str] = []
-        self.passed = 0
         self.binary = os.environ.get("CHECK_BINARY", "")
         if not self.binary or not Path(self.binary).is_file():
-            self.skip(f"CHECK_BINARY ({self.binary or 'unset'}) is not a file: run through ctest")
+            testlib.missing(f"CHECK_BINARY ({self.binary or 'unset'}) is not a file: run through ctest")
         self.scratch = Path(tempfile.mkdtemp(prefix=f"check-{name}-"))
         self.step = ""
 
@@ -84,33 +87,23 @@ class Case:
         self.step = step
         self.log(f"--- {step}")
 
-    def fail(self, msg: str) -> None:
-        self.failures.append(f"[{self.step}] {msg}")
-        print(f"FAIL: [{self.step}] {msg}", file=sys.stderr, flush=True)
+    def fail(self, msg: str, detail: str = "") -> None:
+        self.check(False, f"[{self.step}] {msg}", detail)
 
     def expect(self, cond: bool, msg: str) -> bool:
-        if cond:
-            self.passed += 1
-        else:
-            self.fail(msg)
-        return cond
+        return self.check(cond, f"[{self.step}] {msg}")
 
-    def skip(self, reason: str):
-        if hasattr(self, "scratch"):
-            shutil.rmtree(self.scratch, ignore_errors=True)
-        print(f"SKIP: {reason}")
-        sys.exit(77)
+    def missing(self, what: str):
+        """Fails now: something scripts/setup.sh installs is not there."""
+        shutil.rmtree(self.scratch, ignore_errors=True)
+        testlib.missing(what)
 
     def finish(self):
         if os.environ.get("TEST_KEEP") == "1":
             self.log(f"scratch kept: {self.scratch}")
         else:
             shutil.rmtree(self.scratch, ignore_errors=True)
-        if self.failures:
-            self.log(f"{len(self.failures)} check(s) FAILED, {self.passed} passed")
-            sys.exit(1)
-        self.log(f"PASS: {self.passed} checks")
-        sys.exit(0)
+        super().finish()
 
     # -- running check_binary
 
@@ -167,9 +160,6 @@ class Case:
         compiled regex, must appear in that check's problems); the checks in
         `must_pass` pass (not skip); every other check passes or skips."""
         failing = failing or {}
-        if "import" in must_pass and not self.venv_available():
-            self.log("  (python3 -m venv unavailable: the import check may skip)")
-            must_pass = set(must_pass) - {"import"}
         if r.report is None:
             self.fail(f"no report (exit {r.rc}):\n{r.describe()}")
             return
@@ -187,14 +177,6 @@ class Case:
         for cid in must_pass:
             self.expect(r.status(cid) == "pass", f"{cid} passes: got {r.status(cid)} "
                                                  f"({r.check(cid).get('summary', '')})")
-
-    def venv_available(self) -> bool:
-        """Whether /usr/bin/python3 can make a venv (python3-venv)."""
-        if not hasattr(self, "_venv"):
-            p = subprocess.run(["/usr/bin/python3", "-m", "venv", "--without-pip", str(self.scratch / "probe-venv")],
-                               capture_output=True)
-            self._venv = p.returncode == 0
-        return self._venv
 
     def expect_usage_error(self, r: Result, *needles: str) -> None:
         """Exit 2, 'error:' on stderr naming each needle."""

@@ -38,8 +38,9 @@ PYTHON = "/usr/bin/python3"  # Debian's interpreter: has Python.h and venv
 ARCH = platform.machine()
 
 
-class Skip(Exception):
-    """A tool the fixture needs is missing: the test is skipped."""
+class Missing(Exception):
+    """Something the fixture needs (a tool, a header, a library that
+    scripts/setup.sh installs) is missing: the test fails."""
 
 
 class FixtureError(Exception):
@@ -56,7 +57,7 @@ def run(argv, env=None, cwd=None) -> str:
 def require(*tools: str) -> None:
     for t in tools:
         if shutil.which(t) is None:
-            raise Skip(f"{t} not installed")
+            raise Missing(f"{t} not installed")
 
 
 # ------------------------------------------------------------ readelf facts
@@ -228,17 +229,11 @@ class Fixtures:
             fcntl.flock(lock, fcntl.LOCK_EX)
             if stamp.is_file():
                 s = json.loads(stamp.read_text())
-                if s.get("key") == self.key and s.get("skip"):
-                    raise Skip(s["skip"])
                 if s.get("key") == self.key and Path(s.get("artifact", "")).exists():
                     return Path(s["artifact"])
             shutil.rmtree(d, ignore_errors=True)
             d.mkdir(parents=True)
-            try:
-                artifact = builder(d)
-            except Skip as e:
-                stamp.write_text(json.dumps({"key": self.key, "skip": str(e)}))
-                raise
+            artifact = builder(d)
             stamp.write_text(json.dumps({"key": self.key, "artifact": str(artifact)}))
             return artifact
 
@@ -256,7 +251,7 @@ class Fixtures:
                        "'ver': '%d.%d' % sys.version_info[:2]}))"])
             self._py = json.loads(out)
             if not (Path(self._py["inc"]) / "Python.h").is_file():
-                raise Skip(f"Python.h not in {self._py['inc']} (python3-dev)")
+                raise Missing(f"Python.h not in {self._py['inc']} (python3-dev)")
         return self._py
 
     def tag(self, plat: str) -> str:
@@ -343,7 +338,7 @@ class Fixtures:
         so = self.extension(t / "cxxpkg", "_cxx", decls=GLIBCXX_DECLS, expr="handshake()", cxx=True)
         self.package(t, "cxxpkg", ["_cxx"])
         if "GLIBCXX_3.4.30" not in version_needs(so):
-            raise Skip("g++ did not produce a GLIBCXX_3.4.30 reference (needs g++ 12+)")
+            raise Missing("g++ did not produce a GLIBCXX_3.4.30 reference (needs g++ 12+)")
         excess = policy_excess(so, "manylinux_2_17")
         confirm(any(v.startswith("GLIBCXX_") for v in excess), "exceeds manylinux2014 in GLIBCXX")
         confirm(all(v.startswith("GLIBCXX_") for v in excess),
@@ -357,7 +352,7 @@ class Fixtures:
     def bz2_wheel(self, d: Path, plat: str) -> Path:
         if not any(Path(p).is_file() for p in (f"/usr/lib/{ARCH}-linux-gnu/libbz2.so", "/usr/lib/libbz2.so",
                                               "/usr/lib64/libbz2.so")):
-            raise Skip("libbz2.so not found (libbz2-dev)")
+            raise Missing("libbz2.so not found (libbz2-dev)")
         t = self.wheel_tree(d, "bzpkg", "1.0", plat)
         so = self.extension(t / "bzpkg", "_bz", "-lbz2", decls="const char* BZ2_bzlibVersion(void);",
                             expr="BZ2_bzlibVersion()[0]")
@@ -400,7 +395,7 @@ class Fixtures:
     def build_openmp(self, d: Path) -> Path:
         gomp = Path(f"/usr/lib/{ARCH}-linux-gnu/libgomp.so.1")
         if not gomp.is_file():
-            raise Skip(f"{gomp} not found (libgomp1)")
+            raise Missing(f"{gomp} not found (libgomp1)")
         t = d / "tree"
         hashed = f"libgomp-{hashlib.sha256(gomp.read_bytes()).hexdigest()[:8]}.so.1"
         libs = t / "omppkg.libs"
@@ -575,8 +570,9 @@ def main() -> int:
     for name in sys.argv[1:]:
         try:
             print(fx.get(name))
-        except Skip as e:
-            print(f"SKIP {name}: {e}")
+        except Missing as e:
+            print(f"MISSING {name}: {e}", file=sys.stderr)
+            rc = 1
         except FixtureError as e:
             print(f"ERROR {name}: {e}", file=sys.stderr)
             rc = 1

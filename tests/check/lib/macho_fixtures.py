@@ -24,7 +24,8 @@ import zipfile
 from pathlib import Path
 
 TARGETS = {"arm64": "arm64-apple-macos11", "x86_64": "x86_64-apple-macos10.15"}
-TOOLS = ("clang-14", "llvm-lipo-14", "llvm-objdump-14", "llvm-otool-14")
+TOOLS = ("clang-14", "llvm-lipo-14", "llvm-objdump-14", "llvm-otool-14", "llvm-nm-14")
+PYTHON_FRAMEWORK = "/Library/Frameworks/Python.framework/Versions/3.11/Python"
 
 
 class FixtureError(Exception):
@@ -51,8 +52,11 @@ class Builder:
         (work / "core.c").write_text("extern int omp_get_max_threads(void);\n"
                                      "int core_value(void) { return omp_get_max_threads() + 41; }\n")
         (work / "omp.c").write_text("int omp_get_max_threads(void) { return 1; }\n")
+        # Py_IsInitialized is left to -undefined dynamic_lookup, as
+        # setuptools links extensions: the interpreter provides it.
         (work / "ext.c").write_text("extern int core_value(void);\n"
-                                    "int PyInit__ext(void) { return core_value(); }\n")
+                                    "extern int Py_IsInitialized(void);\n"
+                                    "int PyInit__ext(void) { return core_value() + Py_IsInitialized(); }\n")
         (work / "sys.c").write_text("int libsystem_stub(void) { return 0; }\n")
         (work / "main.c").write_text("extern int core_value(void);\n"
                                      "int main(void) { return core_value() != 42; }\n")
@@ -106,6 +110,10 @@ def build_files(work: Path, defect: str = "", archs=("arm64", "x86_64")) -> dict
             ext_args.append("-Wl,-rpath,/Users/runner/work/pytorch/build/lib")
         if defect == "duplicate_rpath":
             ext_args.append("-Wl,-rpath,@loader_path/lib")
+        if defect == "python_framework":  # linked with -framework Python
+            ext_args.append(b.stub(arch, PYTHON_FRAMEWORK, "Python"))
+        if defect == "python_dylib":  # linked with -lpython3.11
+            ext_args.append(b.stub(arch, "@rpath/libpython3.11.dylib", "libpython3.11.dylib"))
         if defect == "two_openmp":
             # delocate's copy next to the one in lib/ (pytorch#122705).
             files["macpkg/.dylibs/libomp.dylib"] = b.link(

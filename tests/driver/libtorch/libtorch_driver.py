@@ -11,10 +11,11 @@ recording _GLIBCXX_USE_CXX11_ABI; for CUDA cases a fake libcudart.so.12
 and libnvrtc-builtins.so.12.4 described by a --cuda-table file (no CUDA
 needed). The driver's outputs are then checked with independent tools:
 Python's zipfile and zlib, `unzip -t`, readelf, g++ (a client compiled,
-linked and run against the unzipped tree), gdb where present.
+linked and run against the unzipped tree), gdb, git.
 
 Environment: LIBTORCH_DRIVER (the driver binary), LIBTORCH_CASE.
-Exit 77 = skipped (a tool is missing).
+Exit status: 0 pass, 1 a check failed or a tool is missing, 77 only for the
+real-toolkit case on a machine without a CUDA 13 toolkit.
 """
 from __future__ import annotations
 
@@ -33,21 +34,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "common"))
 import cuda_standin  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "lib"))
-from testlib import missing, readelf_dynamic, skip_no_gpu  # noqa: E402
+from testlib import Checks, missing, readelf_dynamic, skip_no_gpu  # noqa: E402
 
 DRIVER = os.environ.get("LIBTORCH_DRIVER", "")
 CASE = os.environ.get("LIBTORCH_CASE", "")
-failures: list[str] = []
-
-
-
-
-def check(cond: bool, what: str, detail: str = "") -> None:
-    print(("ok   - " if cond else "FAIL - ") + what)
-    if not cond:
-        failures.append(what)
-        if detail:
-            print("       " + detail.replace("\n", "\n       ")[:4000])
+CHECKS = Checks()
+check = CHECKS.check
 
 
 def run(argv, cwd=None, env=None, ok=True) -> subprocess.CompletedProcess:
@@ -394,32 +386,34 @@ def case_debug_split(work: Path) -> None:
     check(".debug_info" in run(["readelf", "-SW", dbg]).stdout, ".dbg has .debug_info")
     info = run(["readelf", "--debug-dump=info", dbg]).stdout
     check("parallel_sum" in info, "debug info of the .dbg names parallel_sum")
-    if shutil.which("gdb"):
-        g = run(["gdb", "-batch", "-nx", "-ex", "info line torch::parallel_sum", lib], ok=False)
-        check("torch_cpu.cpp" not in g.stdout, "gdb finds no line info without the .dbg",
-              g.stdout)
-        shutil.copy(dbg, lib.parent / dbg.name)  # gdb looks next to the library
-        g = run(["gdb", "-batch", "-nx", "-ex", "info line torch::parallel_sum", lib], ok=False)
-        check("torch_cpu.cpp" in g.stdout, "gdb finds line info through the debuglink",
-              g.stdout + g.stderr)
-        (lib.parent / dbg.name).unlink()
+    if shutil.which("gdb") is None:
+        missing("gdb not installed (scripts/setup.sh installs it)")
+    g = run(["gdb", "-batch", "-nx", "-ex", "info line torch::parallel_sum", lib], ok=False)
+    check("torch_cpu.cpp" not in g.stdout, "gdb finds no line info without the .dbg",
+          g.stdout)
+    shutil.copy(dbg, lib.parent / dbg.name)  # gdb looks next to the library
+    g = run(["gdb", "-batch", "-nx", "-ex", "info line torch::parallel_sum", lib], ok=False)
+    check("torch_cpu.cpp" in g.stdout, "gdb finds line info through the debuglink",
+          g.stdout + g.stderr)
+    (lib.parent / dbg.name).unlink()
     client_runs(root, fx["client"], work, "the stripped libtorch_cpu.so")
     # The hash comes from the source checkout when not given.
-    if shutil.which("git"):
-        src = work / "checkout"
-        src.mkdir()
-        genv = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t",
-                    GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t")
-        run(["git", "init", "-q", src], env=genv)
-        run(["git", "-C", src, "commit", "-q", "--allow-empty", "-m", "x"], env=genv)
-        head = run(["git", "-C", src, "rev-parse", "HEAD"]).stdout.strip()
-        args = [a for a in common_args(fx, work / "dist-git", "shared-without-deps")]
-        i = args.index("--build-hash")
-        del args[i:i + 2]
-        p = driver(*args, "--source", src, "--no-check")
-        with zipfile.ZipFile(work / "dist-git/libtorch-cxx11-abi-shared-without-deps-2.5.0.zip") as z:
-            check(z.read("libtorch/build-hash").decode() == head + "\n",
-                  "build-hash = git rev-parse HEAD of --source")
+    if shutil.which("git") is None:
+        missing("git not installed (scripts/setup.sh installs it)")
+    src = work / "checkout"
+    src.mkdir()
+    genv = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t",
+                GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t")
+    run(["git", "init", "-q", src], env=genv)
+    run(["git", "-C", src, "commit", "-q", "--allow-empty", "-m", "x"], env=genv)
+    head = run(["git", "-C", src, "rev-parse", "HEAD"]).stdout.strip()
+    args = [a for a in common_args(fx, work / "dist-git", "shared-without-deps")]
+    i = args.index("--build-hash")
+    del args[i:i + 2]
+    p = driver(*args, "--source", src, "--no-check")
+    with zipfile.ZipFile(work / "dist-git/libtorch-cxx11-abi-shared-without-deps-2.5.0.zip") as z:
+        check(z.read("libtorch/build-hash").decode() == head + "\n",
+              "build-hash = git rev-parse HEAD of --source")
 
 
 def case_dry_run(work: Path) -> None:
@@ -708,10 +702,7 @@ def main() -> int:
             print(f"kept {work}")
         else:
             shutil.rmtree(work, ignore_errors=True)
-    if failures:
-        print(f"{len(failures)} failure(s)")
-        return 1
-    return 0
+    return CHECKS.status()
 
 
 if __name__ == "__main__":

@@ -14,7 +14,8 @@ RPATH/RUNPATH, symbol versions), hashlib/zipfile (grafted names, RECORD,
 WHEEL tags), pip install into a fresh venv and an import with the original
 libraries deleted, and the driver's JSON parsed here.
 
-Exit status: 0 pass, 1 a check failed, 77 skipped (a tool is missing).
+Exit status: 0 pass, 1 a check failed or a tool is missing, 77 only for the
+real-toolkit case on a machine without a CUDA 13 toolkit.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ import time
 import zipfile
 from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "lib"))
-from testlib import missing, readelf_dynamic, skip_no_gpu  # noqa: E402
+from testlib import Checks, missing, readelf_dynamic, skip_no_gpu  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "common"))
@@ -46,19 +47,8 @@ PYPI_PACKAGES = ["cublas", "cuda_cupti", "cuda_nvrtc", "cuda_runtime", "cudnn", 
                  "curand", "cusolver", "cusparse", "nccl", "nvtx"]
 TABLE_RPATH = [f"$ORIGIN/../../nvidia/{p}/lib" for p in PYPI_PACKAGES]
 
-FAILS: list[str] = []
-CHECKS = 0
-
-
-
-
-def check(cond: bool, what: str) -> bool:
-    global CHECKS
-    CHECKS += 1
-    if not cond:
-        FAILS.append(what)
-        print(f"FAIL: {what}", file=sys.stderr)
-    return cond
+CHECKS = Checks()
+check = CHECKS.check
 
 
 def run(argv, cwd=None, env=None, ok=True) -> subprocess.CompletedProcess:
@@ -1107,11 +1097,7 @@ def main() -> int:
             print(f"kept {tmp}")
         else:
             shutil.rmtree(tmp, ignore_errors=True)
-    if FAILS:
-        print(f"{len(FAILS)} check(s) FAILED, {CHECKS - len(FAILS)} passed")
-        return 1
-    print(f"PASS: {CHECKS} checks")
-    return 0
+    return CHECKS.status()
 
 
 if __name__ == "__main__":

@@ -98,6 +98,13 @@ expect_status 2 "refused" "${DRV[@]}" --wheel noomp/torch-2.5.0-cp311-cp311-maco
 check "names libomp and torch/lib" grep -q "^error: .*libomp.dylib would be bundled as torch/.dylibs/libomp.dylib.*torch/lib/libomp.dylib" "$SCRATCH/last.err"
 check "nothing written" test ! -e outn
 
+case_begin "two OpenMP runtimes in the wheel are refused"
+cp -r t/tree two-tree && cp two-tree/torch/lib/libomp.dylib two-tree/torch/lib/libiomp5.dylib && mkdir two
+make_wheel two-tree two
+expect_status 2 "refused" "${DRV[@]}" --wheel two/torch-2.5.0-cp311-cp311-macosx_11_0_arm64.whl -L t/brew -o outt
+check "names both" grep -q "^error: .*2 OpenMP runtimes (torch/lib/libiomp5.dylib, torch/lib/libomp.dylib)" "$SCRATCH/last.err"
+check "nothing written" test ! -e outt
+
 case_begin "OpenBLAS: check fails, exit 1"
 mkdir -p b/lib b/tree/torch b/dist
 echo 'int cblas_sgemm(void) { return 0; }' >b/blas.c

@@ -21,6 +21,9 @@ import shutil
 import struct
 import subprocess
 import sys
+from pathlib import Path
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "lib"))
+from testlib import readelf_dynamic_entries  # noqa: E402
 
 PT_LOAD, PT_DYNAMIC, PT_INTERP, PT_PHDR = 1, 2, 3, 6
 SHT_NOBITS = 8
@@ -211,19 +214,14 @@ def readelf(*args):
 def cmd_state(args):
     """interp/soname/rpath/runpath/needed/verneed from readelf; absent = <none>."""
     path = args[0]
-    dyn = readelf("-d", path)
     state = {"interp": "<none>", "soname": "<none>", "rpath": "<none>",
              "runpath": "<none>", "needed": ""}
     needed = []
     counts = {"RPATH": 0, "RUNPATH": 0, "SONAME": 0}
-    for line in dyn.splitlines():
-        m = re.search(r"\((NEEDED|SONAME|RPATH|RUNPATH)\)\s+[^\[]*\[(.*)\]\s*$", line)
-        if not m:
-            continue
-        tag, val = m.groups()
+    for tag, val in readelf_dynamic_entries(path):
         if tag == "NEEDED":
             needed.append(val)
-        else:
+        elif tag in counts:
             counts[tag] += 1
             state[tag.lower()] = val
     state["needed"] = " ".join(needed)

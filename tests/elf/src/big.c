@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Keeps a large payload object (linked next to it) referenced, so the
  * kill-mid-write test has a big but valid shared library to edit. */
 extern const char _binary_payload_bin_start[];

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* dlopen driver: dlopen(argv[1]) with RTLD_NOW, call fixture_value, then look
  * up each further argument in the library's dependency tree (dlsym on the
  * handle) and print what it returns, or "missing". Exit 1 if dlopen fails. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The fixture library: exports values the test programs print, so a run
  * proves the edited library was loaded and its code and data still work. */
 #ifndef FIXTURE_VALUE

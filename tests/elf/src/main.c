@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Test program: prints the fixture library's value, then for each argument
  * looks the symbol up in the global scope (RTLD_DEFAULT) and prints what a
  * call returns, or "missing". That shows which libraries were really loaded

@@ -5,8 +5,8 @@
 # the scratch directory. Fixtures are built at test time: a wheel tree with
 # a compiled C extension, a pure module, package data, an executable script
 # in <name>.data/scripts and a .dist-info with METADATA and WHEEL.
-# log/fail/pass/skip/case_begin/finish/make_scratch/require_tools come from
-# the shared harness.
+# log/fail/pass/case_begin/finish/make_scratch/require_tools and the
+# expect_* checks come from the shared harness.
 source "$(dirname "${BASH_SOURCE[0]}")/../../lib/harness.sh"
 
 WHEELTEST_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -16,42 +16,13 @@ unset LD_LIBRARY_PATH LD_PRELOAD PIP_INDEX_URL PIP_FIND_LINKS
 
 
 
-# check DESCRIPTION CMD...: CMD must succeed.
-check() {
-  local what=$1
-  shift
-  local out
-  if out=$("$@" 2>&1); then
-    pass
-  else
-    fail "$what: '$*' failed: $out"
-  fi
-}
-# check_status WANT DESCRIPTION CMD...: CMD must exit with WANT.
-check_status() {
-  local want=$1 what=$2 rc=0 out
-  shift 2
-  out=$("$@" 2>&1) || rc=$?
-  if [[ $rc == "$want" ]]; then
-    pass
-  else
-    fail "$what: '$*' exited $rc, expected $want: $out"
-  fi
-}
-# check_eq DESCRIPTION ACTUAL EXPECTED
-check_eq() {
-  if [[ "$2" == "$3" ]]; then pass; else fail "$1: got '$2', expected '$3'"; fi
-}
-
-
-
 # Interpreter facts for tags and the extension suffix.
 py_facts() {
   PYTAG=$("${PY[@]}" -c 'import sys; print(f"cp{sys.version_info[0]}{sys.version_info[1]}")')
   PLATTAG=$("${PY[@]}" -c 'import sysconfig; print(sysconfig.get_platform().replace("-", "_").replace(".", "_"))')
   EXT_SUFFIX=$("${PY[@]}" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
   PYINC=$("${PY[@]}" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
-  [[ -f $PYINC/Python.h ]] || skip "Python.h not found in $PYINC (python3-dev)"
+  [[ -f $PYINC/Python.h ]] || missing "Python.h not found in $PYINC (python3-dev)"
 }
 
 # make_tree DIR NAME VERSION [EXTRA_BYTES]: an unpacked wheel for project
@@ -123,7 +94,7 @@ pip_install_check() {
     return
   fi
   pass
-  check_eq "import + call extension" \
-    "$("$venv/bin/python" -c "import $name; print($name.add(2, 3), $name.greet('x'))" 2>&1)" "5 hello x"
-  check_eq "installed script runs" "$("$venv/bin/$name-run" 2>&1)" "42"
+  expect_eq "import + call extension" \
+    "5 hello x" "$("$venv/bin/python" -c "import $name; print($name.add(2, 3), $name.greet('x'))" 2>&1)"
+  expect_eq "installed script runs" "42" "$("$venv/bin/$name-run" 2>&1)"
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 // libtorchlike_cuda.so: one tiny kernel, compiled for one architecture. Nothing
 // here launches it unless a device is present (tests run on machines without a
 // GPU and only check that the library was built and links libcudart).

@@ -38,6 +38,7 @@
 #include <array>
 #include <atomic>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -67,9 +68,11 @@ class ChunkCache {
   /// A cache key: the SHA-256 that key() computes.
   using Key = std::array<u8, 32>;
 
-  /// A cache over `options.dir`; touches no file. When `options.dir` is
-  /// empty: default_dir(), created with mode 0700; if it is not a directory
-  /// owned by this user or others may write it, warns and is not used.
+  /// A cache over `options.dir`; creates nothing. When `options.dir` is
+  /// empty: default_dir(), created with mode 0700 by the first store() (so
+  /// that stats, prune, clear and lookups leave no directory behind); if it
+  /// is not a directory owned by this user or others may write it, warns
+  /// and is not used.
   explicit ChunkCache(ChunkCacheOptions options);
 
   /// $XDG_CACHE_HOME/libpkg/chunks when XDG_CACHE_HOME is an absolute path,
@@ -99,6 +102,12 @@ class ChunkCache {
   /// key() with the given encoder fingerprint (for tests).
   static Key key(std::span<const u8> input, int level, bool final,
                  std::string_view fingerprint);
+  /// The key of a chunk another codec compresses (the .tar.bz2 writer's
+  /// blocks): SHA-256 over `identity`, the size and `input`. `identity` must
+  /// name the codec, its version and what else decides its bytes (level,
+  /// rules); it must not start with "libpkg chunk;", the deflate keys'
+  /// prefix, so no key of one codec can be another's. Never throws.
+  static Key key_for(std::string_view identity, std::span<const u8> input);
   /// SHA-256 (hex) of what the libdeflate loaded in this process emits for a
   /// fixed probe buffer at `level`: a changed libdeflate build changes every
   /// key. Computed once per level and process; thread-safe, never throws.
@@ -113,6 +122,16 @@ class ChunkCache {
   /// a miss; never throws.
   bool load(const Key& key, std::span<const u8> input, u32 input_crc32,
             bool final, u64 max_size, std::vector<u8>& out);
+  /// Whether an entry's bytes decode to exactly the chunk's input (the
+  /// codec's own check of a hit; called on the loading thread).
+  using DecodeCheck = std::function<bool(std::span<const u8> stored,
+                                         std::span<const u8> input)>;
+  /// load() for a key_for() key: the same checks, with `decodes_to_input`
+  /// in place of the inflate. Thread-safe; a corrupt or mismatching entry
+  /// is removed with a warning and counted as a miss; never throws.
+  bool load(const Key& key, std::span<const u8> input, u32 input_crc32,
+            u64 max_size, const DecodeCheck& decodes_to_input,
+            std::vector<u8>& out);
   /// Stores `bytes` under `key`; failures warn once and are otherwise
   /// ignored. Thread-safe.
   void store(const Key& key, u32 input_crc32, std::span<const u8> bytes);
@@ -154,14 +173,25 @@ class ChunkCache {
 
  private:
   std::filesystem::path entry_path(const Key& key) const;
+  // Both load()s: `verb` names the check in the warning ("inflate").
+  bool load_checked(const Key& key, std::span<const u8> input, u32 input_crc32,
+                    u64 max_size, const DecodeCheck& decodes_to_input,
+                    std::string_view verb, std::vector<u8>& out);
   void warn(const std::string& message);
   void warn_unwritable(const std::string& message);
   void drop(const std::filesystem::path& path, const std::string& why);
+  // The default directory's safety rule (owned by us, closed to others);
+  // false, with a warning, when it is not safe to use.
+  bool default_dir_is_safe();
+  // Creates the default directory (0700) once, for the first store().
+  void make_default_dir();
 
   ChunkCacheOptions options_;
   std::mutex log_mutex_;
   std::atomic<bool> unwritable_{false};
-  bool disabled_ = false;  // the default directory is not safe to use
+  bool default_ = false;               // options_.dir is default_dir()
+  std::once_flag made_;                // make_default_dir() ran
+  std::atomic<bool> disabled_{false};  // the default directory is unsafe
   std::atomic<u64> hits_{0}, misses_{0}, corrupt_{0}, saved_{0}, stored_{0};
 };
 

@@ -9,13 +9,15 @@
 // every member gets the same mtime, so the bytes depend only on the entry
 // list. Content is streamed from ContentSources in bounded chunks.
 //
-// Outputs: an uncompressed stream to a sink, `.tar.bz2` (libarchive's bzip2
-// filter) and `.tar.zst`, compressed with libzstd directly so the frame
-// header carries the uncompressed size (pledged; computed by a first pass
-// that writes headers only) and so compression is multithreaded. zstd's
-// multithreaded mode produces the same bytes for every worker count >= 1,
-// but not the same as its single-threaded mode (0 workers), so we always use
-// at least one worker: the output is independent of `threads`.
+// Outputs: an uncompressed stream to a sink; `.tar.bz2`, cut into bzip2
+// blocks compressed in parallel with libbz2 and joined bit-exactly into one
+// standard bzip2 stream (blocks of a large file's data can come from the
+// chunk cache); and `.tar.zst`, compressed with libzstd directly so the
+// frame header carries the uncompressed size (pledged; computed by a first
+// pass that writes headers only) and so compression is multithreaded.
+// zstd's multithreaded mode produces the same bytes for every worker count
+// >= 1, but not the same as its single-threaded mode (0 workers), so we
+// always use at least one worker: the output is independent of `threads`.
 //
 // Reading: TarReader iterates members of a tar (uncompressed, bzip2, gzip,
 // xz or zstd, detected) from a file or from memory (a STORED zip member),
@@ -33,8 +35,11 @@
 #include "libpkg/archive/source.hpp"
 #include "libpkg/base/callbacks.hpp"
 #include "libpkg/base/integers.hpp"
+#include "libpkg/base/thread_pool_fwd.hpp"
 
 namespace libpkg::archive {
+
+class ChunkCache;
 
 /// The kind of a tar member; the writer writes only file, directory and
 /// symlink.
@@ -74,10 +79,32 @@ struct ZstdOptions {
   // Called on the compressing thread with the tar bytes handed to zstd so
   // far and the tar's total size: every 4 MiB and once at the end.
   ProgressFn progress;
+  // Independent frames instead of one multithreaded frame: the tar is cut
+  // into frames of at most zstd_frame_size(level) (a file of 8 MiB or more
+  // starts a frame and gets frames of its own, so they depend only on its
+  // bytes), each compressed single-threaded on the pool (`pool`, else
+  // `threads` workers) and concatenated; the frames of those large files go
+  // through `cache`. Same bytes for any thread count and with or without
+  // the cache; overlap_log does not apply. Levels 1..19 only
+  // (zstd_frames_supported): above, zstd's windows (32-128 MiB) outgrow the
+  // frames.
+  bool independent_frames = false;
+  ThreadPool* pool = nullptr;
+  std::shared_ptr<ChunkCache> cache;
 };
 
+/// Whether `level` can be written as independent frames (1..19); never
+/// throws.
+bool zstd_frames_supported(int level);
+/// The largest frame of independent_frames at `level`: four of libzstd
+/// 1.5's default windows for it (8, 16 or 32 MiB); never throws.
+u64 zstd_frame_size(int level);
+/// Upper bound of an independent-frames stream of a `tar_bytes` tar of
+/// `entries` members at `level`; never throws.
+u64 zstd_frames_bound(u64 tar_bytes, u64 entries, int level);
+
 /// Receives consecutive pieces of a tar (or compressed tar) stream.
-using TarSink = std::function<void(std::span<const u8>)>;
+using TarSink = ByteSinkFn;
 
 /// Exact size in bytes of the uncompressed tar write_tar() produces for these
 /// entries (headers, padding and end blocks), without reading any content.
@@ -94,10 +121,31 @@ void write_tar(const std::vector<TarEntry>& entries,
                const TarWriteOptions& options, const TarSink& sink,
                const std::string& name = "<tar>");
 
-/// `.tar.bz2` at `target` (atomically), bzip2 level 1..9. Returns the bytes
-/// written (a device or FIFO target keeps no size to read back).
-/// Throws Errc::usage for a level outside 1..9, Errc::io when the target cannot
-/// be written, and what write_tar() throws; the target is untouched then.
+/// How write_tar_bz2 compresses: level, workers and the chunk cache.
+struct Bzip2Options {
+  int level = 9;               // 1..9 (block size level x 100 kB)
+  unsigned threads = 0;        // 0: one per core (when no pool is given)
+  ThreadPool* pool = nullptr;  // the job's pool; null: own `threads`
+  // Blocks of a large file's data (tar_bz2_write.cpp) are looked up here
+  // before compressing and stored after; the output is the same bytes with
+  // or without it. Null: none.
+  std::shared_ptr<ChunkCache> cache;
+};
+
+/// `.tar.bz2` at `target` (atomically): the unblocked tar (headers, data,
+/// two zero end blocks, no record padding) as one bzip2 stream whose blocks
+/// are compressed in parallel; the bytes depend only on the entries, the
+/// mtime and the level, never on the threads or the cache. Returns the
+/// bytes written (a device or FIFO target keeps no size to read back).
+/// Throws Errc::usage for a level outside 1..9, Errc::io when the target
+/// cannot be written or libbz2 fails, and what write_tar() throws; the
+/// target is untouched then.
+u64 write_tar_bz2(const std::filesystem::path& target,
+                  const std::vector<TarEntry>& entries,
+                  const TarWriteOptions& options, const Bzip2Options& bzip2);
+
+/// write_tar_bz2() at `level` on one worker per core, without a cache.
+/// Throws as write_tar_bz2() does.
 u64 write_tar_bz2(const std::filesystem::path& target,
                   const std::vector<TarEntry>& entries,
                   const TarWriteOptions& options, int level = 9);
@@ -109,7 +157,8 @@ u64 write_tar_zst(const std::filesystem::path& target,
                   const std::vector<TarEntry>& entries,
                   const TarWriteOptions& options, const ZstdOptions& zstd);
 
-/// The same, streamed into `sink`: at most zstd_bound(tar_bytes) bytes.
+/// The same, streamed into `sink`: at most zstd_bound(tar_bytes) bytes
+/// (zstd_frames_bound() with independent_frames).
 /// `tar_bytes` must be tar_size(entries, options), which a caller bounding
 /// the output has computed already (a mismatch is an error); `name` is used
 /// in messages.
@@ -175,7 +224,7 @@ class TarReader {
   /// 1 MiB (call at most once per member; unread content is skipped).
   /// Throws Errc::usage without a current member, Errc::format for corrupt or
   /// truncated content or more than declared, and what `sink` throws.
-  void read_data(const std::function<void(std::span<const u8>)>& sink);
+  void read_data(const ByteSinkFn& sink);
 
  private:
   struct Impl;

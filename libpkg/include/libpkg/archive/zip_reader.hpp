@@ -18,6 +18,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "libpkg/base/callbacks.hpp"
 #include "libpkg/base/integers.hpp"
 #include "libpkg/base/mapped_file.hpp"
 
@@ -110,8 +111,7 @@ class ZipReader {
   /// most a few hundred KiB). Throws Errc::format "ARCHIVE: MEMBER: ..." when
   /// the data is corrupt, longer or shorter than declared, or fails its CRC.
   /// Throws Errc::unsupported for a method other than stored and deflated.
-  void read(const ZipEntry& entry,
-            const std::function<void(std::span<const u8>)>& sink) const;
+  void read(const ZipEntry& entry, const ByteSinkFn& sink) const;
   /// The whole decompressed content; refused (Errc::format naming the archive
   /// and member) when the declared size exceeds limits().max_in_memory.
   /// Also throws as read() does.

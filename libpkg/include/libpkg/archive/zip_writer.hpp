@@ -12,7 +12,7 @@
 // (no recompression). ZIP64 records are written only where needed (or always
 // with force_zip64). The output appears atomically on commit().
 //
-// Pipeline: add*() only queue members. flush()/commit() run on the calling
+// Pipeline: add*() queue members; flush()/commit() run on the calling
 // thread, which writes members strictly in add order while the pool's T
 // workers (ZipWriterOptions::threads) read, CRC and deflate chunks ahead of
 // it. Memory bound: a chunk job of more than 64 KiB takes one of the
@@ -26,7 +26,11 @@
 // about 2 MiB (a libdeflate compressor per level, the joining pass's zlib
 // state and scratch, the stack). tests/archive/writer_peak_rss.sh checks
 // this bound on 300 MiB members at -j1 and -j2; measured whole-process
-// peaks: docs/archives.md.
+// peaks: docs/archives.md. What a queued member holds (its source, name and
+// attributes) is kept only until it is written: once kMaxQueued members
+// wait, the add*() that queued the last one writes them, so an archive of
+// many small files holds per member only its name checks, its central
+// directory record and its result (writer_peak_rss: 70 000 files).
 //
 // Members larger than chunk_size are deflated as independent chunks joined
 // into one stream (deflate_chunk.hpp); members not made smaller by deflate
@@ -101,6 +105,8 @@ struct ZipMemberResult {
 /// them; after a throw the archive is abandoned and the target left untouched.
 class ZipWriter {
  public:
+  /// Members queued before an add*() writes them (bounds per-member memory).
+  static constexpr std::size_t kMaxQueued = 4096;
   /// Creates a temporary file beside `target`; throws Errc::usage for
   /// chunk_size 0 or a level outside 0..12, Errc::io when the temporary file
   /// cannot be created.
@@ -111,7 +117,8 @@ class ZipWriter {
 
   /// Queues a regular file member read from `content`; throws Errc::usage for a
   /// null source, a refused or duplicate name, or a writer that failed or
-  /// committed. Content errors surface at flush()/commit().
+  /// committed. Content errors surface at flush()/commit(), or at the add*()
+  /// that fills the queue (kMaxQueued members), which writes it.
   void add(std::string name, SourcePtr content, ZipMemberAttrs attrs = {});
   /// add() of file_source(`path`); also throws what file_source throws.
   void add_file(std::string name, const std::filesystem::path& path,
@@ -139,7 +146,7 @@ class ZipWriter {
                ZipMemberAttrs attrs,
                std::optional<std::array<u8, 32>> sha256 = std::nullopt);
   /// The sink add_stream()'s `produce` writes the member's bytes through.
-  using StreamSink = std::function<void(std::span<const u8>)>;
+  using StreamSink = ByteSinkFn;
   /// A STORED member whose bytes `produce` writes through the sink it is
   /// given, straight into the archive: no temporary file, no second pass
   /// (a .conda's pkg-*.tar.zst is compressed directly into its place). Writes

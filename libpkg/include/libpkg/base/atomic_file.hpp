@@ -21,6 +21,7 @@
 #include <filesystem>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "libpkg/base/integers.hpp"
 #include "libpkg/base/signal_cleanup.hpp"
@@ -34,10 +35,16 @@ void create_output_directory(const std::filesystem::path& dir);
 /// Copies the file `from` (symlinks followed) to `to` through an AtomicFile,
 /// in the kernel where possible (AtomicFile::copy_from). The copy gets the
 /// source's permission bits plus `add_mode` (e.g. 0644 so a read-only
-/// system library becomes editable).
-void copy_file_atomically(const std::filesystem::path& from,
-                          const std::filesystem::path& to,
-                          unsigned add_mode = 0);
+/// system library becomes editable). Returns the bytes copied. Throws
+/// Errc::io naming the file that cannot be read or written.
+u64 copy_file_atomically(const std::filesystem::path& from,
+                         const std::filesystem::path& to,
+                         unsigned add_mode = 0);
+
+/// Writes `text` to `to` through an AtomicFile with permission bits `mode`.
+/// Throws Errc::io naming `to` when it cannot be written.
+void write_file_atomically(const std::filesystem::path& to,
+                           std::string_view text, unsigned mode = 0644);
 
 /// A file written under a temporary name and made visible at its target only by
 /// commit(); destroyed uncommitted, it leaves the target untouched.

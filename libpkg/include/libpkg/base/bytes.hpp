@@ -73,6 +73,13 @@ class ByteView {
   /// The bytes [offset, offset + size); throws a format error naming `what`.
   std::span<const u8> range(u64 offset, u64 size, std::string_view what) const;
 
+  /// The same bytes (and filler) under another file name.
+  ByteView renamed(std::string name) const {
+    ByteView out = *this;
+    out.name_ = std::move(name);
+    return out;
+  }
+
   /// A child view (an archive member, a section) that keeps the file name.
   ByteView slice(u64 offset, u64 size, std::string_view what) const;
 

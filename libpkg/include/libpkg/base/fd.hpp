@@ -99,6 +99,24 @@ void read_chunks(int fd, const std::string& name, std::size_t buffer_size,
 /// an error, never "too short".
 std::vector<u8> read_prefix(const std::filesystem::path& path, std::size_t n);
 
+/// The whole regular file `path` as a string (text or bytes): opened with
+/// open_regular, so a FIFO, device or directory is refused at once instead
+/// of blocking. Throws Errc::io naming `name` (the path when empty): "cannot
+/// open: <strerror>" (errno attached), "not a regular file (a FIFO)", or a
+/// read error.
+std::string read_regular_file(const std::filesystem::path& path,
+                              const std::string& name = {});
+
+/// read_regular_file's non-throwing form: the Error is returned, not thrown.
+Result<std::string> try_read_regular_file(const std::filesystem::path& path,
+                                          const std::string& name = {});
+
+/// Throws unless `path` is an existing directory (symlinks followed):
+/// Errc::io naming `path`, "no such <what>" with errno ENOENT, "<what> is
+/// not a directory (a FIFO)" without errno, or the stat error with its.
+void require_directory(const std::filesystem::path& path,
+                       const std::string& what);
+
 /// read_chunks' definition (documented at its declaration above).
 template <typename Sink>
 void read_chunks(int fd, const std::string& name, std::size_t buffer_size,

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "libpkg/base/bytes.hpp"
+#include "libpkg/base/fd.hpp"
 
 namespace libpkg {
 
@@ -42,6 +43,12 @@ class MappedFile {
   u64 size() const { return size_; }
   /// The permission bits of the file when it was opened.
   unsigned mode() const { return mode_; }
+  /// Opens the mapped file again by its name for reading (a descriptor for
+  /// copy_file_range and holes, which the mapping cannot give), only if the
+  /// name still leads to the same file (device and inode) with the same
+  /// size. Throws Errc::io naming it when it cannot be opened or another
+  /// file sits at the name now: its bytes are not the ones that were read.
+  Fd reopen() const;
   /// A ByteView of the whole mapping, named after the file.
   ByteView view() const { return ByteView({data_, size_}, name_); }
   /// ByteView::slice of the whole mapping; throws Errc::format naming `what`
@@ -57,6 +64,7 @@ class MappedFile {
   u8* data_ = nullptr;
   u64 size_ = 0;
   unsigned mode_ = 0644;
+  u64 dev_ = 0, ino_ = 0;  // the file mapped, for reopen()
 };
 
 }  // namespace libpkg

@@ -14,6 +14,7 @@
 #include <span>
 #include <vector>
 
+#include "libpkg/base/callbacks.hpp"
 #include "libpkg/base/integers.hpp"
 #include "libpkg/base/mapped_file.hpp"
 
@@ -52,9 +53,7 @@ class Overlay {
 
   /// Streams the output bytes in order: unchanged input ranges as views into
   /// `input`, patched ranges from the overlay, zeros for gaps past the input.
-  void for_each_chunk(
-      std::span<const u8> input,
-      const std::function<void(std::span<const u8>)>& sink) const;
+  void for_each_chunk(std::span<const u8> input, const ByteSinkFn& sink) const;
 
  private:
   void normalize() const;

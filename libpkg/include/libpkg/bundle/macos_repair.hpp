@@ -83,6 +83,7 @@ struct MacosGraft {
   std::string id;                  // its new LC_ID_DYLIB
   std::vector<std::string> install_names;  // how it was referenced
   std::vector<std::string> needed_by;      // members or other grafts
+  std::string sha256;  // hex SHA-256 of `realpath` as found (the SBOM's)
 };
 
 /// A reference to a library outside the wheel whose name a wheel member
@@ -157,7 +158,9 @@ MacosRepairPlan plan_macos_repair(const std::filesystem::path& wheel,
                                   const MacosRepairOptions& options = {});
 
 /// Writes `out_dir`/plan.output_name (temporary file + rename; nothing is
-/// left behind on failure). ApplyOptions::sbom is not used here. Throws
+/// left behind on failure), with the SBOM of the grafts
+/// (<dist-info>/sboms/pkgtool.cdx.json, bundle/sbom.hpp) when
+/// ApplyOptions::sbom and something was grafted. Throws
 /// Errc::usage when the output would replace the input, Errc::format for a
 /// wheel without its WHEEL file.
 RepairResult apply_macos_repair(const MacosRepairPlan& plan,

@@ -179,6 +179,7 @@ struct RepairResult {
   u64 raw_copies = 0;
   u64 compressed = 0;
   u64 grafted_bytes = 0;
+  u64 size = 0;  // bytes of the wheel written (the writer's own count)
 };
 
 /// Writes `out_dir`/plan.output_name (temporary file + rename; nothing is

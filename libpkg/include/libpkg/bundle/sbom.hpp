@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The CycloneDX 1.4 SBOM of what a repair grafted, written into the
 // repaired wheel as `<dist-info>/sboms/pkgtool.cdx.json` (PEP 770's
-// directory; auditwheel 6.x writes `auditwheel.cdx.json` there).
+// directory; auditwheel 6.x writes `auditwheel.cdx.json` there), by the
+// ELF and the macOS repair alike.
 //
 // One `library` component per grafted library: its name in the wheel, the
 // SHA-256 of the original file, where it was taken from (properties
-// `libpkg:source_path`, `libpkg:soname`) and, when `dpkg -S` (or on rpm
-// systems `rpm -qf`) names the OS package owning it, that package's version
-// and a purl `pkg:deb/debian/NAME@VERSION?arch=ARCH` (or
+// `libpkg:source_path`, `libpkg:realpath`, and `libpkg:soname` (ELF) or
+// each `libpkg:install_name` it was loaded by (Mach-O)) and, when `dpkg -S` (or
+// on rpm systems `rpm -qf`) names the OS package owning it, that package's
+// version and a purl `pkg:deb/debian/NAME@VERSION?arch=ARCH` (or
 // `pkg:rpm/<distro>/NAME@VERSION-RELEASE?arch=ARCH`). The wheel itself is the
 // metadata component (`pkg:pypi/NAME@VERSION?file_name=...`), depending on
 // every grafted library. The document is deterministic (no timestamp; the
@@ -22,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "libpkg/bundle/macos_repair.hpp"
 #include "libpkg/bundle/repair.hpp"
 
 namespace libpkg::bundle {
@@ -67,8 +70,32 @@ using OwnerLookup = std::function<std::map<std::filesystem::path, OsPackage>(
 /// The member name: "<dist-info>/sboms/pkgtool.cdx.json".
 std::string sbom_member(const std::string& dist_info);
 
+/// One grafted library as the SBOM lists it.
+struct SbomLibrary {
+  std::string member;            // its path in the wheel (the bom-ref)
+  std::string name;              // its file name there
+  std::string sha256;            // hex SHA-256 of the original file
+  std::filesystem::path source;  // where it was found
+  // More `libpkg:<name>` properties ("soname", "install_name").
+  std::vector<std::pair<std::string, std::string>> properties;
+};
+
+/// The document for `libraries` grafted into the wheel `wheel_file` of
+/// `distribution` `version`; owners are looked up for every source at
+/// once. Never throws but the lookup's errors.
+std::string sbom_document(const std::string& distribution,
+                          const std::string& version,
+                          const std::string& wheel_file,
+                          const std::vector<SbomLibrary>& libraries,
+                          const OwnerLookup& owners = system_owners);
+
 /// The document for `plan` (grafts with their source and sha256).
 std::string sbom_json(const WheelAnalysis& analysis, const RepairPlan& plan,
+                      const OwnerLookup& owners = system_owners);
+
+/// The document for a macOS repair plan (grafts with their source, sha256
+/// and install names).
+std::string sbom_json(const MacosRepairPlan& plan,
                       const OwnerLookup& owners = system_owners);
 
 }  // namespace libpkg::bundle

@@ -102,9 +102,7 @@ struct Expectation {
 /// MATRIX_PACKAGE_TYPE). `getenv` is injected so the library never reads
 /// the environment itself. Throws Errc::usage naming a variable whose value
 /// doesn't parse.
-Expectation expectation_from_env(
-    const std::function<std::optional<std::string>(const std::string&)>&
-        getenv);
+Expectation expectation_from_env(const GetenvFn& getenv);
 
 /// The status of one check.
 enum class Status { pass, fail, skip };

@@ -46,6 +46,10 @@ struct PackOptions {
   int bzip2_level = 9;
   unsigned threads = 0;        // 0: one per core (hashing and zstd workers)
   ThreadPool* pool = nullptr;  // the job's pool; null: own `threads`
+  // Chunk cache for the zstd frames and bzip2 blocks of large files
+  // (archive/tar.hpp: ZstdOptions, Bzip2Options); the bytes are the same
+  // with or without it. Null: none.
+  std::shared_ptr<archive::ChunkCache> cache;
   i64 timestamp_ms = 0;  // index.json timestamp; tar mtimes use its seconds
   // Build prefix searched for in every file (has_prefix / paths.json);
   // empty disables the search.

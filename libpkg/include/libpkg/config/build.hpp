@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "libpkg/abi/census.hpp"
+#include "libpkg/base/callbacks.hpp"
 #include "libpkg/config/accelerator.hpp"
 #include "libpkg/cppdist/naming.hpp"
 
@@ -114,9 +115,8 @@ void validate(const BuildConfig& config);
 /// without a variant gets shared-with-deps. Validated.
 BuildConfig parse_build_environment(std::string_view text);
 
-/// Looks up an environment variable; nullopt when unset.
-using Getenv =
-    std::function<std::optional<std::string>(const std::string& name)>;
+/// Looks up an environment variable; nullopt when unset (base/callbacks.hpp).
+using Getenv = GetenvFn;
 
 /// From the old scripts' environment (`getenv` is injected so tests and
 /// embedders control it; an empty value counts as unset). A

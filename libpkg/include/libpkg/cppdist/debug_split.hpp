@@ -58,11 +58,12 @@ DebugSplitResult split_debug_info(const std::filesystem::path& lib_dir,
                                   const std::filesystem::path& debug_dir,
                                   const DebugSplitOptions& options = {});
 
-/// Writes the debug zip (members debug/<name>.dbg), atomically.
-void write_debug_zip(const DebugSplitResult& split,
-                     const std::filesystem::path& zip, int level = 6,
-                     unsigned threads = 0,
-                     std::optional<i64> timestamp = std::nullopt,
-                     ThreadPool* pool = nullptr);
+/// Writes the debug zip (members debug/<name>.dbg), atomically; returns the
+/// bytes written (the writer's count).
+u64 write_debug_zip(const DebugSplitResult& split,
+                    const std::filesystem::path& zip, int level = 6,
+                    unsigned threads = 0,
+                    std::optional<i64> timestamp = std::nullopt,
+                    ThreadPool* pool = nullptr);
 
 }  // namespace libpkg::cppdist

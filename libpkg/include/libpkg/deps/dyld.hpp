@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace libpkg::deps {
@@ -64,6 +65,16 @@ struct DyldTree {
 };
 
 // One tree per 64-bit little-endian slice of `file`.
+/// True for an install name of the Python interpreter's own library:
+/// `libpython3.11.dylib` (any directory, any version or ABI suffix) or a
+/// Python framework's binary (`.../Python.framework/Versions/3.11/Python`,
+/// Xcode's `Python3.framework/.../Python3`). An extension module must not
+/// link it: the interpreter that imports it provides those symbols (link
+/// with -undefined dynamic_lookup, as setuptools does), and a linked copy
+/// loads that one interpreter's library into any other Python, or fails
+/// where it is absent. Never throws.
+bool is_python_library(std::string_view install_name);
+
 /// One tree per 64-bit little-endian slice of `file`, as dyld would resolve it;
 /// throws Error(Errc::unsupported) naming `file` when it has no such slice, and
 /// as MachOFile::open does for unreadable or malformed input.

@@ -166,6 +166,10 @@ class Resolver {
   /// allowed system libraries, or --exclude patterns).
   LddTree tree(const std::filesystem::path& file,
                const std::function<bool(const LibraryNode&)>& prune = {}) const;
+  /// tree(file, prune) for a file the caller already opened (`root`, read
+  /// from `file`), so it is not read again.
+  LddTree tree(const elf::ElfFile& root, const std::filesystem::path& file,
+               const std::function<bool(const LibraryNode&)>& prune = {}) const;
 
   /// One directory of a search list, expanded and as written, with the
   /// reason it is searched.
@@ -219,6 +223,11 @@ std::string expand_dst(std::string_view entry, std::string_view origin,
 
 /// Splits a ':'-separated path list (empty entries kept as "").
 std::vector<std::string> split_path_list(std::string_view list);
+
+/// Splits an LD_LIBRARY_PATH value as glibc's loader does: entries end at
+/// ':' or ';', and an empty entry is kept as "" (the current directory for
+/// glibc; musl's rules, which drop it, are applied when searching).
+std::vector<std::string> split_ld_library_path(std::string_view value);
 
 /// True when a library at `candidate` can satisfy `requester` (class, byte
 /// order, machine, OSABI); otherwise sets `why`.

@@ -21,6 +21,16 @@
 // the tree holds: the old post-processing was the same for both (and the
 // static flag never reached the build, §7.2); a static tree without .a
 // files gets a note.
+//
+// A macOS configuration makes libtorch-macos-<arch>-<ver>.zip (§4): the
+// tree's Mach-O files are bundled like the macOS wheel repair
+// (bundle/macos_tree.hpp: outside dylibs into lib/, @rpath references,
+// build run paths dropped, re-signed) and the OpenMP runtime comes from
+// where the wheel_macos driver takes it: the one libomp.dylib in lib/ (the
+// wheel's torch/lib/libomp.dylib), which every reference to an OpenMP
+// runtime (Homebrew's, a delocated .dylibs copy) is pointed at; a runtime
+// the tree lacks, or a second one, is refused. There are no variants, and
+// no debug split (no ELF debug info).
 #pragma once
 
 #include <filesystem>
@@ -59,12 +69,21 @@ struct LibtorchDriverOptions {
   bool keep_names = false;
   std::string objcopy = "objcopy";
   std::string git = "git";
+  // macOS: where outside dylibs are found first, by leaf name
+  // (DYLD_LIBRARY_PATH, --lib-path), libraries another package provides
+  // (fnmatch globs, not bundled) and MACOSX_DEPLOYMENT_TARGET (10.15 by
+  // default; arm64 at least 11.0), which check_binary holds the zip to.
+  std::vector<std::filesystem::path> library_path;
+  std::vector<std::string> exclude;
+  std::optional<std::string> deployment_target;
 };
 
 /// Bundle → pack the libtorch zip (and -latest copies, debug zip) →
-/// check_binary; a dry run only plans. Throws Errc::usage for a non-libtorch or
-/// non-Linux configuration, a missing or ambiguous input, or no build hash;
-/// Errc::not_found when git is needed and missing.
+/// check_binary; a dry run only plans. Throws Errc::usage for a non-libtorch
+/// configuration, a missing or ambiguous input, no build hash or a debug
+/// split on macOS; Errc::not_found when git is needed and missing; on macOS
+/// the macOS bundle's errors and Errc::format for an OpenMP runtime it
+/// would bundle or a second one.
 Summary run_libtorch(const LibtorchDriverOptions& options);
 
 }  // namespace libpkg::driver

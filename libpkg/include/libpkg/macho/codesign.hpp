@@ -169,8 +169,14 @@ class SliceBytes {
   virtual ~SliceBytes() = default;
   /// The slice's size in bytes.
   virtual u64 size() const = 0;
-  /// slice[offset, offset + size) (inside size()), valid until the next read.
-  virtual std::span<const u8> read(u64 offset, u64 size) = 0;
+  /// slice[offset, offset + size), valid until the next read. Throws
+  /// Error(Errc::format) when the range is not inside size() (a signature
+  /// whose code limit or page table points past the slice).
+  std::span<const u8> read(u64 offset, u64 size);
+
+ protected:
+  /// The range, already checked to lie inside size().
+  virtual std::span<const u8> read_checked(u64 offset, u64 size) = 0;
 };
 
 /// SliceBytes over bytes already in memory.
@@ -180,14 +186,26 @@ class SpanSliceBytes final : public SliceBytes {
   explicit SpanSliceBytes(std::span<const u8> bytes) : bytes_(bytes) {}
   /// The span's size.
   u64 size() const override { return bytes_.size(); }
-  /// bytes[offset, offset + size), unchecked (the caller keeps inside size()).
-  std::span<const u8> read(u64 offset, u64 size) override {
+
+ protected:
+  /// bytes[offset, offset + size) (SliceBytes::read checked the range).
+  std::span<const u8> read_checked(u64 offset, u64 size) override {
     return bytes_.subspan(offset, size);
   }
 
  private:
   std::span<const u8> bytes_;
 };
+
+/// Recomputes, in every CodeDirectory of `sig`, only the hashes of the code
+/// pages that intersect `ranges` (slice offsets; pages past a
+/// CodeDirectory's slots are skipped), reading just those pages through
+/// `slice`: a sample check that costs a few pages, where verify_signature
+/// reads the whole code limit. Mismatches come back as verify_signature
+/// reports them. Throws parse_signature's errors, and SliceBytes::read's
+/// when a page lies past the slice.
+std::vector<VerifyProblem> verify_pages(SliceBytes& slice, const ByteView& sig,
+                                        std::span<const ByteRange> ranges);
 
 /// The size of `old_sig` re-signed for a slice whose code limit is now
 /// `code_limit` (equal to the old size when the limit is unchanged); throws

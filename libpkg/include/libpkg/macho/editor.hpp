@@ -45,12 +45,16 @@ struct EditOptions {
   // ones (editor_sign.cpp); false (--no-sign) leaves signatures stale.
   bool sign = true;
 
-  /// True when no operation is requested (archs and sign alone change nothing).
-  bool empty() const {
-    return !id && changes.empty() && add_rpaths.empty() &&
-           prepend_rpaths.empty() && delete_rpaths.empty() &&
-           rename_rpaths.empty() && !delete_all_rpaths;
+  /// True when some install_name_tool operation is requested. `archs` and
+  /// `sign` only qualify the operations: alone they change no byte.
+  bool has_operations() const {
+    return id || !changes.empty() || !add_rpaths.empty() ||
+           !prepend_rpaths.empty() || !delete_rpaths.empty() ||
+           !rename_rpaths.empty() || delete_all_rpaths;
   }
+  /// True when every field has its default value: no operation, every
+  /// 64-bit slice, signing on. Never throws.
+  bool empty() const { return !has_operations() && archs.empty() && sign; }
 };
 
 /// What the plan does to one slice: whether it was edited or changed, the byte

@@ -171,7 +171,16 @@ inline constexpr u8 kNStab = 0xe0;
 inline constexpr u8 kNExt = 0x01;
 inline constexpr u8 kNTypeMask = 0x0e;
 inline constexpr u8 kNUndf = 0x0, kNAbs = 0x2, kNSect = 0xe, kNIndr = 0xa;
+inline constexpr u8 kNPbud = 0xc;  // prebound undefined
+// n_desc bits; an undefined symbol's library ordinal is n_desc's high byte.
+inline constexpr u16 kNWeakRef = 0x0040;
 inline constexpr u16 kNWeakDef = 0x0080;
+// Library ordinals with a meaning of their own (two-level namespace).
+inline constexpr u8 kSelfLibraryOrdinal = 0x00;
+inline constexpr u8 kDynamicLookupOrdinal = 0xfe;
+inline constexpr u8 kExecutableOrdinal = 0xff;
+// Mach header flags.
+inline constexpr u32 kMhTwoLevel = 0x80;
 // Exports trie flags.
 inline constexpr u64 kExportKindMask = 0x03;
 inline constexpr u64 kExportKindAbsolute = 0x02;

@@ -3,11 +3,14 @@
 // cancel a job, find and read its log, list the nightlies of a root.
 #pragma once
 
+#include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <string>
 #include <vector>
 
 #include "libpkg/nightly/layout.hpp"
+#include "libpkg/nightly/runner.hpp"
 #include "libpkg/nightly/state.hpp"
 
 namespace libpkg::nightly {
@@ -24,17 +27,35 @@ std::string cancel_job(const Layout& layout, const std::string& job);
 /// Errc::not_found naming the job when it has none yet.
 std::filesystem::path find_log(const Layout& layout, const std::string& job);
 
-/// The last `lines` lines of a file (all of them when lines is 0); throws
-/// read_text_file's errors.
+/// Where the last `lines` lines of the first `size` bytes of the open file
+/// `fd` begin: 0 when there are no more lines than that (or `lines` is 0, "all
+/// of it"). A last line without a newline counts as a line; "\r\n" ends a
+/// line like "\n". The file is read backwards from `size` in 64 KiB blocks,
+/// so what is read is the tail itself plus at most one block, never the whole
+/// file; `bytes_read`, when given, gets how much was. Throws an errno Error
+/// naming `origin` when a read fails.
+std::uint64_t tail_start(int fd, std::uint64_t size, std::size_t lines,
+                         const std::string& origin,
+                         std::uint64_t* bytes_read = nullptr);
+
+/// Copies the bytes of `fd` from `offset` up to its current end to `out`
+/// (streamed, 64 KiB at a time) and returns the offset after the last byte
+/// copied. Throws an errno Error naming `origin` when a read or write fails.
+std::uint64_t copy_to_end(int fd, std::uint64_t offset, std::FILE* out,
+                          const std::string& origin);
+
+/// The last `lines` lines of a file (all of it when lines is 0) as a string:
+/// tail_start over the whole file, then the tail read. Throws an errno Error
+/// naming `file` when it cannot be opened or read.
 std::string tail_lines(const std::filesystem::path& file, std::size_t lines);
 
 /// One nightly as `pkgtool nightly list` shows it: its job counts by state and
-/// the pid of the runner holding it.
+/// who holds its runner lock.
 struct NightlyInfo {
   std::string date;
   std::size_t jobs = 0, succeeded = 0, failed = 0, cancelled = 0,
               unfinished = 0;
-  long runner_pid = 0;  // 0: no runner holds it
+  LockHolder runner;  // who holds its runner lock
 };
 /// The nightlies under `root`, oldest first; Errc::not_found when `root` is
 /// not a directory.

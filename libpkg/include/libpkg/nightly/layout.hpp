@@ -7,6 +7,7 @@
 //   cancel/<job>          a cancel request from another process
 //   jobs.json             the job list of this nightly (for --resume)
 //   runner.lock           flock'ed by the one runner, holding its pid
+//   .runner.reserve       space held back for the runner's records (a run)
 //   <artifact dirs>       what the jobs produce
 #pragma once
 

@@ -28,7 +28,9 @@ struct ReportOptions {
 /// One configuration on one night (the latest document of that pair).
 struct ReportCell {
   std::string config, date, status, job, failure;
-  std::optional<std::filesystem::path> log;  // absolute
+  // <nightly_root>/<YYYY_MM_DD>/<the document's log>, joined as
+  // std::filesystem::path's operator/ joins (a string: 10^5 of them).
+  std::optional<std::string> log;
   std::optional<double> duration_s;
 };
 
@@ -67,7 +69,7 @@ struct SizeRegression {
 /// night.
 struct StatusRegression {
   std::string config, old_date, old_status, status, failure;
-  std::optional<std::filesystem::path> log;
+  std::optional<std::string> log;  // as ReportCell's
 };
 
 /// Everything the report shows, as build_report computes it.

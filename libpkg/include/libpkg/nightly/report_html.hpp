@@ -4,7 +4,9 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <string>
+#include <string_view>
 
 #include "libpkg/nightly/report_data.hpp"
 
@@ -14,5 +16,11 @@ namespace libpkg::nightly {
 /// where the page will be.
 std::string report_html(const ReportData& data,
                         const std::filesystem::path& out_dir);
+/// The same page handed to \p sink in pieces of about 1 MiB, in order, so
+/// a page of 10^5 cells (50 MB) is never held whole. Throws what \p sink
+/// throws.
+void write_report_html(const ReportData& data,
+                       const std::filesystem::path& out_dir,
+                       const std::function<void(std::string_view)>& sink);
 
 }  // namespace libpkg::nightly

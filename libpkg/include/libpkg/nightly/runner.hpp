@@ -8,7 +8,9 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +36,11 @@ struct RunnerOptions {
   // unfinished job is recorded CANCELLED.
   const std::atomic<bool>* interrupted = nullptr;
   unsigned grace_s = 5;
+  // Bytes held back on the nightly's filesystem (<dir>/.runner.reserve) and
+  // freed the first time a write of the runner fails for lack of space, so
+  // a job that fills the disk still gets its final state and document; 0:
+  // none.
+  std::uint64_t reserve_bytes = 1 << 20;
   // Called with each finished job (for progress lines); may be empty.
   std::function<void(const JobRecord&)> on_finished;
 };
@@ -45,6 +52,17 @@ struct RunSummary {
   bool interrupted = false;
   /// The number of jobs in \p state.
   unsigned count(JobState state) const;
+};
+
+/// Who holds the runner lock of a nightly, as another process sees it.
+struct LockHolder {
+  bool held = false;        // a process holds the lock
+  std::optional<long> pid;  // its pid, when it wrote one (a runner does)
+  /// True when the lock is held.
+  explicit operator bool() const { return held; }
+  /// "pid N", "a process that did not write its pid", or "nobody"; does not
+  /// throw.
+  std::string describe() const;
 };
 
 /// The runner lock of one nightly directory (flock on runner.lock, holding
@@ -59,9 +77,9 @@ class RunnerLock {
   ~RunnerLock();
   RunnerLock(const RunnerLock&) = delete;
   RunnerLock& operator=(const RunnerLock&) = delete;
-  /// The pid of the runner holding the lock of `layout`, 0 when none, -1
-  /// when held by a process that did not write its pid.
-  static long holder(const Layout& layout);
+  /// Who holds the lock of `layout` (not held when runner.lock is absent or
+  /// unlocked). Does not throw.
+  static LockHolder holder(const Layout& layout);
 
  private:
   int fd_ = -1;
@@ -71,7 +89,12 @@ class RunnerLock {
 /// state, log and job document. `jobs` may be empty for resume/retry (the
 /// stored jobs.json is used). Throws Errc::usage for an unknown placeholder, a
 /// held lock, a fresh run of a nightly with jobs or none to run, and a
-/// resume without jobs.json.
+/// resume without jobs.json; Errc::io when the runner cannot write its own
+/// records (the reserve could not be made, or a job's state or document
+/// could not be written even after freeing it): the message names the file,
+/// the job and the outcome it could not record (and any other job left
+/// unrecorded), after every started job ended. Unrecorded jobs stay RUNNING
+/// or PENDING on disk, so `--resume` runs them again.
 RunSummary run_nightly(const Layout& layout, std::vector<JobSpec> jobs,
                        const RunnerOptions& options);
 

@@ -39,8 +39,11 @@ struct JobRecord {
   std::string pid_start_time;
   std::string boot_id;
   std::string failed_step;  // "" unless FAILED or CANCELLED
-  std::string log;          // relative to the nightly dir
-  int attempt = 0;          // 1 for the first run, +1 per retry
+  // What the runner knows beyond the exit status ("the nightly's filesystem
+  // was full when the job ended (0 bytes free)"), "" when nothing.
+  std::string reason;
+  std::string log;  // relative to the nightly dir
+  int attempt = 0;  // 1 for the first run, +1 per retry
 };
 
 /// The job's recorded state, nullopt when it has no state file yet;

@@ -44,7 +44,8 @@ struct StatsRow {
   // nothing did).
   std::string failure;
   std::vector<StatsArtifact> artifacts;
-  std::string doc;  // the document's text as given
+  std::string doc;     // the document's text as given
+  std::string source;  // where it came from (a file), named in errors
 };
 
 /// Maps one document. `source` names it in errors (the file); `date` is used

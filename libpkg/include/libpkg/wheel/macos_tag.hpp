@@ -26,6 +26,7 @@
 #include <compare>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -71,6 +72,10 @@ struct MacosBinary {
 struct MacosTagOptions {
   // MACOSX_DEPLOYMENT_TARGET or --target: floor and ceiling.
   std::optional<MacosVersion> target;
+  // The tag's archs (tag spelling: arm64, x86_64); slices of other archs
+  // neither appear in the tag nor raise its versions. Unset: every arch of
+  // `binaries`.
+  std::optional<std::set<std::string>> archs;
 };
 
 /// What compute_macos_platform_tags found: each arch's tag version and the
@@ -97,6 +102,20 @@ MacosTagResult compute_macos_platform_tags(
 /// tag says the wheel runs there. Empty for a single-arch tag. Never throws.
 std::vector<std::string> files_lacking_tag_archs(
     const std::vector<MacosBinary>& loadable, const MacosTagResult& tags);
+
+/// The tag spelling of a slice arch: arm64e counts as arm64, x86_64h as
+/// x86_64, others as they are. Never throws.
+std::string tag_arch(const std::string& slice_arch);
+
+/// The tag archs every file of `loadable` (one entry per slice) has: the
+/// archs a wheel holding them can promise. Empty for no files. Never throws.
+std::set<std::string> archs_of_every_file(
+    const std::vector<MacosBinary>& loadable);
+
+/// The archs a macOS platform tag claims ("macosx_10_9_universal2" →
+/// arm64, x86_64; "intel" → i386, x86_64; "macosx_11_0_arm64" → arm64);
+/// empty for a tag that is not a macOS one. Never throws.
+std::set<std::string> macos_tag_archs(std::string_view tag);
 
 /// Whether a platform tag is a macOS one ("macosx_*").
 /// Never throws.

@@ -231,6 +231,7 @@ struct RewriteResult {
   u64 members = 0;     // including RECORD
   u64 raw_copies = 0;  // members copied without recompression
   u64 compressed = 0;  // members compressed from new content
+  u64 size = 0;        // bytes of the wheel written (the writer's count)
 };
 
 /// Writes `out` = `input` with `edits` applied. Member order: the input's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A foreign-architecture extension: libc and libm (allowed by every
    policy, absent from an x86_64 host) and, with -DWITH_FOO, libfoo.so.1,
    which only the target sysroot has. */

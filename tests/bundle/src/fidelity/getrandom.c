@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Needs GLIBC_2.25 (getrandom), for the ceiling and blacklist policies;
    the weak reference to getentropy must not count for the blacklist. */
 #include <stddef.h>
