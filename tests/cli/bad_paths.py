@@ -36,7 +36,8 @@ DRIVERS = {name: BINARY_DIR / f"drivers/{name}/{name}"
            for name in ("manywheel", "libtorch", "conda", "wheel_macos")}
 NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
 
-MISSING = re.compile(r"no such file|not found|does not exist", re.I)
+# "no such file or directory", or the library's "no such install tree".
+MISSING = re.compile(r"no such|not found|does not exist", re.I)
 IS_DIR = re.compile(r"directory", re.I)
 NOT_DIR = re.compile(r"not a directory", re.I)
 DENIED = re.compile(r"permission denied", re.I)
@@ -187,6 +188,8 @@ def main() -> None:
         # -- a directory where a file is read, a file where a directory is
         dir_whl = w / "dirs/demo-1.0-cp311-cp311-linux_x86_64.whl"
         dir_whl.mkdir(parents=True)
+        dir_conda = w / "dirs/demo-1.0-0.conda"   # named like a package
+        dir_conda.mkdir()
         for what, argv, path, reason in [
             ("inspect", [P, "inspect", adir], adir, IS_DIR),
             ("symbols", [P, "symbols", adir], adir, IS_DIR),
@@ -196,7 +199,7 @@ def main() -> None:
             ("wheel unpack", [P, "wheel", "unpack", dir_whl, "-d", "y1"], dir_whl, IS_DIR),
             ("repair", [P, "repair", dir_whl, "-w", "y2"], dir_whl, IS_DIR),
             ("show", [P, "show", dir_whl], dir_whl, IS_DIR),
-            ("conda verify", [P, "conda", "verify", adir], adir, IS_DIR),
+            ("conda verify", [P, "conda", "verify", dir_conda], dir_conda, IS_DIR),
             ("libtorch verify", [P, "libtorch", "verify", adir], adir, IS_DIR),
             ("diff", [P, "diff", dir_whl, f["wheel"]], dir_whl, IS_DIR),
             ("wheel pack FILE", [P, "wheel", "pack", afile], afile, NOT_DIR),
@@ -236,8 +239,6 @@ def main() -> None:
                 ("libtorch pack", [P, "libtorch", "pack", f["lt"], "--version", "1.0",
                                    "--build-hash", "abc", "-o", out]),
                 ("repair", [P, "repair", f["wheel"], "-w", out]),
-                ("patchelf --output", [P, "patchelf", "--set-soname", "x", f["ext"], "--output",
-                                       out + "/ext.so"]),
                 ("manywheel -o", [D["manywheel"], *env, "--build-env", "manywheel 3.11 cpu",
                                   "--wheel", f["wheel"], "--no-check", "-o", out]),
                 ("libtorch -o", [D["libtorch"], *env, "--build-env", "libtorch cpu", "--tree",
@@ -246,6 +247,11 @@ def main() -> None:
                               f["prefix"], "--no-check", "-o", out]),
             ]:
                 expect(f"unwritable output {out}: {what}", argv, w, out, DENIED, as_nobody=True)
+            # patchelf, like patchelf, creates no directory for --output: a
+            # missing one is "No such file", an unwritable one "Permission denied".
+            expect(f"unwritable output {out}: patchelf --output",
+                   [P, "patchelf", "--set-soname", "x", f["ext"], "--output", out + "/ext.so"],
+                   w, out, DENIED if out == str(ro) else MISSING, as_nobody=True)
             leftovers = [p.name for p in ro.iterdir()]
             if leftovers:
                 failures.append(f"{ro} is not empty after the refused writes: {leftovers}")

@@ -50,6 +50,9 @@ int run_cache_op(const std::string& sub, const std::vector<std::string>& args) {
   CacheFlags flags;
   std::optional<std::string> to;
   bool json = false;
+  // A stray positional is reported after the loop, so that an unknown
+  // option anywhere is the one named (it says more).
+  std::optional<std::string> stray;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     auto value = [&]() -> std::string {
@@ -60,9 +63,13 @@ int run_cache_op(const std::string& sub, const std::vector<std::string>& args) {
       to = value();
     else if (a == "--json" && sub == "stats")
       json = true;
-    else if (a == "--no-cache" || !flags.take(a, value))
+    else if (a.size() > 1 && a[0] == '-' &&
+             (a == "--no-cache" || !flags.take(a, value)))
       usage(unexpected_argument(a));
+    else if (a.size() <= 1 || a[0] != '-')
+      stray = stray.value_or(a);
   }
+  if (stray) usage(unexpected_argument(*stray));
   libpkg::archive::ChunkCacheOptions o;
   if (flags.dir) o.dir = *flags.dir;
   if (flags.max) o.max_bytes = parse_byte_size("--cache-max", *flags.max);

@@ -101,9 +101,12 @@ int run_list(const std::vector<std::string>& args) {
 
 int run_test(const std::vector<std::string>& args) {
   if (args.empty()) usage("zip test needs at least one archive");
+  // Every argument is checked before any archive is read: a mistyped
+  // option is the one error line, not one more after the archives' own.
+  for (const std::string& path : args)
+    if (!path.empty() && path[0] == '-') usage(unexpected_argument(path));
   int status = 0;
   for (const std::string& path : args) {
-    if (!path.empty() && path[0] == '-') usage(unexpected_argument(path));
     std::optional<ZipReader> zip;
     try {
       zip.emplace(ZipReader::open(path));
