@@ -144,7 +144,7 @@ check "updated wheel passes testzip" testzip up-warm.whl
 case_begin "repair grafts through the cache"
 rm -rf tree/pkg/data.bin
 expect_status 0 "pack the unrepaired wheel" pack in --no-cache
-repair() { "$PKGTOOL" repair in/$WHL -L libs --libc glibc -w "$@"; }
+repair() { "$PKGTOOL" repair in/$WHL --lib-path libs --libc glibc -w "$@"; }
 expect_status 0 "repair --no-cache" repair r0 --no-cache
 expect_status 0 "repair cold" repair r1 --cache-dir cr -j 1
 expect_status 0 "repair warm" repair r2 --cache-dir cr -j 2 --json

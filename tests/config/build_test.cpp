@@ -396,12 +396,14 @@ TEST(FromEnvironment, MissingAndBuildEnvironment) {
 // what the string cannot carry comes from the environment, what it says
 // the environment may only restate.
 TEST(FromBuildEnvironment, VersionVariablesApply) {
-  Env ci{{{"PYTORCH_BUILD_VERSION", "2.6.0.dev20250101+cu124"},
+  // A release with build number 3 (a nightly's .devN takes no .postN in
+  // PEP 440).
+  Env ci{{{"PYTORCH_BUILD_VERSION", "2.6.0+cu124"},
           {"PYTORCH_BUILD_NUMBER", "3"},
           {"TORCH_PACKAGE_NAME", "torch-nightly"}}};
   BuildConfig c =
       from_build_environment("manywheel 3.11 cu124", ci.fn(), "--build-env");
-  EXPECT_EQ(c.version, "2.6.0.dev20250101.post3+cu124");
+  EXPECT_EQ(c.version, "2.6.0.post3+cu124");
   EXPECT_EQ(c.build_number, 3);
   EXPECT_EQ(c.package_name, "torch-nightly");
   ci.vars["OVERRIDE_PACKAGE_VERSION"] = "2.6.0";
