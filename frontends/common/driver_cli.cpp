@@ -111,11 +111,15 @@ void resolve(CommonFlags& f, cfg::PackageType type,
   auto getenv = [&f](const std::string& name) -> std::optional<std::string> {
     return f.no_env ? std::nullopt : env(name);
   };
-  std::string text = f.build_environment;
-  if (text.empty()) text = getenv("BUILD_ENVIRONMENT").value_or("");
+  // The string names the job; the environment's version and name variables
+  // still apply, and its job variables must agree with the string
+  // (config::from_build_environment): PYTORCH_BUILD_VERSION set by CI is
+  // never silently dropped because --build-env was given.
   cfg::BuildConfig c;
-  if (!text.empty()) {
-    c = cfg::parse_build_environment(text);
+  if (!f.build_environment.empty()) {
+    c = cfg::from_build_environment(f.build_environment, getenv, "--build-env");
+  } else if (auto text = getenv("BUILD_ENVIRONMENT")) {
+    c = cfg::from_build_environment(*text, getenv, "BUILD_ENVIRONMENT");
   } else if (getenv("PACKAGE_TYPE") || getenv("DESIRED_PYTHON") ||
              getenv("DESIRED_CUDA") || getenv("BUILD_PYTHONLESS")) {
     c = cfg::from_environment(getenv);

@@ -27,7 +27,9 @@ namespace driver_cli {
 
 struct CommonFlags {
   libpkg::driver::CommonOptions options;
-  std::string build_environment;  // --build-env; else the environment
+  // --build-env: a BUILD_ENVIRONMENT string (not a file), with the
+  // environment's variables on top (config::from_build_environment).
+  std::string build_environment;
   libpkg::config::ConfigOverrides overrides;
   bool debug = false;
   bool json = false;

@@ -1,28 +1,34 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Where a frontend's exceptions become its exit status, shared by pkgtool,
-// check_binary and the drivers so they all report failures alike: the
-// message on stderr, then libpkg::Error's own exit code (2 for bad input or
-// usage, README "Exit codes") or 2 for anything else.
+// check_binary and the drivers so they all report failures alike: one
+// `error: FILE: message` on stderr, then the exit code (README "Errors and
+// exit codes"): 2 for bad input, usage, a missing file or a refused
+// permission — everything that escapes as an exception. 1 (a check failed)
+// is never an exception: commands return it.
 #pragma once
 
-#include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <functional>
+#include <string>
 
 #include "libpkg/base/error.hpp"
 
 namespace pkgtool {
 
-inline int guarded(const std::function<int()>& body) {
-  try {
-    return body();
-  } catch (const libpkg::Error& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
-    return e.exit_code();
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
-    return 2;
-  }
-}
+// The line printed after "error: " for `e`. A usage error is cut to its
+// first line (its message says what is wrong; anything after it would be a
+// usage text, which only --help prints).
+std::string describe_error(const libpkg::Error& e);
+
+// "PATH: cannot create directories: Permission denied" for the
+// filesystem_error "filesystem error: cannot create directories:
+// Permission denied [PATH]" (with a second path: "PATH -> PATH2: ...").
+std::string describe_filesystem_error(
+    const std::filesystem::filesystem_error& e);
+
+// Runs `body` and returns its exit code; an exception is printed as one
+// `error: ...` line on stderr and becomes exit code 2.
+int guarded(const std::function<int()>& body);
 
 }  // namespace pkgtool

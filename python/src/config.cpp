@@ -197,21 +197,32 @@ void bind_config(py::module_& m) {
   m.def("upload_channel", &cf::upload_channel, "version"_a);
   m.def("with_build_number", &cf::with_build_number, "version"_a,
         "build_number"_a);
+  // os None: the package type's own ("macos" for "wheel", else "linux").
+  auto os_of = [](cf::PackageType type, const std::optional<std::string>& os) {
+    if (os) return *os;
+    return std::string(type == cf::PackageType::wheel_macos ? "macos"
+                                                            : "linux");
+  };
   m.def(
       "local_suffix",
-      [](const std::string& package_type, const std::string& accelerator) {
-        return cf::local_suffix(package_type_of(package_type),
+      [os_of](const std::string& package_type, const std::string& accelerator,
+              const std::optional<std::string>& os) {
+        cf::PackageType type = package_type_of(package_type);
+        return cf::local_suffix(type, os_of(type, os),
                                 cf::parse_accelerator(accelerator));
       },
-      "package_type"_a, "accelerator"_a, "'+cu124', '+cpu' or ''");
+      "package_type"_a, "accelerator"_a, "os"_a = py::none(),
+      "'+cu124', '+cpu' or '' (conda and macOS builds: '')");
   m.def(
       "package_version",
-      [](const std::string& base, const std::string& package_type,
-         const std::string& accelerator) {
-        return cf::package_version(base, package_type_of(package_type),
+      [os_of](const std::string& base, const std::string& package_type,
+              const std::string& accelerator,
+              const std::optional<std::string>& os) {
+        cf::PackageType type = package_type_of(package_type);
+        return cf::package_version(base, type, os_of(type, os),
                                    cf::parse_accelerator(accelerator));
       },
-      "base"_a, "package_type"_a, "accelerator"_a);
+      "base"_a, "package_type"_a, "accelerator"_a, "os"_a = py::none());
 }
 
 }  // namespace libpkg_py

@@ -392,6 +392,109 @@ TEST(FromEnvironment, MissingAndBuildEnvironment) {
   EXPECT_EQ(c.version, "1.3.0.dev20190912+cu100");
 }
 
+// A BUILD_ENVIRONMENT string (--build-env) with the CI environment on top:
+// what the string cannot carry comes from the environment, what it says
+// the environment may only restate.
+TEST(FromBuildEnvironment, VersionVariablesApply) {
+  // A release with build number 3 (a nightly's .devN takes no .postN in
+  // PEP 440).
+  Env ci{{{"PYTORCH_BUILD_VERSION", "2.6.0+cu124"},
+          {"PYTORCH_BUILD_NUMBER", "3"},
+          {"TORCH_PACKAGE_NAME", "torch-nightly"}}};
+  BuildConfig c =
+      from_build_environment("manywheel 3.11 cu124", ci.fn(), "--build-env");
+  EXPECT_EQ(c.version, "2.6.0.post3+cu124");
+  EXPECT_EQ(c.build_number, 3);
+  EXPECT_EQ(c.package_name, "torch-nightly");
+  ci.vars["OVERRIDE_PACKAGE_VERSION"] = "2.6.0";
+  c = from_build_environment("manywheel 3.11 cu124", ci.fn());
+  EXPECT_EQ(c.version, "2.6.0");
+  EXPECT_TRUE(c.version_overridden);
+  // An empty environment is the string alone.
+  Env none;
+  EXPECT_EQ(from_build_environment("conda 3.11 cpu", none.fn()),
+            parse_build_environment("conda 3.11 cpu"));
+  // Values from the environment are still checked, naming the variable.
+  Env bad{{{"PYTORCH_BUILD_NUMBER", "two"}}};
+  expect_usage([&] { from_build_environment("manywheel 3.11 cpu", bad.fn()); },
+               {"PYTORCH_BUILD_NUMBER", "'two'"});
+  Env conda{{{"CUDNN_VERSION", "9.1"}}};
+  EXPECT_EQ(from_build_environment("conda 3.11 cu124", conda.fn())
+                .cudnn_version.value_or(""),
+            "9.1");
+}
+
+TEST(FromBuildEnvironment, RestatingVariablesMustAgree) {
+  // The old CI exported both, consistently: accepted.
+  Env ci{{{"PACKAGE_TYPE", "manywheel"},
+          {"DESIRED_PYTHON", "3.7m"},
+          {"DESIRED_CUDA", "10.0"},
+          {"DESIRED_DEVTOOLSET", "devtoolset7"},
+          {"GPU_ARCH_TYPE", "cuda"}}};
+  BuildConfig c =
+      from_build_environment("manywheel 3.7m cu100 devtoolset7", ci.fn());
+  EXPECT_EQ(c.accelerator.tag(), "cu100");
+  // Each contradiction is refused, naming the variable, its value, the
+  // string and what it says.
+  auto refused = [](std::map<std::string, std::string> vars, const char* text,
+                    std::initializer_list<const char*> needles) {
+    Env env{std::move(vars)};
+    expect_usage([&] { from_build_environment(text, env.fn(), "--build-env"); },
+                 needles);
+  };
+  refused({{"PACKAGE_TYPE", "conda"}}, "manywheel 3.11 cpu",
+          {"PACKAGE_TYPE 'conda'", "--build-env 'manywheel 3.11 cpu'",
+           "package type manywheel"});
+  refused({{"BUILD_PYTHONLESS", "1"}}, "manywheel 3.11 cpu",
+          {"BUILD_PYTHONLESS"});
+  refused({{"DESIRED_PYTHON", "3.12"}}, "manywheel 3.11 cpu",
+          {"DESIRED_PYTHON '3.12'", "python 3.11"});
+  refused({{"DESIRED_PYTHON", "3.12"}}, "libtorch 3.11 cpu",
+          {"DESIRED_PYTHON '3.12'", "build python 3.11"});
+  refused({{"DESIRED_CUDA", "cu126"}}, "manywheel 3.11 cu124",
+          {"DESIRED_CUDA 'cu126'", "accelerator cu124"});
+  refused({{"MATRIX_DESIRED_CUDA", "cpu"}}, "manywheel 3.11 cu124",
+          {"MATRIX_DESIRED_CUDA 'cpu'"});
+  refused({{"GPU_ARCH_TYPE", "rocm"}, {"GPU_ARCH_VERSION", "6.1"}},
+          "manywheel 3.11 cu124",
+          {"GPU_ARCH_TYPE 'rocm' with GPU_ARCH_VERSION '6.1'",
+           "accelerator cu124"});
+  refused({{"GPU_ARCH_TYPE", "cpu-aarch64"}}, "manywheel 3.11 cpu",
+          {"GPU_ARCH_TYPE 'cpu-aarch64'", "architecture x86_64"});
+  refused({{"DESIRED_DEVTOOLSET", "cxx11-abi"}}, "manywheel 3.11 cpu",
+          {"DESIRED_DEVTOOLSET 'cxx11-abi'", "C++ ABI pre-cxx11"});
+  refused({{"LIBTORCH_VARIANT", "static-with-deps"}},
+          "libtorch cpu shared-with-deps",
+          {"LIBTORCH_VARIANT 'static-with-deps'", "shared-with-deps"});
+  refused({{"LIBTORCH_CONFIG", "release"}}, "libtorch cpu debug",
+          {"LIBTORCH_CONFIG 'release'", "build mode debug"});
+  // Equal spellings agree: cu124 = 12.4 = cuda12.4; a pythonless string
+  // takes DESIRED_PYTHON as its build python; the job's variant and build
+  // mode complete a string that names none.
+  Env same{{{"DESIRED_CUDA", "12.4"},
+            {"DESIRED_PYTHON", "3.12"},
+            {"LIBTORCH_VARIANT", "static-without-deps"},
+            {"LIBTORCH_CONFIG", "debug"}}};
+  c = from_build_environment("libtorch cuda12.4 cxx11-abi", same.fn());
+  EXPECT_EQ(c.build_python->str(), "3.12");
+  EXPECT_EQ(c.variant->name(), "static-without-deps");
+  EXPECT_TRUE(c.debug);
+}
+
+TEST(FromEnvironment, BuildEnvironmentWithPackageType) {
+  // BUILD_ENVIRONMENT is the job even when PACKAGE_TYPE is set too; they
+  // must agree (before, PACKAGE_TYPE silently won).
+  Env env{{{"BUILD_ENVIRONMENT", "libtorch 3.9 cu124 cxx11-abi"},
+           {"PACKAGE_TYPE", "libtorch"},
+           {"PYTORCH_BUILD_VERSION", "2.5.0+cu124"}}};
+  BuildConfig c = from_environment(env.fn());
+  EXPECT_EQ(c.version, "2.5.0+cu124");
+  EXPECT_EQ(c.cxx_abi, CxxAbi::cxx11);
+  env.vars["PACKAGE_TYPE"] = "manywheel";
+  expect_usage([&] { from_environment(env.fn()); },
+               {"PACKAGE_TYPE 'manywheel'", "BUILD_ENVIRONMENT 'libtorch"});
+}
+
 TEST(Overrides, Apply) {
   BuildConfig c = parse_build_environment("manywheel 3.11 cpu");
   ConfigOverrides o;

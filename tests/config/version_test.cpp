@@ -91,37 +91,54 @@ TEST(BuildNumber, PostOnlyAboveOne) {
 
 TEST(LocalSuffix, Rules) {
   Accelerator cu124 = parse_accelerator("cu124");
-  EXPECT_EQ(local_suffix(PackageType::manywheel, cu124), "+cu124");
-  EXPECT_EQ(local_suffix(PackageType::libtorch, cu124), "+cu124");
-  EXPECT_EQ(local_suffix(PackageType::manywheel, parse_accelerator("cpu")),
-            "+cpu");
-  EXPECT_EQ(local_suffix(PackageType::manywheel, parse_accelerator("rocm6.1")),
+  EXPECT_EQ(local_suffix(PackageType::manywheel, "linux", cu124), "+cu124");
+  EXPECT_EQ(local_suffix(PackageType::libtorch, "linux", cu124), "+cu124");
+  EXPECT_EQ(
+      local_suffix(PackageType::manywheel, "linux", parse_accelerator("cpu")),
+      "+cpu");
+  EXPECT_EQ(local_suffix(PackageType::manywheel, "linux",
+                         parse_accelerator("rocm6.1")),
             "+rocm6.1");
-  EXPECT_EQ(local_suffix(PackageType::manywheel, parse_accelerator("xpu")),
-            "+xpu");
-  // Never for conda or macOS.
-  EXPECT_EQ(local_suffix(PackageType::conda, cu124), "");
-  EXPECT_EQ(local_suffix(PackageType::wheel_macos, parse_accelerator("cpu")),
+  EXPECT_EQ(
+      local_suffix(PackageType::manywheel, "linux", parse_accelerator("xpu")),
+      "+xpu");
+  // Never for conda or macOS: "base for Darwin, conda, or the default CUDA"
+  // (builder-scripts.md §6.3), the macOS libtorch zip included.
+  EXPECT_EQ(local_suffix(PackageType::conda, "linux", cu124), "");
+  EXPECT_EQ(
+      local_suffix(PackageType::wheel_macos, "macos", parse_accelerator("cpu")),
+      "");
+  EXPECT_EQ(
+      local_suffix(PackageType::libtorch, "macos", parse_accelerator("cpu")),
+      "");
+  EXPECT_EQ(local_suffix(PackageType::conda, "macos", parse_accelerator("cpu")),
             "");
+  EXPECT_EQ(local_suffix(parse_build_environment("libtorch cpu macos arm64")),
+            "");
+  EXPECT_EQ(local_suffix(parse_build_environment("libtorch cpu")), "+cpu");
+  EXPECT_EQ(package_version(
+                "2.6.0", parse_build_environment("libtorch cpu macos x86_64")),
+            "2.6.0");
   // The 2019 default-CUDA exception (cu100 for 1.3.0.dev).
   VersionPolicy p;
   p.default_cuda = parse_accelerator("cu100");
   EXPECT_EQ(package_version("1.3.0.dev20190912", PackageType::manywheel,
-                            parse_accelerator("cu100"), p),
+                            "linux", parse_accelerator("cu100"), p),
             "1.3.0.dev20190912");
   EXPECT_EQ(package_version("1.3.0.dev20190912", PackageType::manywheel,
-                            parse_accelerator("cu92"), p),
+                            "linux", parse_accelerator("cu92"), p),
             "1.3.0.dev20190912+cu92");
   EXPECT_EQ(package_version("1.3.0.dev20190912", PackageType::manywheel,
-                            parse_accelerator("cpu"), p),
+                            "linux", parse_accelerator("cpu"), p),
             "1.3.0.dev20190912+cpu");
   VersionPolicy off;
   off.local_suffix = false;
-  EXPECT_EQ(local_suffix(PackageType::manywheel, cu124, off), "");
+  EXPECT_EQ(local_suffix(PackageType::manywheel, "linux", cu124, off), "");
   // A base that already has a local part is not suffixed twice.
-  EXPECT_THROW(package_version("2.5.0+cu124", PackageType::manywheel, cu124),
-               Error);
-  EXPECT_EQ(package_version("2.5.0+cu124", PackageType::conda, cu124),
+  EXPECT_THROW(
+      package_version("2.5.0+cu124", PackageType::manywheel, "linux", cu124),
+      Error);
+  EXPECT_EQ(package_version("2.5.0+cu124", PackageType::conda, "linux", cu124),
             "2.5.0+cu124");
 }
 

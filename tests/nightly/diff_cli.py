@@ -187,5 +187,7 @@ with tempfile.TemporaryDirectory() as tmp:
     r = pkgtool("diff", broken, w_new, check=2)
     check(r.stderr.startswith(f"error: {broken}:"), r.stderr)
     r = pkgtool("diff", w_old, check=2)
-    check("usage" in r.stderr, r.stderr)
+    # One line naming what is missing and where the usage is.
+    check(r.stderr.count("\n") == 1 and r.stderr.startswith("error: pkgtool diff: ")
+          and "is required" in r.stderr and "--help" in r.stderr, r.stderr)
 print("ok")

@@ -65,6 +65,11 @@ def test_version_helpers():
     assert libpkg.config.local_suffix("manywheel", "12.4") == "+cu124"
     assert libpkg.config.local_suffix("conda", "cu124") == ""
     assert libpkg.config.package_version("2.5.0", "manywheel", "cpu") == "2.5.0+cpu"
+    # Darwin gets no suffix whatever the package type (the libtorch zip too).
+    assert libpkg.config.local_suffix("libtorch", "cpu") == "+cpu"
+    assert libpkg.config.local_suffix("libtorch", "cpu", os="macos") == ""
+    assert libpkg.config.package_version("2.5.0", "libtorch", "cpu", os="macos") == "2.5.0"
+    assert libpkg.config.local_suffix("wheel", "cpu") == ""
     assert libpkg.config.parse_accelerator("rocm6.1").tag == "rocm6.1"
     assert libpkg.config.parse_python("cp313-cp313t").free_threaded
     with pytest.raises(libpkg.Error):

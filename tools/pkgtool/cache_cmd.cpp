@@ -12,9 +12,11 @@
 #include <optional>
 
 #include "cache_flags.hpp"
+#include "cli_parse.hpp"
 #include "commands.hpp"
 #include "libpkg/archive/chunk_cache.hpp"
 #include "libpkg/base/error.hpp"
+#include "subcommand_table.hpp"
 
 namespace pkgtool {
 namespace {
@@ -36,28 +38,22 @@ const char* kCacheUsage =
     "--cache-max, else 20G)\n";
 
 [[noreturn]] void usage(const std::string& message) {
-  throw Error(Errc::usage, "pkgtool cache", message + "\n" + kCacheUsage);
+  usage_error("pkgtool cache", message);
 }
 
 std::string mib(u64 bytes) {
   return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / (1 << 20));
 }
 
-}  // namespace
-
-int run_cache(const std::vector<std::string>& args) {
-  if (args.empty()) usage("missing subcommand");
-  const std::string& sub = args[0];
-  if (sub == "-h" || sub == "--help") {
-    fmt::print("{}", kCacheUsage);
-    return 0;
-  }
-  if (sub != "stats" && sub != "prune" && sub != "clear")
-    usage("unknown subcommand '" + sub + "'");
+// `sub` is stats, prune or clear; `args` its arguments.
+int run_cache_op(const std::string& sub, const std::vector<std::string>& args) {
   CacheFlags flags;
   std::optional<std::string> to;
   bool json = false;
-  for (std::size_t i = 1; i < args.size(); ++i) {
+  // A stray positional is reported after the loop, so that an unknown
+  // option anywhere is the one named (it says more).
+  std::optional<std::string> stray;
+  for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     auto value = [&]() -> std::string {
       if (i + 1 >= args.size()) usage(a + " expects a value");
@@ -67,9 +63,13 @@ int run_cache(const std::vector<std::string>& args) {
       to = value();
     else if (a == "--json" && sub == "stats")
       json = true;
-    else if (a == "--no-cache" || !flags.take(a, value))
-      usage("unexpected argument '" + a + "'");
+    else if (a.size() > 1 && a[0] == '-' &&
+             (a == "--no-cache" || !flags.take(a, value)))
+      usage(unexpected_argument(a));
+    else if (a.size() <= 1 || a[0] != '-')
+      stray = stray.value_or(a);
   }
+  if (stray) usage(unexpected_argument(*stray));
   libpkg::archive::ChunkCacheOptions o;
   if (flags.dir) o.dir = *flags.dir;
   if (flags.max) o.max_bytes = parse_byte_size("--cache-max", *flags.max);
@@ -101,6 +101,27 @@ int run_cache(const std::vector<std::string>& args) {
                before.entries, mib(before.bytes));
   }
   return 0;
+}
+
+int cache_stats(const std::vector<std::string>& args) {
+  return run_cache_op("stats", args);
+}
+int cache_prune(const std::vector<std::string>& args) {
+  return run_cache_op("prune", args);
+}
+int cache_clear(const std::vector<std::string>& args) {
+  return run_cache_op("clear", args);
+}
+
+}  // namespace
+
+int run_cache(const std::vector<std::string>& args) {
+  static const SubcommandTable table = {
+      {"stats", {"", cache_stats, kCacheUsage}},
+      {"prune", {"", cache_prune, kCacheUsage}},
+      {"clear", {"", cache_clear, kCacheUsage}},
+  };
+  return run_subcommand(table, "pkgtool cache", args, kCacheUsage);
 }
 
 }  // namespace pkgtool

@@ -33,8 +33,12 @@ struct MachoSymbolsOptions {
 };
 int run_macho_symbols(const std::vector<std::string>& files,
                       const MachoSymbolsOptions& options);
-// `pkgtool patchelf ...` and the `patchelf` entry point (patchelf's syntax).
+// `pkgtool patchelf ...` and the `patchelf` entry point (patchelf's syntax);
+// `program` names the command in errors.
 int run_patchelf(const std::vector<std::string>& args);
+int run_patchelf_entry(const std::vector<std::string>& args);
+int run_patchelf_as(const std::vector<std::string>& args,
+                    const std::string& program);
 // `pkgtool zip list|test|extract ...`: inspect and safely unpack any zip.
 int run_zip(const std::vector<std::string>& args);
 // `pkgtool wheel unpack|pack|verify|tags ...`

@@ -23,10 +23,12 @@
 #include <optional>
 
 #include "cache_flags.hpp"
+#include "cli_parse.hpp"
 #include "commands.hpp"
 #include "libpkg/archive/zip_writer.hpp"
 #include "libpkg/base/error.hpp"
 #include "libpkg/conda/package.hpp"
+#include "subcommand_table.hpp"
 
 namespace pkgtool {
 namespace {
@@ -54,7 +56,7 @@ const char* kCondaUsage =
     "       pkgtool conda verify PKG... [--json]\n";
 
 [[noreturn]] void usage(const std::string& message) {
-  throw Error(Errc::usage, "pkgtool conda", message + "\n" + kCondaUsage);
+  usage_error("pkgtool conda", message);
 }
 
 u64 parse_number(const std::string& option, const std::string& text) {
@@ -141,7 +143,7 @@ int run_pack(const std::vector<std::string>& args) {
     } else if (a == "-j") {
       options.threads = static_cast<unsigned>(parse_number(a, value()));
     } else if (!a.empty() && a[0] == '-') {
-      usage("unknown option " + a);
+      usage(unexpected_argument(a));
     } else if (prefix) {
       usage("conda pack takes one PREFIX_DIR");
     } else {
@@ -195,7 +197,7 @@ int run_extract(const std::vector<std::string>& args) {
       if (i + 1 >= args.size()) usage("-d needs a value");
       dir = args[++i];
     } else if (!a.empty() && a[0] == '-') {
-      usage("unknown option " + a);
+      usage(unexpected_argument(a));
     } else if (package) {
       usage("conda extract takes one package");
     } else {
@@ -229,7 +231,7 @@ int run_transmute(const std::vector<std::string>& args) {
     } else if (a == "-j") {
       options.threads = static_cast<unsigned>(parse_number(a, value()));
     } else if (!a.empty() && a[0] == '-') {
-      usage("unknown option " + a);
+      usage(unexpected_argument(a));
     } else if (package) {
       usage("conda transmute takes one package");
     } else {
@@ -252,7 +254,7 @@ int run_verify(const std::vector<std::string>& args) {
     if (a == "--json") {
       json = true;
     } else if (!a.empty() && a[0] == '-') {
-      usage("unknown option " + a);
+      usage(unexpected_argument(a));
     } else {
       packages.push_back(a);
     }
@@ -289,18 +291,13 @@ int run_verify(const std::vector<std::string>& args) {
 }  // namespace
 
 int run_conda(const std::vector<std::string>& args) {
-  if (args.empty()) usage("missing subcommand");
-  const std::string& sub = args[0];
-  std::vector<std::string> rest(args.begin() + 1, args.end());
-  if (sub == "pack") return run_pack(rest);
-  if (sub == "extract") return run_extract(rest);
-  if (sub == "transmute") return run_transmute(rest);
-  if (sub == "verify") return run_verify(rest);
-  if (sub == "-h" || sub == "--help") {
-    fmt::print("{}", kCondaUsage);
-    return 0;
-  }
-  usage("unknown subcommand '" + sub + "'");
+  static const SubcommandTable table = {
+      {"pack", {"", run_pack, kCondaUsage}},
+      {"extract", {"", run_extract, kCondaUsage}},
+      {"transmute", {"", run_transmute, kCondaUsage}},
+      {"verify", {"", run_verify, kCondaUsage}},
+  };
+  return run_subcommand(table, "pkgtool conda", args, kCondaUsage);
 }
 
 }  // namespace pkgtool

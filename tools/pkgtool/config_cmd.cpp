@@ -32,7 +32,8 @@ const char* kUsage =
     "                      [--build-version V] [--build-number N] "
     "[--version V]\n"
     "                      [--cudnn V] [--package-name N] [--debug-crc HEX]\n"
-    "                      [--cuda-table FILE] [--explain] [--cuda-root DIR]\n";
+    "                      [--cuda-table FILE] [--explain] [--cuda-root DIR]\n"
+    "                      [--no-env]\n";
 
 libpkg::u32 parse_crc(const std::string& hex) {
   char* end = nullptr;
@@ -49,7 +50,7 @@ int run_config(const std::vector<std::string>& args) {
   CLI::App app{"the parsed build configuration and its artifact names",
                "config"};
   std::string build_env, crc_hex, table_file;
-  bool json = false, debug = false, explain = false;
+  bool json = false, debug = false, explain = false, no_env = false;
   std::vector<std::filesystem::path> cuda_roots;
   cfg::ConfigOverrides o;
   app.add_option("build_environment", build_env,
@@ -58,6 +59,9 @@ int run_config(const std::vector<std::string>& args) {
   app.add_flag("--json", json, "JSON output");
   add_config_override_flags(app, o, /*type_and_os=*/true);
   app.add_flag("--debug", debug, "debug build");
+  app.add_flag("--no-env", no_env,
+               "ignore the environment (BUILD_ENVIRONMENT, DESIRED_*, "
+               "PYTORCH_BUILD_VERSION, ...)");
   app.add_option("--debug-crc", crc_hex,
                  "debuglink CRC: also print the debug zip names");
   app.add_option("--cuda-table", table_file,
@@ -72,12 +76,20 @@ int run_config(const std::vector<std::string>& args) {
   if (!parse_cli(app, args, "pkgtool config", kUsage)) return 0;
   if (debug) o.debug = true;
 
+  // As the drivers: the string names the job, the environment's version
+  // and name variables apply on top and its job variables must agree.
+  cfg::Getenv getenv = [no_env](const std::string& n) {
+    const char* v = no_env ? nullptr : std::getenv(n.c_str());
+    return v ? std::optional<std::string>(v) : std::nullopt;
+  };
+  if (build_env.empty() && no_env)
+    usage_error("pkgtool config",
+                "--no-env needs the BUILD_ENVIRONMENT argument (nothing "
+                "else would describe the job)");
   cfg::BuildConfig c =
-      build_env.empty() ? cfg::from_environment([](const std::string& n) {
-        const char* v = std::getenv(n.c_str());
-        return v ? std::optional<std::string>(v) : std::nullopt;
-      })
-                        : cfg::parse_build_environment(build_env);
+      build_env.empty()
+          ? cfg::from_environment(getenv)
+          : cfg::from_build_environment(build_env, getenv, "the argument");
   c = cfg::apply_overrides(c, o);
   std::optional<libpkg::u32> crc;
   if (!crc_hex.empty()) crc = parse_crc(crc_hex);

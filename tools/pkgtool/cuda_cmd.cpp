@@ -13,6 +13,7 @@
 #include "libpkg/base/error.hpp"
 #include "libpkg/config/accelerator.hpp"
 #include "libpkg/cuda/toolkit.hpp"
+#include "subcommand_table.hpp"
 
 namespace pkgtool {
 namespace {
@@ -157,17 +158,12 @@ int run_env(const std::vector<std::string>& args) {
 }  // namespace
 
 int run_cuda(const std::vector<std::string>& args) {
-  if (args.empty() || args[0] == "-h" || args[0] == "--help") {
-    std::fputs(kUsage, args.empty() ? stderr : stdout);
-    return args.empty() ? 2 : 0;
-  }
-  std::vector<std::string> rest(args.begin() + 1, args.end());
-  if (args[0] == "list") return run_list(rest);
-  if (args[0] == "switch") return run_switch(rest);
-  if (args[0] == "env") return run_env(rest);
-  throw libpkg::Error(
-      libpkg::Errc::usage, "pkgtool cuda",
-      fmt::format("unknown subcommand '{}'\n{}", args[0], kUsage));
+  static const SubcommandTable table = {
+      {"list", {"", run_list}},
+      {"switch", {"", run_switch}},
+      {"env", {"", run_env}},
+  };
+  return run_subcommand(table, "pkgtool cuda", args, kUsage);
 }
 
 }  // namespace pkgtool

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli_parse.hpp"
 #include "commands.hpp"
 #include "libpkg/abi/inspect.hpp"
 #include "libpkg/base/error.hpp"
@@ -54,14 +55,12 @@ int run_inspect(const std::vector<std::string>& args) {
       fmt::print("usage: pkgtool inspect FILE... [--json]\n");
       return 0;
     } else if (a.starts_with("-")) {
-      throw libpkg::Error(libpkg::Errc::usage, "",
-                          fmt::format("inspect: unknown option '{}'", a));
+      usage_error("pkgtool inspect", unexpected_argument(a));
     } else {
       files.push_back(a);
     }
   }
-  if (files.empty())
-    throw libpkg::Error(libpkg::Errc::usage, "", "inspect: no input files");
+  if (files.empty()) usage_error("pkgtool inspect", "no input files");
   nlohmann::json all = nlohmann::json::array();
   for (const auto& f : files) {
     // Oddities the reader works around are reported, not fatal.

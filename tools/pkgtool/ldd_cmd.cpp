@@ -34,6 +34,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "cli_parse.hpp"
 #include "commands.hpp"
 #include "libpkg/base/error.hpp"
 #include "libpkg/deps/ldd.hpp"
@@ -143,8 +144,7 @@ int run_ldd(const std::vector<std::string>& args) {
     if (a.size() > opt.size() && a[opt.size()] == '=')
       return a.substr(opt.size() + 1);
     if (i + 1 >= args.size())
-      throw libpkg::Error(libpkg::Errc::usage, "",
-                          fmt::format("ldd: {} needs a value", opt));
+      usage_error("pkgtool ldd", opt + " needs a value");
     return args[++i];
   };
   auto is_opt = [](const std::string& a, const std::string& opt) {
@@ -160,9 +160,9 @@ int run_ldd(const std::vector<std::string>& args) {
       std::string name = value(i, "--libc");
       force_libc = deps::parse_libc(name);
       if (!force_libc)
-        throw libpkg::Error(
-            libpkg::Errc::usage, "",
-            fmt::format("ldd: --libc must be glibc, musl or bionic, not '{}'",
+        usage_error(
+            "pkgtool ldd",
+            fmt::format("--libc must be glibc, musl or bionic, not '{}'",
                         name));
     } else if (is_opt(a, "--root")) {
       config.root = value(i, "--root");
@@ -178,14 +178,12 @@ int run_ldd(const std::vector<std::string>& args) {
       fmt::print("{}", kLddUsage);
       return 0;
     } else if (a.starts_with("-")) {
-      throw libpkg::Error(libpkg::Errc::usage, "",
-                          fmt::format("ldd: unknown option '{}'", a));
+      usage_error("pkgtool ldd", unexpected_argument(a));
     } else {
       files.push_back(a);
     }
   }
-  if (files.empty())
-    throw libpkg::Error(libpkg::Errc::usage, "", "ldd: no input files");
+  if (files.empty()) usage_error("pkgtool ldd", "no input files");
   // Mach-O inputs (decided by the first file) follow dyld's rules.
   if (looks_like_macho(files.front())) return run_macho_ldd(files, dyld, json);
   config.ld_library_path = environment_library_path();

@@ -12,6 +12,7 @@
 #include "libpkg/archive/zip_writer.hpp"
 #include "libpkg/base/error.hpp"
 #include "libpkg/cppdist/libtorch.hpp"
+#include "subcommand_table.hpp"
 
 namespace pkgtool {
 namespace {
@@ -215,17 +216,12 @@ int run_verify(const std::vector<std::string>& args) {
 }  // namespace
 
 int run_libtorch(const std::vector<std::string>& args) {
-  if (args.empty() || args[0] == "-h" || args[0] == "--help") {
-    std::fputs(kUsage, args.empty() ? stderr : stdout);
-    return args.empty() ? 2 : 0;
-  }
-  std::vector<std::string> rest(args.begin() + 1, args.end());
-  if (args[0] == "pack") return run_pack(rest);
-  if (args[0] == "name") return run_name(rest);
-  if (args[0] == "verify") return run_verify(rest);
-  throw libpkg::Error(
-      libpkg::Errc::usage, "pkgtool libtorch",
-      fmt::format("unknown subcommand '{}'\n{}", args[0], kUsage));
+  static const SubcommandTable table = {
+      {"pack", {"", run_pack}},
+      {"name", {"", run_name}},
+      {"verify", {"", run_verify}},
+  };
+  return run_subcommand(table, "pkgtool libtorch", args, kUsage);
 }
 
 }  // namespace pkgtool

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "atomic_links_note.hpp"
+#include "cli_parse.hpp"
 #include "commands.hpp"
 #include "libpkg/base/error.hpp"
 #include "libpkg/macho/editor.hpp"
@@ -21,10 +22,6 @@ namespace {
 SubcommandTable& table() {
   static SubcommandTable t;
   return t;
-}
-
-[[noreturn]] void usage_error(const std::string& msg) {
-  throw libpkg::Error(libpkg::Errc::usage, "", msg);
 }
 
 const char* kEditUsage =
@@ -49,15 +46,18 @@ struct EditArgs {
   bool atomic = false;
 };
 
-EditArgs parse_edit(const std::vector<std::string>& args) {
+// `program` names the command in errors: "pkgtool macho edit" or
+// "install_name_tool" (the entry point).
+EditArgs parse_edit(const std::vector<std::string>& args,
+                    const std::string& program) {
   EditArgs e;
   auto& o = e.opts;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     auto value = [&](size_t n) {
       if (i + n >= args.size())
-        usage_error(
-            fmt::format("{} expects {} argument{}", a, n, n > 1 ? "s" : ""));
+        usage_error(program, fmt::format("{} expects {} argument{}", a, n,
+                                         n > 1 ? "s" : ""));
       return args[i + n];
     };
     if (a == "-id") {
@@ -93,15 +93,14 @@ EditArgs parse_edit(const std::vector<std::string>& args) {
     } else if (a == "--in-place-atomic") {
       e.atomic = true;
     } else if (a.starts_with("-") && a.size() > 1) {
-      usage_error(
-          fmt::format("macho edit: unknown option '{}'\n{}", a, kEditUsage));
+      usage_error(program, unexpected_argument(a));
     } else {
       e.files.push_back(a);
     }
   }
-  if (e.files.empty()) usage_error(std::string("no input file\n") + kEditUsage);
+  if (e.files.empty()) usage_error(program, "no input file");
   if (!e.output.empty() && e.files.size() != 1)
-    usage_error("--output takes exactly one input file");
+    usage_error(program, "--output takes exactly one input file");
   return e;
 }
 
@@ -145,12 +144,18 @@ nlohmann::json report_json(const std::string& file,
   return {{"file", file}, {"changed", plan.changed()}, {"slices", slices}};
 }
 
-int run_edit(const std::vector<std::string>& args) {
+int run_edit_as(const std::vector<std::string>& args,
+                const std::string& program) {
   if (!args.empty() && (args[0] == "-h" || args[0] == "--help")) {
     fmt::print("{}", kEditUsage);
     return 0;
   }
-  EditArgs e = parse_edit(args);
+  // As install_name_tool: no arguments at all print the usage on stderr.
+  if (args.empty()) {
+    fmt::print(stderr, "{}", kEditUsage);
+    return 2;
+  }
+  EditArgs e = parse_edit(args, program);
   // Plan every file before writing any, so a preflight failure (padding too
   // small, rpath not found) leaves every input untouched.
   std::vector<libpkg::macho::MachOFile> files;
@@ -184,6 +189,10 @@ int run_edit(const std::vector<std::string>& args) {
   return 0;
 }
 
+int run_edit(const std::vector<std::string>& args) {
+  return run_edit_as(args, "pkgtool macho edit");
+}
+
 const MachoSubcommand kEdit("edit",
                             "OPTIONS FILE...   install_name_tool's edits",
                             run_edit);
@@ -196,11 +205,11 @@ MachoSubcommand::MachoSubcommand(const char* name, const char* usage,
 }
 
 int run_macho(const std::vector<std::string>& args) {
-  return run_subcommand(table(), "macho", args);
+  return run_subcommand(table(), "pkgtool macho", args);
 }
 
 int run_install_name_tool(const std::vector<std::string>& args) {
-  return run_edit(args);
+  return run_edit_as(args, "install_name_tool");
 }
 
 }  // namespace pkgtool

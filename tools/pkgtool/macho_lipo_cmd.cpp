@@ -3,6 +3,7 @@
 // and -info text (tests/macho/lipo.sh compares them byte for byte).
 #include <fmt/format.h>
 
+#include "cli_parse.hpp"
 #include "commands.hpp"
 #include "libpkg/base/error.hpp"
 #include "libpkg/macho/lipo.hpp"
@@ -16,8 +17,8 @@ const char* kLipoUsage =
     "       pkgtool macho lipo -thin ARCH FILE -output OUT\n"
     "       pkgtool macho lipo -info FILE...\n";
 
-[[noreturn]] void usage_error(const std::string& msg) {
-  throw libpkg::Error(libpkg::Errc::usage, "", msg + "\n" + kLipoUsage);
+[[noreturn]] void lipo_usage(const std::string& msg) {
+  usage_error("pkgtool macho lipo", msg);
 }
 
 int run_lipo(const std::vector<std::string>& args) {
@@ -26,7 +27,7 @@ int run_lipo(const std::vector<std::string>& args) {
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     auto set_mode = [&](const std::string& m) {
-      if (!mode.empty()) usage_error("only one of -create, -thin, -info");
+      if (!mode.empty()) lipo_usage("only one of -create, -thin, -info");
       mode = m;
     };
     if (a == "-h" || a == "--help") {
@@ -36,22 +37,22 @@ int run_lipo(const std::vector<std::string>& args) {
       set_mode(a);
     } else if (a == "-thin") {
       set_mode(a);
-      if (++i == args.size()) usage_error("-thin expects an architecture");
+      if (++i == args.size()) lipo_usage("-thin expects an architecture");
       arch = args[i];
     } else if (a == "-output" || a == "-o") {
-      if (++i == args.size()) usage_error("-output expects a file");
+      if (++i == args.size()) lipo_usage("-output expects a file");
       output = args[i];
     } else if (a.starts_with("-") && a.size() > 1) {
-      usage_error(fmt::format("macho lipo: unknown option '{}'", a));
+      lipo_usage(unexpected_argument(a));
     } else {
       files.push_back(a);
     }
   }
-  if (mode.empty()) usage_error("one of -create, -thin, -info is needed");
-  if (files.empty()) usage_error("no input file");
-  if (mode != "-info" && output.empty()) usage_error(mode + " needs -output");
+  if (mode.empty()) lipo_usage("one of -create, -thin, -info is needed");
+  if (files.empty()) lipo_usage("no input file");
+  if (mode != "-info" && output.empty()) lipo_usage(mode + " needs -output");
   if (mode == "-thin" && files.size() != 1)
-    usage_error("-thin takes exactly one input file");
+    lipo_usage("-thin takes exactly one input file");
 
   std::vector<libpkg::macho::MachOFile> inputs;
   inputs.reserve(files.size());

@@ -12,6 +12,7 @@
 
 #include "commands.hpp"
 #include "guarded.hpp"
+#include "subcommand_table.hpp"
 
 namespace {
 
@@ -70,42 +71,43 @@ const char* kUsage =
     "                             follow it, publish what passed\n"
     "  --version                  print the version\n";
 
-int dispatch(std::vector<std::string> args, const std::string& self) {
-  if (self == "patchelf") return pkgtool::run_patchelf(args);
+// Every command, for the dispatch and for the list an unknown one prints.
+const pkgtool::SubcommandTable& commands() {
+  using pkgtool::SubcommandEntry;
+  static const pkgtool::SubcommandTable table = {
+      {"inspect", SubcommandEntry{"", pkgtool::run_inspect}},
+      {"symbols", SubcommandEntry{"", pkgtool::run_symbols}},
+      {"patchelf", SubcommandEntry{"", pkgtool::run_patchelf}},
+      {"zip", SubcommandEntry{"", pkgtool::run_zip}},
+      {"wheel", SubcommandEntry{"", pkgtool::run_wheel}},
+      {"conda", SubcommandEntry{"", pkgtool::run_conda}},
+      {"libtorch", SubcommandEntry{"", pkgtool::run_libtorch}},
+      {"cache", SubcommandEntry{"", pkgtool::run_cache}},
+      {"ldd", SubcommandEntry{"", pkgtool::run_ldd}},
+      {"show", SubcommandEntry{"", pkgtool::run_show}},
+      {"repair", SubcommandEntry{"", pkgtool::run_repair}},
+      {"census", SubcommandEntry{"", pkgtool::run_census}},
+      {"check", SubcommandEntry{"", pkgtool::run_check}},
+      {"matrix", SubcommandEntry{"", pkgtool::run_matrix}},
+      {"workflow", SubcommandEntry{"", pkgtool::run_workflow}},
+      {"config", SubcommandEntry{"", pkgtool::run_config}},
+      {"cuda", SubcommandEntry{"", pkgtool::run_cuda}},
+      {"macho", SubcommandEntry{"", pkgtool::run_macho}},
+      {"stats", SubcommandEntry{"", pkgtool::run_stats}},
+      {"diff", SubcommandEntry{"", pkgtool::run_diff}},
+      {"nightly", SubcommandEntry{"", pkgtool::run_nightly}},
+  };
+  return table;
+}
+
+int dispatch(const std::vector<std::string>& args, const std::string& self) {
+  if (self == "patchelf") return pkgtool::run_patchelf_entry(args);
   if (self == "install_name_tool") return pkgtool::run_install_name_tool(args);
-  if (args.empty() || args[0] == "-h" || args[0] == "--help") {
-    std::fputs(kUsage, args.empty() ? stderr : stdout);
-    return args.empty() ? 2 : 0;
-  }
-  if (args[0] == "--version") {
+  if (!args.empty() && args[0] == "--version") {
     std::printf("pkgtool %s\n", LIBPKG_VERSION);
     return 0;
   }
-  std::string cmd = args[0];
-  args.erase(args.begin());
-  if (cmd == "inspect") return pkgtool::run_inspect(args);
-  if (cmd == "symbols") return pkgtool::run_symbols(args);
-  if (cmd == "patchelf") return pkgtool::run_patchelf(args);
-  if (cmd == "zip") return pkgtool::run_zip(args);
-  if (cmd == "wheel") return pkgtool::run_wheel(args);
-  if (cmd == "conda") return pkgtool::run_conda(args);
-  if (cmd == "libtorch") return pkgtool::run_libtorch(args);
-  if (cmd == "cache") return pkgtool::run_cache(args);
-  if (cmd == "ldd") return pkgtool::run_ldd(args);
-  if (cmd == "show") return pkgtool::run_show(args);
-  if (cmd == "repair") return pkgtool::run_repair(args);
-  if (cmd == "census") return pkgtool::run_census(args);
-  if (cmd == "check") return pkgtool::run_check(args);
-  if (cmd == "matrix") return pkgtool::run_matrix(args);
-  if (cmd == "workflow") return pkgtool::run_workflow(args);
-  if (cmd == "config") return pkgtool::run_config(args);
-  if (cmd == "cuda") return pkgtool::run_cuda(args);
-  if (cmd == "macho") return pkgtool::run_macho(args);
-  if (cmd == "stats") return pkgtool::run_stats(args);
-  if (cmd == "diff") return pkgtool::run_diff(args);
-  if (cmd == "nightly") return pkgtool::run_nightly(args);
-  std::fprintf(stderr, "error: unknown command '%s'\n%s", cmd.c_str(), kUsage);
-  return 2;
+  return pkgtool::run_subcommand(commands(), "pkgtool", args, kUsage);
 }
 
 }  // namespace
@@ -113,5 +115,5 @@ int dispatch(std::vector<std::string> args, const std::string& self) {
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   std::string self = std::filesystem::path(argv[0]).filename().string();
-  return pkgtool::guarded([&] { return dispatch(std::move(args), self); });
+  return pkgtool::guarded([&] { return dispatch(args, self); });
 }

@@ -51,7 +51,7 @@ libpkg::nightly::Layout NightlyWhere::layout(bool latest) const {
 }
 
 int run_nightly(const std::vector<std::string>& args) {
-  return run_subcommand(table(), "nightly", args);
+  return run_subcommand(table(), "pkgtool nightly", args);
 }
 
 }  // namespace pkgtool

@@ -135,10 +135,8 @@ int run_run(const std::vector<std::string>& args) {
         libpkg::Errc::usage, "pkgtool nightly run",
         "--resume/--retry-failed take the jobs from the nightly's jobs.json");
   if (!resume && !retry && !has_input)
-    throw libpkg::Error(
-        libpkg::Errc::usage, "pkgtool nightly run",
-        std::string("no jobs: give --jobs FILE or --command TEMPLATE\n") +
-            kUsage);
+    usage_error("pkgtool nightly run",
+                "no jobs: give --jobs FILE or --command TEMPLATE");
   if (command.empty() && matrix.given())
     throw libpkg::Error(libpkg::Errc::usage, "pkgtool nightly run",
                         "matrix filters need --command TEMPLATE");

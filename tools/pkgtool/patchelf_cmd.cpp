@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "atomic_links_note.hpp"
+#include "cli_parse.hpp"
 #include "commands.hpp"
 #include "libpkg/base/error.hpp"
 #include "libpkg/elf/editor.hpp"
@@ -150,7 +151,7 @@ constexpr std::pair<u8, const char*> kOsAbiNames[] = {
 
 // --set-os-abi: the printed names plus patchelf's spellings, any case,
 // surrounding whitespace ignored.
-u8 parse_os_abi(const std::string& value) {
+u8 parse_os_abi(const std::string& value, const std::string& program) {
   std::string v = value;
   auto space = [](unsigned char c) { return std::isspace(c) != 0; };
   while (!v.empty() && space(v.back())) v.pop_back();
@@ -168,35 +169,35 @@ u8 parse_os_abi(const std::string& value) {
   }
   for (const auto& [name, abi] : kAliases)
     if (v == name) return abi;
-  throw Error(Errc::usage, "",
+  usage_error(program,
               fmt::format("unrecognized OS ABI '{}' (System V, HP-UX, NetBSD, "
                           "Linux, GNU Hurd, Solaris, AIX, IRIX, FreeBSD, "
                           "Tru64, OpenBSD, OpenVMS)",
                           value));
 }
 
-Args parse(const std::vector<std::string>& argv) {
+// `program` is how errors name the command: "patchelf" (the entry point)
+// or "pkgtool patchelf".
+Args parse(const std::vector<std::string>& argv, const std::string& program) {
   Args a;
   using libpkg::elf::RpathOp;
   auto need = [&](size_t& i, size_t n) -> const std::string& {
     if (i + n >= argv.size())
-      throw Error(Errc::usage, "",
-                  fmt::format("option '{}' needs {} argument{}", argv[i], n,
-                              n > 1 ? "s" : ""));
+      usage_error(program, fmt::format("option '{}' needs {} argument{}",
+                                       argv[i], n, n > 1 ? "s" : ""));
     return argv[++i];
   };
   // An option value that may be @FILE.
   auto value = [&](size_t& i) { return resolve_argument(need(i, 1)); };
   auto set_execstack = [&](bool on) {
     if (a.edit.execstack && *a.edit.execstack != on)
-      throw Error(Errc::usage, "",
-                  "--set-execstack and --clear-execstack conflict");
+      usage_error(program, "--set-execstack and --clear-execstack conflict");
     a.edit.execstack = on;
   };
   auto set_rpath_op = [&](RpathOp op, const std::string& flag) {
     if (a.edit.rpath_op != RpathOp::none && a.edit.rpath_op != op)
-      throw Error(
-          Errc::usage, "",
+      usage_error(
+          program,
           fmt::format("'{}' conflicts with another rpath operation", flag));
     a.edit.rpath_op = op;
   };
@@ -209,7 +210,7 @@ Args parse(const std::vector<std::string>& argv) {
       char* end = nullptr;
       unsigned long long n = std::strtoull(v.c_str(), &end, 0);
       if (end == v.c_str() || *end != '\0' || n == 0 || (n & (n - 1)) != 0)
-        throw Error(Errc::usage, "",
+        usage_error(program,
                     fmt::format("invalid page size '{}' (a power of two)", v));
       a.edit.page_size = n;
     } else if (arg == "--print-interpreter") {
@@ -248,7 +249,7 @@ Args parse(const std::vector<std::string>& argv) {
     } else if (arg == "--print-os-abi") {
       a.print_os_abi = true;
     } else if (arg == "--set-os-abi") {
-      a.edit.os_abi = parse_os_abi(value(i));
+      a.edit.os_abi = parse_os_abi(value(i), program);
     } else if (arg == "--print-execstack") {
       a.print_execstack = true;
     } else if (arg == "--set-execstack") {
@@ -279,18 +280,17 @@ Args parse(const std::vector<std::string>& argv) {
       fmt::print("{}", kHelp);
       std::exit(0);
     } else if (arg.starts_with("--")) {
-      throw Error(Errc::usage, "",
-                  fmt::format("unknown option '{}'\n{}", arg, kHelp));
+      // patchelf takes anything else as a file name ("-" included).
+      usage_error(program, unexpected_argument(arg));
     } else {
       a.files.push_back(arg);
     }
   }
   a.edit.rpath_tag = a.force_rpath ? libpkg::elf::RpathTag::rpath
                                    : libpkg::elf::RpathTag::runpath;
-  if (a.files.empty())
-    throw Error(Errc::usage, "", fmt::format("missing filename\n{}", kHelp));
+  if (a.files.empty()) usage_error(program, "missing filename");
   if (a.output && a.files.size() != 1)
-    throw Error(Errc::usage, "", "--output requires exactly one input file");
+    usage_error(program, "--output requires exactly one input file");
   return a;
 }
 
@@ -343,7 +343,22 @@ void print_facts(const Args& a, const libpkg::elf::ElfFile& elf) {
 }  // namespace
 
 int run_patchelf(const std::vector<std::string>& argv) {
-  Args a = parse(argv);
+  return run_patchelf_as(argv, "pkgtool patchelf");
+}
+
+int run_patchelf_entry(const std::vector<std::string>& argv) {
+  return run_patchelf_as(argv, "patchelf");
+}
+
+int run_patchelf_as(const std::vector<std::string>& argv,
+                    const std::string& program) {
+  // As patchelf: no arguments at all print the syntax on stderr (patchelf
+  // exits 1; our errors exit 2).
+  if (argv.empty()) {
+    fmt::print(stderr, "{}", kHelp);
+    return 2;
+  }
+  Args a = parse(argv, program);
   bool prints = a.print_interpreter || a.print_soname || a.print_rpath ||
                 a.print_needed || a.print_os_abi || a.print_execstack;
   for (const auto& file : a.files) {

@@ -59,8 +59,7 @@ int run_report(const std::vector<std::string>& args) {
       "[--size-threshold PCT] [--nightly-root DIR]";
   if (!parse_cli(app, args, "pkgtool nightly report", usage)) return 0;
   if (html.empty() && json.empty())
-    throw libpkg::Error(libpkg::Errc::usage, "pkgtool nightly report",
-                        std::string("--html or --json is needed\n") + usage);
+    usage_error("pkgtool nightly report", "--html or --json is needed");
   options.size_threshold = threshold / 100;
   auto store = std::make_unique<libpkg::nightly::StatsStore>(
       db, libpkg::nightly::StatsStore::Mode::read_only);

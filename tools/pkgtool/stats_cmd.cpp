@@ -16,6 +16,7 @@
 #include "libpkg/nightly/stats_document.hpp"
 #include "libpkg/nightly/stats_store.hpp"
 #include "stats_url_option.hpp"
+#include "subcommand_table.hpp"
 
 namespace pkgtool {
 
@@ -156,15 +157,11 @@ int run_query(const std::vector<std::string>& args) {
 }  // namespace
 
 int run_stats(const std::vector<std::string>& args) {
-  if (args.empty() || args[0] == "-h" || args[0] == "--help") {
-    std::fprintf(args.empty() ? stderr : stdout, "%s\n", kUsage);
-    return args.empty() ? 2 : 0;
-  }
-  std::vector<std::string> rest(args.begin() + 1, args.end());
-  if (args[0] == "ingest") return run_ingest(rest);
-  if (args[0] == "query") return run_query(rest);
-  throw libpkg::Error(libpkg::Errc::usage, "pkgtool stats",
-                      "unknown subcommand '" + args[0] + "'\n" + kUsage);
+  static const SubcommandTable table = {
+      {"ingest", {"", run_ingest}},
+      {"query", {"", run_query}},
+  };
+  return run_subcommand(table, "pkgtool stats", args, kUsage);
 }
 
 }  // namespace pkgtool

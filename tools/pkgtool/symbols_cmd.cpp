@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "cli_parse.hpp"
 #include "commands.hpp"
 #include "libpkg/base/error.hpp"
 #include "libpkg/elf/format.hpp"
@@ -122,8 +123,7 @@ int run_symbols(const std::vector<std::string>& args) {
     const std::string& a = args[i];
     if (a == "--arch") {
       if (++i == args.size())
-        throw libpkg::Error(libpkg::Errc::usage, "",
-                            "symbols: --arch expects an architecture");
+        usage_error("pkgtool symbols", "--arch expects an architecture");
       arch = args[i];
     } else if (a == "--json") {
       json = true;
@@ -143,14 +143,12 @@ int run_symbols(const std::vector<std::string>& args) {
           "[--arch ARCH]\n");
       return 0;
     } else if (a.starts_with("-")) {
-      throw libpkg::Error(libpkg::Errc::usage, "",
-                          fmt::format("symbols: unknown option '{}'", a));
+      usage_error("pkgtool symbols", unexpected_argument(a));
     } else {
       files.push_back(a);
     }
   }
-  if (files.empty())
-    throw libpkg::Error(libpkg::Errc::usage, "", "symbols: no input files");
+  if (files.empty()) usage_error("pkgtool symbols", "no input files");
   if (looks_like_macho(files.front()))
     return run_macho_symbols(
         files, {json, demangle_names, arch, !undefined_only, !defined_only});

@@ -18,12 +18,15 @@
 #include <optional>
 
 #include "cache_flags.hpp"
+#include "cli_parse.hpp"
 #include "commands.hpp"
 #include "libpkg/archive/zip_reader.hpp"
 #include "libpkg/archive/zip_writer.hpp"
+#include "libpkg/base/atomic_file.hpp"
 #include "libpkg/base/error.hpp"
 #include "libpkg/wheel/metadata.hpp"
 #include "libpkg/wheel/wheel.hpp"
+#include "subcommand_table.hpp"
 
 namespace pkgtool {
 namespace {
@@ -62,7 +65,7 @@ const char* kWheelUsage =
     "--allow-unverified\n";
 
 [[noreturn]] void usage(const std::string& message) {
-  throw Error(Errc::usage, "pkgtool wheel", message + "\n" + kWheelUsage);
+  usage_error("pkgtool wheel", message);
 }
 
 // Walks the arguments, handing options with values to `on_option`.
@@ -99,7 +102,7 @@ int run_unpack(const std::vector<std::string>& argv) {
     else if (a == "--max-expansion")
       opt.max_expansion = parse_unsigned(a, args.value(a), 1u << 30);
     else if (is_option(a) || wheel)
-      usage("unexpected argument '" + a + "'");
+      usage(unexpected_argument(a));
     else
       wheel = a;
   }
@@ -129,7 +132,7 @@ int run_pack(const std::vector<std::string>& argv) {
     else if (a == "--reuse")
       opt.reuse = args.value(a);
     else if (is_option(a) || dir)
-      usage("unexpected argument '" + a + "'");
+      usage(unexpected_argument(a));
     else
       dir = a;
   }
@@ -172,7 +175,7 @@ int run_verify(const std::vector<std::string>& argv) {
     else if (a == "-j")
       opt.threads = parse_unsigned(a, args.value(a), 1024);
     else if (is_option(a))
-      usage("unexpected argument '" + a + "'");
+      usage(unexpected_argument(a));
     else
       wheels.push_back(a);
   }
@@ -230,7 +233,7 @@ int run_tags(const std::vector<std::string>& argv) {
     else if (a == "-j")
       opt.threads = parse_unsigned(a, args.value(a), 1024);
     else if (a.size() > 1 && a[0] == '-' && a[1] == '-')
-      usage("unexpected argument '" + a + "'");
+      usage(unexpected_argument(a));
     else
       wheels.push_back(a);
   }
@@ -251,7 +254,7 @@ int run_info(const std::vector<std::string>& argv) {
     if (a == "--json")
       json = true;
     else if (is_option(a) || wheel)
-      usage("unexpected argument '" + a + "'");
+      usage(unexpected_argument(a));
     else
       wheel = a;
   }
@@ -361,7 +364,7 @@ int run_update(const std::vector<std::string>& argv) {
     } else if (a == "-j") {
       opt.threads = parse_unsigned(a, args.value(a), 1024);
     } else if (is_option(a) || wheel) {
-      usage("unexpected argument '" + a + "'");
+      usage(unexpected_argument(a));
     } else {
       wheel = a;
     }
@@ -377,7 +380,7 @@ int run_update(const std::vector<std::string>& argv) {
   if (!in_place && std::filesystem::exists(target) &&
       std::filesystem::equivalent(target, *wheel))
     usage("the output would replace the input; pass --in-place to allow it");
-  if (dest) std::filesystem::create_directories(*dest);
+  if (dest) libpkg::create_output_directory(*dest);
   opt.timestamp = libpkg::archive::source_date_epoch();
   opt.cache = cache.open();
   auto input = libpkg::archive::ZipReader::open(*wheel);
@@ -402,21 +405,16 @@ unsigned parse_unsigned(const std::string& option, const std::string& text,
 }
 
 int run_wheel(const std::vector<std::string>& args) {
-  if (args.empty()) usage("missing subcommand");
-  std::vector<std::string> rest(args.begin() + 1, args.end());
-  const std::string& sub = args[0];
-  if (sub == "unpack") return run_unpack(rest);
-  if (sub == "pack") return run_pack(rest);
-  if (sub == "verify") return run_verify(rest);
-  if (sub == "tags") return run_tags(rest);
-  if (sub == "info") return run_info(rest);
-  if (sub == "update") return run_update(rest);
-  if (sub == "fuse") return run_wheel_fuse(rest);
-  if (sub == "-h" || sub == "--help") {
-    fmt::print("{}", kWheelUsage);
-    return 0;
-  }
-  usage("unknown subcommand '" + sub + "'");
+  static const SubcommandTable table = {
+      {"unpack", {"", run_unpack, kWheelUsage}},
+      {"pack", {"", run_pack, kWheelUsage}},
+      {"verify", {"", run_verify, kWheelUsage}},
+      {"tags", {"", run_tags, kWheelUsage}},
+      {"info", {"", run_info, kWheelUsage}},
+      {"update", {"", run_update, kWheelUsage}},
+      {"fuse", {"", run_wheel_fuse}},  // parses its own --help
+  };
+  return run_subcommand(table, "pkgtool wheel", args, kWheelUsage);
 }
 
 }  // namespace pkgtool

@@ -3,6 +3,7 @@
 // delocate-merge over libpkg::wheel::fuse (libpkg/wheel/fuse.hpp).
 #include <fmt/format.h>
 
+#include "cli_parse.hpp"
 #include "commands.hpp"
 #include "libpkg/base/error.hpp"
 #include "libpkg/wheel/fuse.hpp"
@@ -16,8 +17,7 @@ const char* kFuseUsage =
     "[-j N]\n";
 
 [[noreturn]] void fuse_usage(const std::string& message) {
-  throw libpkg::Error(libpkg::Errc::usage, "pkgtool wheel fuse",
-                      message + "\n" + kFuseUsage);
+  usage_error("pkgtool wheel fuse", message);
 }
 
 }  // namespace
@@ -51,7 +51,7 @@ int run_wheel_fuse(const std::vector<std::string>& args) {
     } else if (a == "-j") {
       opt.threads = parse_unsigned(a, value(), 1024);
     } else if (a.size() > 1 && a[0] == '-') {
-      fuse_usage("unexpected argument '" + a + "'");
+      fuse_usage(unexpected_argument(a));
     } else {
       wheels.push_back(a);
     }

@@ -128,8 +128,7 @@ int run_workflow(const std::vector<std::string>& args) {
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--check") {
       if (i + 1 >= args.size())
-        throw libpkg::Error(libpkg::Errc::usage, "pkgtool workflow",
-                            std::string("--check needs a FILE\n") + kUsage);
+        usage_error("pkgtool workflow", "--check needs a FILE");
       check = args[++i];
     } else if (args[i].rfind("--check=", 0) == 0) {
       check = args[i].substr(8);

@@ -13,10 +13,12 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "cli_parse.hpp"
 #include "commands.hpp"
 #include "libpkg/archive/extract.hpp"
 #include "libpkg/archive/zip_reader.hpp"
 #include "libpkg/base/error.hpp"
+#include "subcommand_table.hpp"
 
 namespace pkgtool {
 namespace {
@@ -33,10 +35,10 @@ const char* kZipUsage =
     "BYTES]\n"
     "                 [--max-ratio N] [--max-entries N] [--no-symlinks] "
     "[--overwrite]\n"
-    "                 [--max-expansion RATIO (default 200, 0: no bound)]";
+    "                 [--max-expansion RATIO (default 200, 0: no bound)]\n";
 
 [[noreturn]] void usage(const std::string& message) {
-  throw Error(Errc::usage, "pkgtool zip", message + "\n" + kZipUsage);
+  usage_error("pkgtool zip", message);
 }
 
 u64 parse_number(const std::string& option, const std::string& text) {
@@ -61,7 +63,7 @@ int run_list(const std::vector<std::string>& args) {
     if (a == "--json")
       json = true;
     else if (!a.empty() && a[0] == '-')
-      usage("unknown option " + a);
+      usage(unexpected_argument(a));
     else if (archive)
       usage("zip list takes one archive");
     else
@@ -99,9 +101,12 @@ int run_list(const std::vector<std::string>& args) {
 
 int run_test(const std::vector<std::string>& args) {
   if (args.empty()) usage("zip test needs at least one archive");
+  // Every argument is checked before any archive is read: a mistyped
+  // option is the one error line, not one more after the archives' own.
+  for (const std::string& path : args)
+    if (!path.empty() && path[0] == '-') usage(unexpected_argument(path));
   int status = 0;
   for (const std::string& path : args) {
-    if (!path.empty() && path[0] == '-') usage("unknown option " + path);
     std::optional<ZipReader> zip;
     try {
       zip.emplace(ZipReader::open(path));
@@ -158,7 +163,7 @@ int run_extract(const std::vector<std::string>& args) {
     else if (a == "--overwrite")
       options.overwrite = true;
     else if (!a.empty() && a[0] == '-')
-      usage("unknown option " + a);
+      usage(unexpected_argument(a));
     else if (archive)
       usage("zip extract takes one archive");
     else
@@ -181,17 +186,12 @@ int run_extract(const std::vector<std::string>& args) {
 }  // namespace
 
 int run_zip(const std::vector<std::string>& args) {
-  if (args.empty()) usage("missing subcommand");
-  const std::string& sub = args[0];
-  std::vector<std::string> rest(args.begin() + 1, args.end());
-  if (sub == "list") return run_list(rest);
-  if (sub == "test") return run_test(rest);
-  if (sub == "extract") return run_extract(rest);
-  if (sub == "-h" || sub == "--help") {
-    fmt::print("{}\n", kZipUsage);
-    return 0;
-  }
-  usage("unknown subcommand '" + sub + "'");
+  static const SubcommandTable table = {
+      {"list", {"", run_list, kZipUsage}},
+      {"test", {"", run_test, kZipUsage}},
+      {"extract", {"", run_extract, kZipUsage}},
+  };
+  return run_subcommand(table, "pkgtool zip", args, kZipUsage);
 }
 
 }  // namespace pkgtool

@@ -13,6 +13,7 @@
 #include "bundle/macos_report.hpp"
 #include "libpkg/base/atomic_file.hpp"
 #include "libpkg/base/error.hpp"
+#include "libpkg/base/fd.hpp"
 #include "libpkg/base/mapped_file.hpp"
 #include "libpkg/base/overlay.hpp"
 #include "libpkg/base/result.hpp"
@@ -73,9 +74,7 @@ MacosTreeBundlePlan plan_macos_tree_bundle(const fs::path& tree,
                                            const MacosRepairOptions& options,
                                            const std::string& where) {
   const std::string named = where.empty() ? tree.string() : where;
-  std::error_code ec;
-  if (!fs::is_directory(tree, ec))
-    throw Error(Errc::usage, tree.string(), "not a directory");
+  require_directory(tree, "tree");
   MacosTreeBundlePlan plan;
   plan.tree = fs::weakly_canonical(tree);
   plan.lib_dir = options.lib_dir.value_or("lib");

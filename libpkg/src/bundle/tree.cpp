@@ -14,6 +14,7 @@
 #include "bundle/patterns.hpp"
 #include "libpkg/base/atomic_file.hpp"
 #include "libpkg/base/error.hpp"
+#include "libpkg/base/fd.hpp"
 #include "libpkg/base/sha256.hpp"
 #include "libpkg/elf/sniff.hpp"
 
@@ -62,8 +63,7 @@ class TreePlanner {
 
   TreeBundlePlan run() {
     const fs::path lib = plan_.tree / o_.lib_dir;
-    if (!fs::is_directory(plan_.tree))
-      throw Error(Errc::usage, plan_.tree.string(), "not a directory");
+    require_directory(plan_.tree, "tree");
     if (!fs::is_directory(lib))
       throw Error(
           Errc::usage, plan_.tree.string(),
@@ -480,8 +480,7 @@ std::string TreeBundlePlan::to_json(int indent) const {
 void stage_tree(const fs::path& input, const fs::path& staging,
                 const std::vector<std::string>& skip,
                 const std::vector<std::string>& only) {
-  if (!fs::is_directory(input))
-    throw Error(Errc::usage, input.string(), "not a directory");
+  require_directory(input, "tree");
   fs::create_directories(staging);
   if (!fs::is_empty(staging))
     throw Error(Errc::usage, staging.string(), "staging directory not empty");

@@ -115,6 +115,11 @@ bool contains(const std::vector<std::string>& list, const std::string& id) {
   return std::find(list.begin(), list.end(), id) != list.end();
 }
 
+bool is_runtime_check(std::string_view id) {
+  return id == "import" || id == "link" || id == "link-wrong-abi" ||
+         id == "gpu";
+}
+
 // Checks that test what only ELF files or a loadable package have: on a
 // Mach-O package they are "not applicable", with the reason, never passed.
 const char* not_applicable_to_macho(std::string_view id) {
@@ -180,13 +185,11 @@ Report run(const std::filesystem::path& artifact, const CheckOptions& given) {
       if (c.id == id) return c;
     throw std::logic_error(id);
   };
-  const std::vector<std::string> runtime_ids = {"import", "link",
-                                                "link-wrong-abi", "gpu"};
   auto wanted = [&](const std::string& id) -> const char* {
     if (!options.only.empty() && !contains(options.only, id))
       return "not selected (--only)";
     if (contains(options.skip, id)) return "skipped (--skip)";
-    if (!options.runtime && contains(runtime_ids, id))
+    if (!options.runtime && is_runtime_check(id))
       return "runtime checks disabled (--no-runtime)";
     return nullptr;
   };
@@ -208,14 +211,27 @@ Report run(const std::filesystem::path& artifact, const CheckOptions& given) {
       {"code-signature", detail::check_code_signature},
       {"import", detail::check_import},
   };
+  // The ELF-only static checks have nothing to look at in a Mach-O only
+  // package; the runtime ones (import, link, gpu) can't load a package that
+  // carries any Mach-O binary here — a stray ELF file beside them (a Linux
+  // helper tool in a macOS libtorch zip) must not make the link check
+  // compile a host client against dylibs and pass without linking them.
   const bool macho_only = detail::macho_only(pkg);
+  const bool loads_macho =
+      std::any_of(pkg.machos.begin(), pkg.machos.end(),
+                  [](const detail::MachoEntry& m) { return m.loadable; });
+  auto not_applicable = [&](std::string_view id) -> const char* {
+    const char* why = not_applicable_to_macho(id);
+    return why && (is_runtime_check(id) ? loads_macho : macho_only) ? why
+                                                                    : nullptr;
+  };
   for (const auto& [id, fn, macho] : static_checks) {
     CheckResult& r = result(id);
     if (const char* why = wanted(id)) {
       r.summary = why;
       continue;
     }
-    if (const char* why = not_applicable_to_macho(id); why && macho_only) {
+    if (const char* why = not_applicable(id)) {
       r.summary = why;
       continue;
     }
@@ -238,11 +254,9 @@ Report run(const std::filesystem::path& artifact, const CheckOptions& given) {
   CheckResult& wrong = result("link-wrong-abi");
   const char* why_link = wanted("link");
   const char* why_wrong = wanted("link-wrong-abi");
-  if (macho_only) {
-    // Set unless --only/--skip/--no-runtime already said why.
-    if (!why_link) why_link = not_applicable_to_macho("link");
-    if (!why_wrong) why_wrong = not_applicable_to_macho("link-wrong-abi");
-  }
+  // Set unless --only/--skip/--no-runtime already said why.
+  if (!why_link) why_link = not_applicable("link");
+  if (!why_wrong) why_wrong = not_applicable("link-wrong-abi");
   if (!why_link || !why_wrong) {
     log("check link");
     CheckResult link_out{"link"}, wrong_out{"link-wrong-abi"};
@@ -255,8 +269,8 @@ Report run(const std::filesystem::path& artifact, const CheckOptions& given) {
   const auto& accel = options.expect.accelerator;
   if (const char* why = wanted("gpu")) {
     result("gpu").summary = why;
-  } else if (macho_only) {
-    result("gpu").summary = not_applicable_to_macho("gpu");
+  } else if (const char* why_gpu = not_applicable("gpu")) {
+    result("gpu").summary = why_gpu;
   } else if (accel && accel->kind != config::AcceleratorKind::cuda) {
     // A CUDA runtime in a CPU build is the accelerator check's finding;
     // running it would only repeat it.

@@ -12,6 +12,7 @@
 #include <mutex>
 
 #include "libpkg/base/error.hpp"
+#include "libpkg/base/fd.hpp"
 #include "libpkg/base/thread_pool.hpp"
 #include "libpkg/elf/sniff.hpp"
 #include "libpkg/elf/view.hpp"
@@ -108,10 +109,7 @@ std::vector<Candidate> regular_files(const fs::path& prefix,
 
 RelocationPlan plan_files(const fs::path& prefix,
                           const RelocateOptions& options) {
-  std::error_code ec;
-  if (!fs::is_directory(prefix, ec))
-    throw Error(Errc::usage, prefix.string(),
-                "the staged prefix is not a directory");
+  require_directory(prefix, "staged prefix");
   RelocationPlan plan;
   std::vector<Candidate> files = regular_files(prefix, plan.files);
   std::vector<std::optional<FileRelocation>> results(files.size());

@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "libpkg/base/error.hpp"
+#include "libpkg/base/fd.hpp"
 
 namespace libpkg::conda::detail {
 namespace fs = std::filesystem;
@@ -86,10 +87,7 @@ std::optional<std::string> join_inside(const std::string& base_dir,
 }  // namespace
 
 std::vector<StagedEntry> walk_tree(const fs::path& root) {
-  std::error_code ec;
-  if (!fs::is_directory(root, ec)) {
-    throw Error(Errc::usage, root.string(), "not a directory");
-  }
+  require_directory(root, "package tree");
   std::vector<StagedEntry> out;
   walk(root, root, "", out);
   std::sort(out.begin(), out.end(),

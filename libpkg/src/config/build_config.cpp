@@ -290,8 +290,12 @@ std::string BuildConfig::build_environment() const {
   return out;
 }
 
-BuildConfig parse_build_environment(std::string_view text) {
-  std::string where = fmt::format("BUILD_ENVIRONMENT '{}'", text);
+namespace {
+
+// The tokens of a BUILD_ENVIRONMENT string as overrides: only what the
+// string says (no variant unless it names one, no debug unless "debug" or
+// "release"). `where` prefixes the errors.
+Overrides string_overrides(std::string_view text, const std::string& where) {
   std::istringstream in{std::string(text)};
   std::vector<std::string> tokens;
   for (std::string t; in >> t;) tokens.push_back(t);
@@ -339,35 +343,34 @@ BuildConfig parse_build_environment(std::string_view text) {
   if (debug) o.debug = *debug == "debug";
   bool libtorch = tokens[0] == "libtorch";
   (libtorch ? o.build_python : o.python) = python;
-  return named(where, [&] { return assemble(BuildConfig{}, o); });
+  return o;
 }
 
-BuildConfig from_environment(const Getenv& getenv) {
+// The old scripts' variables as overrides (all but the package type, which
+// decides where DESIRED_PYTHON goes: `kind`), with the variable each
+// restating field came from, for the messages that cite it.
+struct EnvOverrides {
   Overrides o;
-  BuildConfig base;
-  std::string which;
-  auto type = from(getenv, {"PACKAGE_TYPE", "MATRIX_PACKAGE_TYPE"}, &which);
-  if (type) {
-    named(which, [&] { return parse_package_type(*type); });
-    o.package_type = type;
-  } else if (from(getenv, {"BUILD_PYTHONLESS"})) {
-    o.package_type = "libtorch";
-  } else if (auto env = from(getenv, {"BUILD_ENVIRONMENT"})) {
-    base = parse_build_environment(*env);
-  } else {
-    refuse(
-        "PACKAGE_TYPE is not set (manywheel, conda, libtorch, wheel), nor "
-        "BUILD_PYTHONLESS or BUILD_ENVIRONMENT");
-  }
-  PackageType kind =
-      o.package_type ? parse_package_type(*o.package_type) : base.type;
+  // "DESIRED_CUDA 'cu126'", "GPU_ARCH_TYPE 'cpu-aarch64'": the variable and
+  // the value behind the field.
+  std::string python_src, accelerator_src, arch_src, devtoolset_src;
+};
 
+std::string source(const std::string& var, const std::string& value) {
+  return fmt::format("{} '{}'", var, value);
+}
+
+EnvOverrides read_environment(const Getenv& getenv, PackageType kind) {
+  EnvOverrides e;
+  Overrides& o = e.o;
+  std::string which;
   if (auto py = from(
           getenv,
           {"DESIRED_PYTHON", "MATRIX_DESIRED_PYTHON", "MATRIX_PYTHON_VERSION"},
           &which)) {
     named(which, [&] { return PythonVersion::parse(*py); });
     (kind == PackageType::libtorch ? o.build_python : o.python) = py;
+    e.python_src = source(which, *py);
   }
 
   std::string cuda_var;
@@ -375,34 +378,40 @@ BuildConfig from_environment(const Getenv& getenv) {
   if (cuda) {
     named(cuda_var, [&] { return parse_accelerator(*cuda); });
     o.accelerator = cuda;
+    e.accelerator_src = source(cuda_var, *cuda);
   }
   if (auto gpu = from(getenv, {"GPU_ARCH_TYPE"})) {
+    GpuArch g;
     if (cuda) {
       AcceleratorKind got = parse_accelerator(*cuda).kind;
-      GpuArch g = gpu_arch(*gpu, cuda);  // validates the value
+      g = gpu_arch(*gpu, cuda);  // validates the value
       if (got != gpu_arch_kind(*gpu))
         refuse(fmt::format("{} '{}' contradicts GPU_ARCH_TYPE '{}'", cuda_var,
                            *cuda, *gpu));
-      if (g.arch) o.arch = g.arch;
-      if (g.devtoolset) o.devtoolset = g.devtoolset;
     } else {
-      GpuArch g = gpu_arch(*gpu, from(getenv, {"GPU_ARCH_VERSION"}));
+      g = gpu_arch(*gpu, from(getenv, {"GPU_ARCH_VERSION"}));
       o.accelerator = g.accelerator;
       named("GPU_ARCH_VERSION",
             [&] { return parse_accelerator(g.accelerator); });
-      if (g.arch) o.arch = g.arch;
-      if (g.devtoolset) o.devtoolset = g.devtoolset;
+      e.accelerator_src = source("GPU_ARCH_TYPE", *gpu);
+      if (auto v = from(getenv, {"GPU_ARCH_VERSION"}))
+        e.accelerator_src += " with " + source("GPU_ARCH_VERSION", *v);
+    }
+    if (g.arch) {
+      o.arch = g.arch;
+      e.arch_src = source("GPU_ARCH_TYPE", *gpu);
+    }
+    if (g.devtoolset) {
+      o.devtoolset = g.devtoolset;
+      e.devtoolset_src = source("GPU_ARCH_TYPE", *gpu);
     }
   }
-  // A BUILD_ENVIRONMENT string already named the accelerator.
-  if (!o.accelerator && o.package_type)
-    refuse(
-        "DESIRED_CUDA is not set (cpu, cu124, 12.4, rocm6.1, xpu), nor "
-        "GPU_ARCH_TYPE");
-
   if (auto dt =
-          from(getenv, {"DESIRED_DEVTOOLSET", "MATRIX_DESIRED_DEVTOOLSET"}))
+          from(getenv, {"DESIRED_DEVTOOLSET", "MATRIX_DESIRED_DEVTOOLSET"},
+               &which)) {
     o.devtoolset = dt;
+    e.devtoolset_src = source(which, *dt);
+  }
   if (auto v = from(getenv, {"LIBTORCH_VARIANT"})) {
     named("LIBTORCH_VARIANT",
           [&] { return cppdist::LibtorchVariant::parse(*v); });
@@ -421,7 +430,128 @@ BuildConfig from_environment(const Getenv& getenv) {
   if (auto v = from(getenv, {"OVERRIDE_PACKAGE_VERSION"}))
     o.override_version = v;
   if (auto v = from(getenv, {"CUDNN_VERSION"})) o.cudnn_version = v;
-  return assemble(base, o);
+  return e;
+}
+
+// The same accelerator: "cu124", "12.4" and "cuda12.4" agree; a patch
+// level counts only when both name one.
+bool same_accelerator(const Accelerator& a, const Accelerator& b) {
+  return a.kind == b.kind && a.major == b.major && a.minor == b.minor &&
+         (!a.patch || !b.patch || a.patch == b.patch);
+}
+
+// The C++ ABI a devtoolset value means, as assemble() reads it.
+CxxAbi devtoolset_abi(const std::string& devtoolset, const Accelerator& a) {
+  return devtoolset == "pre-cxx11" ? CxxAbi::pre_cxx11
+                                   : abi_from_devtoolset(devtoolset, a);
+}
+
+}  // namespace
+
+BuildConfig parse_build_environment(std::string_view text) {
+  std::string where = fmt::format("BUILD_ENVIRONMENT '{}'", text);
+  Overrides o = string_overrides(text, where);
+  return named(where, [&] { return assemble(BuildConfig{}, o); });
+}
+
+BuildConfig from_build_environment(std::string_view text, const Getenv& getenv,
+                                   std::string_view origin) {
+  const std::string where = fmt::format("BUILD_ENVIRONMENT '{}'", text);
+  Overrides o = string_overrides(text, where);
+  const BuildConfig base =
+      named(where, [&] { return assemble(BuildConfig{}, o); });
+  const std::string named_string = fmt::format("{} '{}'", origin, text);
+  // `src` is "VARIABLE 'value'".
+  auto contradiction = [&](const std::string& src, const std::string& what,
+                           const std::string& says) {
+    refuse(
+        fmt::format("{} contradicts {} ({} {}): unset the variable or "
+                    "make them agree",
+                    src, named_string, what, says));
+  };
+
+  std::string which;
+  if (auto type =
+          from(getenv, {"PACKAGE_TYPE", "MATRIX_PACKAGE_TYPE"}, &which)) {
+    PackageType t = named(which, [&] { return parse_package_type(*type); });
+    if (t != base.type)
+      contradiction(source(which, *type), "package type",
+                    package_type_name(base.type));
+  } else if (auto pythonless = from(getenv, {"BUILD_PYTHONLESS"});
+             pythonless && base.type != PackageType::libtorch) {
+    contradiction(source("BUILD_PYTHONLESS", *pythonless), "package type",
+                  package_type_name(base.type));
+  }
+
+  EnvOverrides e = read_environment(getenv, base.type);
+  // What the string already says, the environment may only restate.
+  if (e.o.python) {
+    if (!base.python || PythonVersion::parse(*e.o.python) != *base.python)
+      contradiction(e.python_src, "python",
+                    base.python ? base.python->str() : "none");
+  }
+  if (e.o.build_python) {
+    if (!base.build_python)
+      o.build_python = e.o.build_python;
+    else if (PythonVersion::parse(*e.o.build_python) != *base.build_python)
+      contradiction(e.python_src, "build python", base.build_python->str());
+  }
+  if (e.o.accelerator &&
+      !same_accelerator(parse_accelerator(*e.o.accelerator), base.accelerator))
+    contradiction(e.accelerator_src, "accelerator", base.accelerator.tag());
+  if (e.o.arch && *e.o.arch != base.arch)
+    contradiction(e.arch_src, "architecture", base.arch);
+  if (e.o.devtoolset &&
+      devtoolset_abi(*e.o.devtoolset, base.accelerator) != base.cxx_abi)
+    contradiction(e.devtoolset_src, "C++ ABI", cxx_abi_option(base.cxx_abi));
+  // The job's LIBTORCH_VARIANT and LIBTORCH_CONFIG complete the string (the
+  // old strings never carried them) unless it names its own.
+  if (e.o.variant) {
+    if (!o.variant)
+      o.variant = e.o.variant;
+    else if (!(cppdist::LibtorchVariant::parse(*e.o.variant) ==
+               cppdist::LibtorchVariant::parse(*o.variant)))
+      contradiction(source("LIBTORCH_VARIANT", *e.o.variant),
+                    "libtorch variant", *o.variant);
+  }
+  if (e.o.debug) {
+    if (!o.debug)
+      o.debug = e.o.debug;
+    else if (*e.o.debug != *o.debug)
+      contradiction(source("LIBTORCH_CONFIG", *e.o.debug ? "debug" : "release"),
+                    "build mode", *o.debug ? "debug" : "release");
+  }
+  // What no string carries comes from the environment.
+  o.package_name = e.o.package_name;
+  o.base_version = e.o.base_version;
+  o.build_number = e.o.build_number;
+  o.override_version = e.o.override_version;
+  o.cudnn_version = e.o.cudnn_version;
+  return assemble(BuildConfig{}, o);
+}
+
+BuildConfig from_environment(const Getenv& getenv) {
+  if (auto env = from(getenv, {"BUILD_ENVIRONMENT"}))
+    return from_build_environment(*env, getenv);
+  std::string which;
+  std::optional<std::string> type =
+      from(getenv, {"PACKAGE_TYPE", "MATRIX_PACKAGE_TYPE"}, &which);
+  if (type) {
+    named(which, [&] { return parse_package_type(*type); });
+  } else if (from(getenv, {"BUILD_PYTHONLESS"})) {
+    type = "libtorch";
+  } else {
+    refuse(
+        "PACKAGE_TYPE is not set (manywheel, conda, libtorch, wheel), nor "
+        "BUILD_PYTHONLESS or BUILD_ENVIRONMENT");
+  }
+  EnvOverrides e = read_environment(getenv, parse_package_type(*type));
+  e.o.package_type = type;
+  if (!e.o.accelerator)
+    refuse(
+        "DESIRED_CUDA is not set (cpu, cu124, 12.4, rocm6.1, xpu), nor "
+        "GPU_ARCH_TYPE");
+  return assemble(BuildConfig{}, e.o);
 }
 
 BuildConfig apply_overrides(BuildConfig config, const ConfigOverrides& o) {

@@ -109,7 +109,9 @@ std::vector<std::pair<std::string, std::string>> artifact_names(
     case PackageType::wheel_macos: {
       std::string whl = wheel_name(c).format();
       out.emplace_back("wheel", whl);
-      if (crc)
+      // build_common.sh's debug split (strip + objcopy of libtorch_cpu.so)
+      // is an ELF step: the macOS wheel never had a debug zip.
+      if (crc && c.os == "linux")
         out.emplace_back("debug-wheel",
                          cppdist::debug_wheel_zip_name(whl, *crc));
       break;

@@ -82,24 +82,41 @@ std::string with_build_number(std::string_view version, int build_number) {
                      local);
 }
 
-std::string local_suffix(PackageType type, const Accelerator& accel,
+std::string local_suffix(PackageType type, std::string_view os,
+                         const Accelerator& accel,
                          const VersionPolicy& policy) {
   if (!policy.local_suffix) return "";
-  if (type == PackageType::conda || type == PackageType::wheel_macos) return "";
+  // binary_populate_env.sh: "base for Darwin, conda, or the default CUDA" —
+  // Darwin whatever the package type (libtorch-macos-<arch>-<ver>.zip has
+  // no +cpu).
+  if (type == PackageType::conda || type == PackageType::wheel_macos ||
+      os == "macos")
+    return "";
   if (policy.default_cuda && *policy.default_cuda == accel) return "";
   return "+" + accel.tag();
 }
 
+std::string local_suffix(const BuildConfig& config,
+                         const VersionPolicy& policy) {
+  return local_suffix(config.type, config.os, config.accelerator, policy);
+}
+
 std::string package_version(std::string_view base, PackageType type,
-                            const Accelerator& accel,
+                            std::string_view os, const Accelerator& accel,
                             const VersionPolicy& policy) {
-  std::string suffix = local_suffix(type, accel, policy);
+  std::string suffix = local_suffix(type, os, accel, policy);
   if (!suffix.empty() && base.find('+') != std::string_view::npos)
     throw Error(Errc::usage, "",
                 fmt::format("version '{}' already has a local part; not "
                             "adding '{}'",
                             base, suffix));
   return std::string(base) + suffix;
+}
+
+std::string package_version(std::string_view base, const BuildConfig& config,
+                            const VersionPolicy& policy) {
+  return package_version(base, config.type, config.os, config.accelerator,
+                         policy);
 }
 
 }  // namespace libpkg::config

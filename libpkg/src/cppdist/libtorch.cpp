@@ -12,6 +12,7 @@
 #include "libpkg/archive/zip_writer.hpp"
 #include "libpkg/base/atomic_file.hpp"
 #include "libpkg/base/error.hpp"
+#include "libpkg/base/fd.hpp"
 
 namespace libpkg::cppdist {
 namespace fs = std::filesystem;
@@ -65,9 +66,7 @@ void check_symlink(const fs::path& tree, const fs::path& link,
 // its name in the zip (sorted, so the archive is the same on every machine).
 std::map<std::string, TreeEntry> collect(const fs::path& tree, bool skip_other,
                                          std::vector<fs::path>& skipped) {
-  if (!fs::is_directory(tree)) {
-    throw Error(Errc::usage, tree.string(), "not a directory");
-  }
+  require_directory(tree, "tree");
   for (const char* required : {"lib", "include"}) {
     if (!fs::is_directory(tree / required)) {
       throw Error(Errc::usage, tree.string(),

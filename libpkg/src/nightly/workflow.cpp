@@ -68,8 +68,7 @@ ordered_json matrix_entry(const cfg::BuildConfig& c) {
       // +cu124: the nightly's version is the plan's base + this; conda and
       // macOS builds get none (config::local_suffix; binary_populate_env.sh
       // kept Darwin's version plain, libtorch's included).
-      {"version_suffix",
-       c.os == "macos" ? "" : cfg::local_suffix(c.type, c.accelerator)}};
+      {"version_suffix", cfg::local_suffix(c)}};
   add_recipe_fields(c, e);
   return e;
 }

@@ -10,6 +10,7 @@
 #include "libpkg/archive/zip_writer.hpp"
 #include "libpkg/base/atomic_file.hpp"
 #include "libpkg/base/error.hpp"
+#include "libpkg/base/fd.hpp"
 #include "libpkg/base/mapped_file.hpp"
 #include "libpkg/base/sha256.hpp"
 #include "libpkg/base/thread_pool.hpp"
@@ -125,8 +126,7 @@ void hash_candidate(const TreeFile& f, ReuseCandidate& c) {
 
 PackResult pack(const fs::path& dir, const fs::path& out_dir,
                 const PackOptions& options) {
-  if (!fs::is_directory(dir))
-    throw Error(Errc::usage, dir.string(), "not a directory");
+  require_directory(dir, "wheel tree");
   const std::string dist_info = find_tree_dist_info(dir);
   // One pool for the job: hashing the --reuse candidates and the writer.
   PoolRef pool(options.pool, options.threads);

@@ -259,7 +259,7 @@ bad() {
     pass
   fi
 }
-bad "missing prefix" "^error: .*/nope: the staged prefix is not a directory" \
+bad "missing prefix" "^error: .*/nope: no such staged prefix" \
   --prefix "$SCRATCH/nope" --build-env "conda 3.11 cpu"
 bad "CUDA without cuDNN" "^error: .*cuDNN" --prefix "$P" --build-env "conda 3.11 cu124"
 printf '{"name": "x", "depends": "not-a-list"}' >"$SCRATCH/bad.json"

@@ -119,9 +119,10 @@ BuildConfig parse_build_environment(std::string_view text);
 using Getenv = GetenvFn;
 
 /// From the old scripts' environment (`getenv` is injected so tests and
-/// embedders control it; an empty value counts as unset):
-///   PACKAGE_TYPE (else BUILD_PYTHONLESS set → libtorch, else a
-///     BUILD_ENVIRONMENT string supplies type/python/accelerator/devtoolset),
+/// embedders control it; an empty value counts as unset). A
+/// BUILD_ENVIRONMENT string, when set, is the job: from_build_environment.
+/// Otherwise:
+///   PACKAGE_TYPE (else BUILD_PYTHONLESS set → libtorch),
 ///   DESIRED_PYTHON, DESIRED_CUDA, DESIRED_DEVTOOLSET, each falling back to
 ///     MATRIX_<name> (DESIRED_PYTHON also to MATRIX_PYTHON_VERSION, the
 ///     name check_binary.sh used),
@@ -133,6 +134,22 @@ using Getenv = GetenvFn;
 ///   1), OVERRIDE_PACKAGE_VERSION (exact; build number 0), CUDNN_VERSION.
 /// Errors name the variable. Validated.
 BuildConfig from_environment(const Getenv& getenv);
+
+/// The BUILD_ENVIRONMENT string `text` (given as `origin`: "--build-env",
+/// "BUILD_ENVIRONMENT") with the old scripts' environment on top, as the CI
+/// jobs had both: the variables no string carries are applied
+/// (PYTORCH_BUILD_VERSION, PYTORCH_BUILD_NUMBER, OVERRIDE_PACKAGE_VERSION,
+/// TORCH_PACKAGE_NAME, CUDNN_VERSION; LIBTORCH_VARIANT and LIBTORCH_CONFIG
+/// unless the string names a variant or debug|release), and the ones that
+/// restate the string (PACKAGE_TYPE, BUILD_PYTHONLESS, DESIRED_PYTHON,
+/// DESIRED_CUDA, DESIRED_DEVTOOLSET, GPU_ARCH_TYPE/GPU_ARCH_VERSION, their
+/// MATRIX_ forms) must agree with it. Throws Errc::usage for a bad string
+/// or value, and for a contradiction, naming the variable, its value and
+/// what the string says — never one silently winning over the other.
+/// Validated.
+BuildConfig from_build_environment(
+    std::string_view text, const Getenv& getenv,
+    std::string_view origin = "BUILD_ENVIRONMENT");
 
 /// Command-line overrides; each set field replaces the configuration's.
 struct ConfigOverrides {

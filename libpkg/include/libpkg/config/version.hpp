@@ -56,14 +56,23 @@ struct VersionPolicy {
 };
 
 /// The local suffix ("+cu124", "+cpu", "+rocm6.1", "+xpu") for a package of
-/// `type` built for `accel`, or "" (conda, macOS, the default CUDA, or the
-/// policy turns suffixes off).
-std::string local_suffix(PackageType type, const Accelerator& accel,
+/// `type` built on `os` ("linux", "macos") for `accel`, or "" (conda, any
+/// macOS package — the wheel and the libtorch zip alike —, the default CUDA,
+/// or the policy turns suffixes off). Throws nothing.
+std::string local_suffix(PackageType type, std::string_view os,
+                         const Accelerator& accel,
                          const VersionPolicy& policy = {});
-/// `base` + local_suffix(...). Errc::usage when `base` already has a local
+/// local_suffix of `config`'s package type, OS and accelerator.
+std::string local_suffix(const BuildConfig& config,
+                         const VersionPolicy& policy = {});
+/// `base` + local_suffix(...): the PYTORCH_BUILD_VERSION the old scripts
+/// computed for such a build. Errc::usage when `base` already has a local
 /// part and a suffix would be added.
 std::string package_version(std::string_view base, PackageType type,
-                            const Accelerator& accel,
+                            std::string_view os, const Accelerator& accel,
+                            const VersionPolicy& policy = {});
+/// package_version for `config`'s package type, OS and accelerator.
+std::string package_version(std::string_view base, const BuildConfig& config,
                             const VersionPolicy& policy = {});
 
 }  // namespace libpkg::config
