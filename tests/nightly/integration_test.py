@@ -120,10 +120,12 @@ def manywheel_nightly_end_to_end():
     # the failed configuration's files are nowhere in the channel
     assert os.listdir(f"{D}/channel/files") == [entry["filename"]]
 
-    # stats: the job documents in stats.db, one row per job
+    # stats: the runner recorded the job documents in stats.db as each job
+    # ended, one row per job; ingesting the same documents again changes
+    # nothing
     db = f"{D}/root/stats.db"
     p = pkgtool("stats", "ingest", "--db", db, f"{nd}/jobs", check=0)
-    assert "3 inserted, 0 replaced, 0 unchanged" in p.stdout, p.stdout
+    assert "0 inserted, 0 replaced, 3 unchanged" in p.stdout, p.stdout
     con = sqlite3.connect(db)
     rows = {r[0]: r[1:] for r in con.execute(
         "SELECT job, status, date, package_type, python, accelerator, log, failure "
