@@ -16,9 +16,10 @@
 
 namespace pkgtool {
 
-// The line printed after "error: " for `e`. A usage error is cut to its
-// first line (its message says what is wrong; anything after it would be a
-// usage text, which only --help prints).
+// The text printed after "error: " for `e`: its message without a usage
+// text appended to a usage error (only --help prints that). Parse errors
+// are one line (usage_error); a refusal listing its reasons (policy
+// blockers, missing libraries) keeps the list on the lines after.
 std::string describe_error(const libpkg::Error& e);
 
 // "PATH: cannot create directories: Permission denied" for the
