@@ -59,7 +59,15 @@ PgConn::PgConn(const StatsLocation& location)
     : conninfo_(location.conninfo),
       name_(location.name),
       password_(url_password(location.conninfo)) {
-  connect();
+  // A constructor that throws runs no destructor: the refused connection's
+  // PGconn is freed here (LeakSanitizer found it).
+  try {
+    connect();
+  } catch (...) {
+    PQfinish(conn_);
+    conn_ = nullptr;
+    throw;
+  }
 }
 
 PgConn::~PgConn() { PQfinish(conn_); }
