@@ -85,6 +85,29 @@ def a_job_filling_the_disk_fails_with_the_reason_and_the_runner_records_it():
 
 
 @case
+def the_room_the_freed_reserve_left_is_not_counted_as_free():
+    # The disk fills (here by an earlier job, which is what a job that
+    # fills it before its RUNNING state is written looks like: the flake
+    # this case pins down); the runner's next write frees its reserve. A
+    # job failing afterwards ends on a disk whose only room is that freed
+    # reserve: still full for the jobs.
+    d = scratch()
+    root = tmpfs(f"{d}/root", "4m")
+    date = "2026_03_06"
+    jobs = write_jobs(f"{d}/jobs.json", [
+        sh_job("filler", "echo ::step fill; head -c 1G /dev/zero > {nightly_dir}/../filler; true"),
+        sh_job("fails", "echo ::step build; exit 3"),
+    ])
+    p = pkgtool("nightly", "run", "--jobs", jobs, "--root", root, "--date", date, "-j", "1",
+                "--no-stats", check=1)
+    assert "1 succeeded, 1 failed" in p.stdout, p.stdout
+    nd = f"{root}/{date}"
+    assert not os.path.exists(f"{nd}/.runner.reserve"), "the reserve was used"
+    state = load(f"{nd}/state/fails.json")
+    assert state["state"] == "FAILED" and "filesystem was full" in state["reason"], state
+
+
+@case
 def without_a_reserve_the_unrecorded_job_is_reported_and_resumed():
     d = scratch()
     root, channel = tmpfs(f"{d}/root", "2m"), f"{d}/channel"

@@ -15,7 +15,7 @@ namespace libpkg::nightly {
 namespace fs = std::filesystem;
 
 DiskReserve::DiskReserve(fs::path file, std::uint64_t bytes)
-    : file_(std::move(file)) {
+    : file_(std::move(file)), bytes_(bytes) {
   if (bytes == 0) return;
   int fd =
       ::open(file_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -55,8 +55,14 @@ bool DiskReserve::release() {
   std::lock_guard lock(mu_);
   if (!held_) return false;
   held_ = false;
+  released_ = true;
   ::unlink(file_.c_str());
   return true;
+}
+
+std::uint64_t DiskReserve::released_bytes() {
+  std::lock_guard lock(mu_);
+  return released_ ? bytes_ : 0;
 }
 
 bool out_of_space(const Error& e) {

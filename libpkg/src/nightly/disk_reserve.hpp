@@ -29,10 +29,16 @@ class DiskReserve {
   /// Deletes the file, freeing its blocks; true the first time (when there
   /// was something to free). Thread-safe; does not throw.
   bool release();
+  /// The bytes release() freed: 0 while the reserve is held or when there
+  /// was none. That room was the runner's, not the jobs', so a disk whose
+  /// free space is about this much is still full for them. Thread-safe.
+  std::uint64_t released_bytes();
 
  private:
   std::filesystem::path file_;
+  std::uint64_t bytes_ = 0;
   bool held_ = false;
+  bool released_ = false;
   std::mutex mu_;
 };
 

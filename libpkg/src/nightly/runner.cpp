@@ -325,8 +325,11 @@ class Runner {
       if (o.timed_out) record.failed_step = "timeout";
     }
     if (record.state != JobState::succeeded) {
+      // The room a freed reserve left is the runner's: counting it as free
+      // would call a full disk not full whenever the job filled it before
+      // the runner's own write that freed the reserve.
       auto free = free_bytes(layout_.dir);
-      if (free && *free < kFullDiskBytes)
+      if (free && *free < kFullDiskBytes + reserve_.released_bytes())
         record.reason =
             "the nightly's filesystem was full when the job ended (" +
             std::to_string(*free) + " bytes free)";
