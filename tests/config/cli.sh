@@ -62,6 +62,11 @@ echo '{"groups": [{"package_type": "conda", "pythons": ["3.11"], "accelerators":
 expect_exit "bad matrix file" 2 "bad.json: group 0 \(conda\).*rocm6.1" "$PKGTOOL" matrix --file bad.json
 echo '{"groups": [{"package_type": "manywheel", "pythons": ["3.12"], "accelerators": ["cpu", "cu126"]}]}' >mine.json
 expect_eq "user file" "2" "$("$PKGTOOL" matrix --count --file mine.json)"
+# the same option names as `nightly run` and `workflow` (one MatrixInput)
+expect_eq "--matrix-file" "2" "$("$PKGTOOL" matrix --count --matrix-file mine.json)"
+mkfifo fifo.json
+expect_exit "a FIFO is not a matrix file" 2 "fifo.json" timeout 10 "$PKGTOOL" matrix --file fifo.json
+expect_exit "nor for workflow" 2 "fifo.json" timeout 10 "$PKGTOOL" workflow --matrix-file fifo.json
 
 case_begin "every matrix entry round-trips through pkgtool config"
 "$PY" -c '

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The configuration matrix as `nightly run` and `workflow` take it: a
-// matrix file (default: the built-in data/matrix.json) and the filters
+// The configuration matrix as `matrix`, `nightly run` and `workflow` take
+// it: a matrix file (default: the built-in data/matrix.json) and the filters
 // --package-type, --cuda, --python (repeatable, commas), the same options
-// on both so one set of arguments names one set of configurations.
+// on all three so one set of arguments names one set of configurations.
 // (Header-only: pkgtool builds its *_cmd.cpp files.)
 #pragma once
 
@@ -12,8 +12,8 @@
 
 #include "cli_parse.hpp"
 #include "libpkg/base/error.hpp"
+#include "libpkg/base/fd.hpp"
 #include "libpkg/config/matrix.hpp"
-#include "libpkg/nightly/state.hpp"
 
 namespace pkgtool {
 
@@ -21,27 +21,29 @@ struct MatrixInput {
   std::string file;  // empty: the built-in matrix
   std::vector<std::string> package_types, accelerators, pythons;
 
-  // Registers --matrix-file, --package-type, --cuda and --python.
-  void add_to(CLI::App& app);
+  // Registers the file option under `file_flags` (CLI11 names, e.g.
+  // "--file,--matrix-file"), --package-type, --cuda and --python.
+  void add_to(CLI::App& app, const std::string& file_flags = "--matrix-file");
   // True when any of the options was given.
   bool given() const;
   // The configurations, in matrix order; Errc::usage (exit 2) for a bad
   // filter or when none matches, Errc::format for a malformed file.
   std::vector<libpkg::config::BuildConfig> configs() const;
+  // The same, empty when none matches (`matrix --count` says 0).
+  std::vector<libpkg::config::BuildConfig> matching() const;
   // What the configurations come from, for messages ("<built-in
   // matrix.json>" or the file).
   std::string origin() const;
 };
 
-inline void MatrixInput::add_to(CLI::App& app) {
-  app.add_option("--matrix-file", file,
-                 "matrix file (default: the built-in one)");
+inline void MatrixInput::add_to(CLI::App& app, const std::string& file_flags) {
+  app.add_option(file_flags, file, "matrix file (default: the built-in one)");
   app.add_option("--package-type", package_types,
                  "matrix filter: manywheel, conda, libtorch, wheel "
                  "(repeatable, commas)");
   app.add_option("--cuda", accelerators,
-                 "matrix filter: accelerator, e.g. cpu, cu124, rocm6.1, or a "
-                 "kind (cuda, rocm) (repeatable, commas)");
+                 "matrix filter: accelerator, e.g. cpu, cu124, 12.4, rocm6.1, "
+                 "xpu, or a kind (cuda, rocm) (repeatable, commas)");
   app.add_option("--python", pythons,
                  "matrix filter: 3.11, 3.13t, ... (repeatable, commas)");
 }
@@ -55,14 +57,18 @@ inline std::string MatrixInput::origin() const {
   return file.empty() ? "<built-in matrix.json>" : file;
 }
 
-inline std::vector<libpkg::config::BuildConfig> MatrixInput::configs() const {
+inline std::vector<libpkg::config::BuildConfig> MatrixInput::matching() const {
   std::string text = file.empty()
                          ? std::string(libpkg::config::builtin_matrix_json())
-                         : libpkg::nightly::read_text_file(file);
+                         : libpkg::read_regular_file(file);
   libpkg::config::MatrixFilter filter{split_commas(package_types),
                                       split_commas(accelerators),
                                       split_commas(pythons)};
-  auto configs = libpkg::config::expand_matrix(text, origin(), filter);
+  return libpkg::config::expand_matrix(text, origin(), filter);
+}
+
+inline std::vector<libpkg::config::BuildConfig> MatrixInput::configs() const {
+  auto configs = matching();
   if (configs.empty())
     throw libpkg::Error(
         libpkg::Errc::usage, origin(),
