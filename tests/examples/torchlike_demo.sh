@@ -64,6 +64,31 @@ census() {
 CXX11_RE='std::__cxx11::basic_string|std::__cxx11::list'
 PRE_RE='std::basic_string<|std::list'
 
+# check_demo_nightly DIR: what scripts/demo_nightly.sh left in DIR.
+check_demo_nightly() {
+  local nightly=$1 date
+  date=$(cd "$nightly/root" && echo 2*)
+  "$PKGTOOL" nightly status --root "$nightly/root" --date "$date" --json >"$nightly/status.json" ||
+    fail "pkgtool nightly status --root $nightly/root"
+  expect_ok "demo nightly: own Python and smoke succeeded, the other Python failed" \
+    json "$nightly/status.json" \
+    'sorted((j["job"].split("-")[0], j["state"]) for j in d["jobs"]) == [("manywheel", "FAILED"), ("manywheel", "SUCCEEDED"), ("smoke", "SUCCEEDED")]'
+  local good="manywheel-py${py_version/./_}-"
+  expect_ok "demo nightly: the job for $py_version succeeded" json "$nightly/status.json" \
+    '[j["state"] for j in d["jobs"] if j["job"].startswith("'"$good"'")] == ["SUCCEEDED"]'
+  expect_ok "demo nightly: the failed job's log is under logs/failed" \
+    compgen -G "$nightly/root/$date/logs/failed/manywheel-py*.log"
+  expect_ok "demo nightly: the passing wheel is published, and only it" \
+    "$python" -c 'import os, sys; d = sys.argv[1]; f = [n for n in os.listdir(d) if n.endswith(".whl")]; sys.exit(not (len(f) == 1 and "-cp'"${py_version/./}"'-" in f[0]))' \
+    "$nightly/channel/files"
+  expect_ok "demo nightly: three job documents in the stats store" \
+    bash -c '[[ $("$0" stats query --json --db "$1" "SELECT count(*) AS n FROM documents") == *'"'"'"n": 3'"'"'* ]]' \
+    "$PKGTOOL" "$nightly/root/stats.db"
+  expect_ok "demo nightly: the report names every job" \
+    bash -c 'for j in "$@"; do grep -q -- "$j" "$0" || exit 1; done' "$nightly/report.html" \
+    smoke "$good"
+}
+
 run_abi() {
   local abi=$1 cuda=$2 out=$tmp/abi$1
   local inst=$out/install pkg=$out/install/python/torchlike other=$((1 - $1))
@@ -86,6 +111,11 @@ run_abi() {
   expect_ok "demo packed the built wheel" compgen -G "$out/dist/built/torchlike-1.0.0-cp*-linux_*.whl"
   expect_ok "demo wrote the tag explanation" json "$out/show.json" \
     'd["schema"] == "libpkg-show/1" and any(e["soname"] == "libgomp.so.1" and e["graft"] for e in d["external_libraries"])'
+  # The short nightly the demo ends with (scripts/demo_nightly.sh): its own
+  # Python's job and the smoke job succeed, the planted other-Python job fails
+  # with its log under logs/failed/, only the passing wheel is published, the
+  # three job documents are in the stats store and the report names them.
+  check_demo_nightly "$out/nightly"
   # Each driver's JSON summary: its artifacts, and check_binary passed them.
   expect_ok "manywheel wrote a manylinux wheel" json "$out/manywheel.json" \
     'd["schema"] == "libpkg-driver/1" and d["passed"] and [a for a in d["artifacts"] if a["role"] == "wheel" and "-manylinux_2_" in a["path"] and __import__("os").path.isfile(a["path"])]'
