@@ -10,6 +10,8 @@ independent reader:
   labelled by their variant, in the JSON and the HTML page;
 - two CI driver summaries that differ only in libtorch_variant: two rows;
 - two jobs of one night with the same config: two rows, named by job;
+- the runner's own recording: a matrix nightly of every libtorch cpu build
+  gives one row per `pkgtool matrix` entry, labelled from its fields;
 - a store made by the old schema (no variant column): a read-only report
   works on it unchanged, an ingest adds the column (old rows ''), nothing is
   lost, and re-ingesting an old document fills its variant."""
@@ -180,7 +182,32 @@ def old_store(tmp):
     sv.check_report(report(db), check)
 
 
+def runner(tmp):
+    entries = json.loads(pkgtool("matrix", "--package-type", "libtorch",
+                                 "--cuda", "cpu", check=0).stdout)["include"]
+    check(len(entries) >= 4, f"{len(entries)} libtorch cpu builds")
+    root = os.path.join(tmp, "root")
+    pkgtool("nightly", "run", "--command",
+            "mkdir -p {artifact_dir} && head -c 1000 /dev/zero > "
+            "{artifact_dir}/libtorch-2.6.0.zip", "--package-type", "libtorch",
+            "--cuda", "cpu", "--root", root, "--date", "2026_11_24",
+            "--no-publish", "-q", "-j2", check=0)
+
+    def variant(e):
+        return " ".join(e[k] for k in ("libtorch_variant", "cxx_abi", "os",
+                                       "arch") if e[k])
+    con = sqlite3.connect(os.path.join(root, "stats.db"))
+    got = dict(con.execute("SELECT job, variant FROM documents"))
+    check(got == {e["build_name"]: variant(e) for e in entries}, str(got))
+    data = report(os.path.join(root, "stats.db"))
+    want = sorted(f"libtorch cpu {variant(e)}" for e in entries)
+    check(data["configs"] == want, f"{data['configs']} != {want}")
+    check(sorted(s["config"] for s in data["sizes"]) == want,
+          str(data["sizes"]))
+
+
 with tempfile.TemporaryDirectory() as tmp:
     variants(os.path.join(tmp, "v"))
+    runner(os.path.join(tmp, "r"))
     old_store(os.path.join(tmp, "o"))
 print("ok")
