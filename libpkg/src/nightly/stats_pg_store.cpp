@@ -336,9 +336,19 @@ class PgStore final : public StatsBackend {
     out += '\n';
   }
 
+  bool has_variant_column() {
+    return conn_
+               .query(
+                   "SELECT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid "
+                   "= to_regclass('documents') AND attname = 'variant' AND "
+                   "NOT attisdropped)")
+               .text(0, 0) == "t";
+  }
+
   void create_schema() {
-    // Only when a table is missing: CREATE ... IF NOT EXISTS still needs
-    // the CREATE privilege, which a writer-only role may not have.
+    // Only when a table or the variant column is missing: CREATE ... IF
+    // NOT EXISTS still needs the CREATE privilege, which a writer-only role
+    // may not have (adding the column needs the tables' owner).
     const char* exists =
         "SELECT to_regclass('documents') IS NOT NULL AND "
         "to_regclass('artifacts') IS NOT NULL";
@@ -358,15 +368,6 @@ class PgStore final : public StatsBackend {
       rollback();
       throw;
     }
-  }
-
-  bool has_variant_column() {
-    return conn_
-               .query(
-                   "SELECT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid "
-                   "= to_regclass('documents') AND attname = 'variant' AND "
-                   "NOT attisdropped)")
-               .text(0, 0) == "t";
   }
 
   void rollback() {
