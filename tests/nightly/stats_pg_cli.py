@@ -14,6 +14,10 @@ a temporary directory), with psql as the independent reader:
   killed during an ingest: one line, exit 2, nothing half-ingested, the
   password never printed;
 - a field the columns don't have is queryable with no migration;
+- builds told apart only by a variant field (libtorch variant, ABI) keep
+  their own `variant`, rows and size series, as on SQLite; a store made by
+  the old schema is read as it is and upgraded by the first writer, nothing
+  lost;
 - `nightly run --stats-url` stores each job's document; an unreachable store
   stops the run before any job starts."""
 import copy
@@ -29,6 +33,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import stats_fixtures  # noqa: E402
+import stats_variants as sv  # noqa: E402
 from pg_server import PASSWORD, PgServer, free_port  # noqa: E402
 
 PKGTOOL = os.environ["PKGTOOL"]
@@ -370,9 +375,101 @@ def new_field(pg, tmp):
     cols = pg.psql("stats", "SELECT column_name FROM information_schema.columns"
                    " WHERE table_name = 'documents' ORDER BY ordinal_position")
     check([c[0] for c in cols] == ["key", "schema", "date", "package_type",
-                                   "python", "accelerator", "job", "status",
+                                   "python", "accelerator", "variant", "job",
+                                   "status",
                                    "start", "duration_s", "log", "failure",
                                    "doc", "seq"], str(cols))
+
+
+def sql_text(value):
+    return "NULL" if value is None else f"$v${value}$v$"
+
+
+def variants(pg, tmp):
+    def report(store):
+        return json.loads(run("nightly", "report", "--stats-url", store,
+                              "--json", "-", "--date",
+                              sv.NIGHT.isoformat()).stdout)
+
+    # Four libtorch builds and two CI summaries of one night: the variant
+    # column as psql reads it, the report as on SQLite.
+    docs = sv.job_documents()
+    paths = write_docs(os.path.join(tmp, "variants"), docs)
+    sums = write_docs(os.path.join(tmp, "variant-ci"),
+                      [dict(d, job="ci") for d in sv.driver_summaries()])
+    pg.create_database("variants")
+    sqlite = os.path.join(tmp, "variants.db")
+    for store in (pg.url("variants"), "sqlite:" + sqlite):
+        run("stats", "ingest", "--stats-url", store, *paths)
+        run("stats", "ingest", "--stats-url", store, "--date",
+            sv.NIGHT.isoformat(), *sums)
+    got = sorted((r["job"], r["variant"]) for r in pg.rows(
+        "variants", "SELECT job, variant FROM documents WHERE schema = "
+        "'libpkg-job/1'"))
+    check(got == sorted((d["job"], sv.variant_of(v, a))
+                        for d, (v, a) in zip(docs, sv.BUILDS)), str(got))
+    on_pg = report(pg.url("variants"))
+    sv.check_report(on_pg, check)
+    check({c["config"] for c in on_pg["cells"] if "cu124" in c["config"]} ==
+          set(sv.DRIVER_LABELS), str(on_pg["configs"]))
+    on_sqlite = report("sqlite:" + sqlite)
+    for r in (on_pg, on_sqlite):
+        for c in r["cells"]:
+            c["log"] = None  # PostgreSQL's are relative to the cwd
+    check(on_pg == on_sqlite, "the variant reports differ")
+
+    # A store made by the old schema (tables owned by the writer, as an
+    # older pkgtool made them).
+    pg.create_database("oldschema")
+    old = [d for _, d in stats_fixtures.history(3)] + docs
+    sql = ["SET ROLE writer;", sv.OLD_PG_SCHEMA]
+    for doc in old:
+        row, arts = sv.old_rows(doc)
+        sql.append("INSERT INTO documents (key, schema, date, package_type, "
+                   "python, accelerator, job, status, start, duration_s, log, "
+                   "failure, doc) VALUES (" +
+                   ", ".join(sql_text(v) for v in row) + ");")
+        for a in arts:
+            sql.append("INSERT INTO artifacts (doc_key, name, size, sha256) "
+                       "VALUES (" + ", ".join(sql_text(v) for v in a) + ");")
+    pg.psql("oldschema", "\n".join(sql))
+    columns = ("key, schema, date, package_type, python, accelerator, job, "
+               "status, start, duration_s, log, failure, doc, seq")
+    before = pg.rows("oldschema",
+                     f"SELECT {columns} FROM documents ORDER BY key")
+    before_arts = pg.rows("oldschema", "SELECT * FROM artifacts")
+    has_variant = ("SELECT count(*) FROM information_schema.columns WHERE "
+                   "table_name = 'documents' AND column_name = 'variant'")
+    # A reader reads it as it is: variants '', the builds told apart by job.
+    data = report(pg.url("oldschema"))
+    check(all(c["variant"] == "" for c in data["cells"]), "old variants")
+    check({c["config"] for c in data["cells"]
+           if c["config"].startswith("libtorch cpu (")} ==
+          {f"libtorch cpu ({d['job']})" for d in
+           docs + [{"job": "libtorch-cpu"}]}, str(data["configs"]))
+    check(pg.psql("oldschema", has_variant) == [["0"]],
+          "a reader changed the schema")
+    # The first writer adds the column; old rows are '' and unchanged.
+    (fresh,) = write_docs(os.path.join(tmp, "variant-fresh"), [
+        stats_fixtures.job_document(stats_fixtures.datetime.date(2026, 11, 25),
+                                    ("manywheel", "3.12", "cpu"),
+                                    "SUCCEEDED", 5)])
+    r = run("stats", "ingest", "--stats-url", pg.url("oldschema"), fresh)
+    check("1 inserted" in r.stdout, r.stdout)
+    check(pg.psql("oldschema", has_variant) == [["1"]], "no variant column")
+    check(pg.rows("oldschema", f"SELECT {columns} FROM documents WHERE "
+                  "variant = '' AND date < '2026-11-25' ORDER BY key") == before,
+          "old rows changed by the upgrade")
+    check(sorted(map(json.dumps, pg.rows(
+        "oldschema", "SELECT * FROM artifacts WHERE doc_key NOT LIKE "
+        "'job:2026_11_25/%'"))) == sorted(map(json.dumps, before_arts)),
+        "old artifacts changed by the upgrade")
+    # Re-ingesting the old libtorch documents fills their variant.
+    r = run("stats", "ingest", "--stats-url", pg.url("oldschema"), *paths)
+    check("0 inserted, 4 replaced, 0 unchanged" in r.stdout, r.stdout)
+    r = run("stats", "ingest", "--stats-url", pg.url("oldschema"), *paths)
+    check("0 inserted, 0 replaced, 4 unchanged" in r.stdout, r.stdout)
+    sv.check_report(report(pg.url("oldschema")), check)
 
 
 def runner(pg, tmp):
@@ -430,6 +527,7 @@ def main():
         paths, docs, sqlite = ingest_query_report(pg, tmp)
         idempotent(pg, tmp, paths, docs, sqlite)
         new_field(pg, tmp)
+        variants(pg, tmp)
         two_writers(pg, tmp)
         runner(pg, tmp)
         bad_stores(pg, tmp, paths)

@@ -91,6 +91,35 @@ TEST(NightlyStatsDocument, DriverSummaryMapsToTheSameColumns) {
   EXPECT_NE(row.key, stats_row(driver_doc(true), "s", "2026-11-20").key);
 }
 
+TEST(NightlyStatsDocument, EveryOtherConfigFieldIsTheVariant) {
+  auto variant = [](const std::string& config) {
+    return stats_row(R"({"schema":"libpkg-job/1","nightly":"2026_11_23",)"
+                     R"("job":"j","state":"SUCCEEDED","config":{)" +
+                         config + "}}",
+                     "f", "")
+        .variant;
+  };
+  // The grid's three fields alone: no variant.
+  EXPECT_EQ(variant(R"("package_type":"libtorch","python":"",)"
+                    R"("accelerator":"cpu")"),
+            "");
+  // The matrix's fields in a fixed order whatever the document's;
+  // build_environment (made of them) left out.
+  EXPECT_EQ(variant(R"("arch":"x86_64","os":"linux","cxx_abi":"cxx11",)"
+                    R"("libtorch_variant":"static","package_type":"libtorch",)"
+                    R"("build_environment":"libtorch cpu static")"),
+            "static cxx11 linux x86_64");
+  EXPECT_NE(variant(R"("libtorch_variant":"static","cxx_abi":"cxx11")"),
+            variant(R"("libtorch_variant":"static","cxx_abi":"pre-cxx11")"));
+  // Any other field as key=value by key; null and "" are absent; one
+  // build's version and build number are not the configuration's.
+  EXPECT_EQ(variant(R"("os":"linux","zeta":2,"image":"a:1","gone":null,)"
+                    R"("empty":"","version":"2.6.0","build_number":3)"),
+            "linux image=a:1 zeta=2");
+  StatsRow summary = stats_row(driver_doc(false), "s.json", "2026-11-20");
+  EXPECT_EQ(summary.variant, "");
+}
+
 TEST(NightlyStatsDocument, BadDocumentsNameTheFile) {
   auto message = [](const std::string& text) {
     try {

@@ -117,7 +117,8 @@ void find_status_regressions(ReportData& data) {
 
 std::string config_label(const std::string& package_type,
                          const std::string& python,
-                         const std::string& accelerator) {
+                         const std::string& accelerator,
+                         const std::string& variant) {
   std::string out = package_type;
   auto add = [&](const std::string& part) {
     if (part.empty()) return;
@@ -126,6 +127,7 @@ std::string config_label(const std::string& package_type,
   };
   add(python.empty() ? "" : "py" + python);
   add(accelerator);
+  add(variant);
   return out.empty() ? "(unknown)" : out;
 }
 
@@ -277,42 +279,61 @@ ReportData read_report(StatsStore& store, const ReportOptions& options) {
     first =
         format_day(parse_day(data.today) - std::chrono::days(options.days - 1));
 
-  // Documents arrive in date order, so each configuration's cells and each
-  // series' points are appended in date order: the night's latest document
+  // Documents arrive in date order, so each row's cells and each series'
+  // points are appended in date order: the night's latest document
   // replaces the last one of the same date. No map keyed by strings per
   // row (10^5 rows).
+  //
+  // A row is one configuration (its fields and variant) and one job name:
+  // two jobs of one night never share a cell. The row's label is the
+  // configuration's, and names the job only where two jobs have that label
+  // (job files may give two jobs the same config), known after the scan.
+  struct Row {
+    std::size_t config;  // index in `labels`
+    std::string job;
+    std::vector<ReportCell> cells;
+  };
   std::unordered_map<std::string, std::size_t> config_index, label_index,
-      series_index;
+      row_index, series_index;
   std::vector<std::string> labels;
-  std::vector<std::vector<ReportCell>> cells;  // per configuration
-  std::vector<ReportSeries> sizes;             // per configuration × package
-  std::vector<std::string> dates;              // ascending, the nights seen
+  std::vector<std::size_t> jobs_per_label;
+  std::vector<Row> rows;
+  std::vector<ReportSeries> sizes;    // per row × package
+  std::vector<std::size_t> size_row;  // each series' row
+  std::vector<std::string> dates;     // ascending, the nights seen
   const std::string root = options.nightly_root.string();
-  std::string fields, series_key;  // lookup keys, their buffers reused
+  std::string fields, row_key, series_key;  // lookup keys, buffers reused
   scan_pipelined(store, first, data.today, [&](const StoredDocument& d) {
-    // The configuration's row: looked up by its three fields (no label
-    // built per document), rows being one per label (two field sets that
-    // read the same share it).
+    // The configuration: looked up by its fields (no label built per
+    // document), one per label (two field sets that read the same share
+    // it).
     fields.clear();
-    for (const std::string* f : {&d.package_type, &d.python, &d.accelerator})
+    for (const std::string* f :
+         {&d.package_type, &d.python, &d.accelerator, &d.variant})
       fields.append(std::to_string(f->size())).append(1, ':').append(*f);
     auto known = config_index.find(fields);
     if (known == config_index.end()) {
-      std::size_t row =
-          intern(label_index, labels,
-                 config_label(d.package_type, d.python, d.accelerator));
-      if (row == cells.size()) cells.emplace_back();
-      known = config_index.emplace(fields, row).first;
+      std::size_t config = intern(
+          label_index, labels,
+          config_label(d.package_type, d.python, d.accelerator, d.variant));
+      if (config == jobs_per_label.size()) jobs_per_label.push_back(0);
+      known = config_index.emplace(fields, config).first;
     }
     const std::size_t config = known->second;
-    const std::string& label = labels[config];
+    row_key.assign(std::to_string(config)).append(1, ':').append(d.job);
+    auto [at, added_row] = row_index.try_emplace(row_key, rows.size());
+    if (added_row) {
+      rows.push_back({config, d.job, {}});
+      ++jobs_per_label[config];
+    }
+    const std::size_t row_number = at->second;
     if (dates.empty() || dates.back() != d.date) dates.push_back(d.date);
-    auto& row = cells[config];
+    auto& row = rows[row_number].cells;
     if (row.empty() || row.back().date != d.date) row.emplace_back();
     ReportCell& c = row.back();
-    c.config = label;
     c.date = d.date;
     c.job = d.job;
+    c.variant = d.variant;
     c.status = d.status;
     c.failure = d.failure;
     if (d.log)
@@ -322,9 +343,14 @@ ReportData read_report(StatsStore& store, const ReportOptions& options) {
     c.duration_s = d.duration_s;
     for (const StatsArtifact& a : d.artifacts) {
       std::string package = package_of(a.name);
-      series_key.assign(std::to_string(config)).append(1, ':').append(package);
+      series_key.assign(std::to_string(row_number))
+          .append(1, ':')
+          .append(package);
       auto [it, added] = series_index.try_emplace(series_key, sizes.size());
-      if (added) sizes.push_back({label, std::move(package), {}});
+      if (added) {
+        sizes.push_back({"", std::move(package), {}});
+        size_row.push_back(row_number);
+      }
       auto& points = sizes[it->second].points;
       ReportPoint p{d.date, static_cast<double>(a.size), d.key, a.name};
       // One point per night: the night's latest document.
@@ -335,16 +361,25 @@ ReportData read_report(StatsStore& store, const ReportOptions& options) {
     }
   });
 
-  // Configurations sorted by label; their cells by date already.
-  std::vector<std::size_t> order(labels.size());
+  // Each row's label: its configuration's, then the job where another job
+  // has the same configuration ("libtorch cpu (libtorch-a)"). Rows sorted
+  // by label; their cells by date already.
+  std::vector<std::string> row_labels;
+  row_labels.reserve(rows.size());
+  for (const Row& r : rows)
+    row_labels.push_back(jobs_per_label[r.config] > 1
+                             ? labels[r.config] + " (" + r.job + ")"
+                             : labels[r.config]);
+  std::vector<std::size_t> order(rows.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return labels[a] < labels[b];
+    return row_labels[a] < row_labels[b];
   });
   for (std::size_t i : order) {
-    data.configs.push_back(labels[i]);
-    ReportSeries durations{labels[i], "duration", {}};
-    for (ReportCell& cell : cells[i]) {
+    data.configs.push_back(row_labels[i]);
+    ReportSeries durations{row_labels[i], "duration", {}};
+    for (ReportCell& cell : rows[i].cells) {
+      cell.config = row_labels[i];
       if (cell.duration_s)
         durations.points.push_back({cell.date, *cell.duration_s, "", ""});
       data.cells.push_back(std::move(cell));
@@ -352,6 +387,8 @@ ReportData read_report(StatsStore& store, const ReportOptions& options) {
     if (!durations.points.empty())
       data.durations.push_back(std::move(durations));
   }
+  for (std::size_t i = 0; i < sizes.size(); ++i)
+    sizes[i].config = row_labels[size_row[i]];
   // Every night of the window, also those without any job (a gap shows).
   if (options.days > 0) {
     for (auto d = parse_day(first); d <= parse_day(data.today);
@@ -392,6 +429,7 @@ std::string report_json(const ReportData& data, int indent) {
   for (const auto& c : data.cells)
     j["cells"].push_back(
         {{"config", c.config},
+         {"variant", c.variant},
          {"date", c.date},
          {"status", c.status},
          {"job", c.job},

@@ -51,11 +51,12 @@ class StatsBackend {
 // The report's one scan: each document of a date range with its artifacts,
 // a document without any as one row of NULL artifact columns. Columns:
 // key, date, package_type, python, accelerator, job, status, failure, log,
-// duration_s, artifact name, artifact size. `first` and `last` are the
-// engine's parameter markers, `stored` its first-stored order of a table
-// alias ("rowid", "seq").
+// duration_s, artifact name, artifact size, variant. `first` and `last` are
+// the engine's parameter markers, `stored` its first-stored order of a table
+// alias ("rowid", "seq"); `has_variant` false reads a store made before the
+// variant column (opened read-only, not upgraded) as all variants "".
 std::string report_scan_sql(std::string_view first, std::string_view last,
-                            std::string_view stored);
+                            std::string_view stored, bool has_variant);
 
 // Turns the scan's rows into documents with their artifacts, handing each
 // complete document to `fn`.

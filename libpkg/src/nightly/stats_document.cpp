@@ -111,6 +111,57 @@ StatsArtifact artifact(const json& a, const std::string& source) {
   return out;
 }
 
+// The fields a libtorch or ABI build is told apart by, in the variant's
+// order (jobs.hpp: the matrix jobs' config; the driver summaries' config).
+constexpr const char* kVariantFields[] = {"libtorch_variant", "cxx_abi", "os",
+                                          "arch"};
+
+// The fields a configuration's grid row is keyed by besides the variant,
+// and those that name one build rather than a configuration (a new version
+// every night would give every night its own row). build_environment is
+// derived from the other fields.
+bool outside_variant(const std::string& key) {
+  for (const char* k : {"package_type", "python", "accelerator",
+                        "build_environment", "version", "build_number"})
+    if (key == k) return true;
+  return false;
+}
+
+void append_variant(std::string& out, const std::string& part) {
+  if (!out.empty()) out += ' ';
+  out += part;
+}
+
+// A value as the variant shows it: strings as they are, others as JSON.
+std::string variant_value(const json& v) {
+  return v.is_string() ? v.get<std::string>() : v.dump();
+}
+
+// A configuration's fields besides package_type, python and accelerator:
+// the grid's variant (see kVariantFields), "" when it has none.
+std::string config_variant(const json& config) {
+  std::string out;
+  if (!config.is_object()) return out;
+  // The fields PyTorch's builds differ by, as bare values in a fixed
+  // order ("shared-with-deps cxx11 linux x86_64"), then any other field of
+  // the configuration as key=value, by key (a job file's own fields).
+  for (const char* key : kVariantFields) {
+    auto it = config.find(key);
+    if (it == config.end() || it->is_null()) continue;
+    std::string v = variant_value(*it);
+    if (!v.empty()) append_variant(out, v);
+  }
+  for (const auto& [key, value] : config.items()) {
+    if (outside_variant(key) || value.is_null() ||
+        std::find(std::begin(kVariantFields), std::end(kVariantFields), key) !=
+            std::end(kVariantFields))
+      continue;
+    std::string v = variant_value(value);
+    if (!v.empty()) append_variant(out, key + "=" + v);
+  }
+  return out;
+}
+
 void job_row(const json& j, const std::string& source, StatsRow& row) {
   const std::string nightly = text_field(j, "nightly", source, "");
   auto date = iso_date(nightly);
@@ -124,6 +175,7 @@ void job_row(const json& j, const std::string& source, StatsRow& row) {
   row.package_type = text_field(config, "package_type", source, "config: ");
   row.python = text_field(config, "python", source, "config: ");
   row.accelerator = text_field(config, "accelerator", source, "config: ");
+  row.variant = config_variant(config);
   row.status = text_field(j, "state", source, "");
   if (row.status.empty()) bad(source, "state is missing");
   std::string start = text_field(j, "start", source, "");
@@ -157,6 +209,7 @@ void driver_row(const json& j, const std::string& source,
   row.package_type = text_field(config, "package_type", source, "config: ");
   row.python = text_field(config, "python", source, "config: ");
   row.accelerator = text_field(config, "accelerator", source, "config: ");
+  row.variant = config_variant(config);
   // A CI job has no job name of ours: its configuration names it.
   row.job = text_field(config, "build_environment", source, "config: ");
   if (row.job.empty()) row.job = text_field(j, "driver", source, "");

@@ -31,6 +31,7 @@ CREATE TABLE IF NOT EXISTS documents (
   package_type text NOT NULL,
   python text NOT NULL,
   accelerator text NOT NULL,
+  variant text NOT NULL DEFAULT '',
   job text NOT NULL,
   status text NOT NULL,
   start text COLLATE "C",
@@ -58,7 +59,8 @@ constexpr const char* kStage = R"sql(
 CREATE TEMP TABLE stage_documents (
   ord integer, key text COLLATE "C", schema text, date text, package_type text,
   python text, accelerator text, job text, status text, start text,
-  duration_s double precision, log text, failure text, doc jsonb
+  duration_s double precision, log text, failure text, doc jsonb,
+  variant text
 ) ON COMMIT DROP;
 CREATE TEMP TABLE stage_artifacts (
   ord integer, key text COLLATE "C", name text, size bigint, sha256 text
@@ -72,17 +74,18 @@ CREATE TEMP TABLE stage_changed (key text COLLATE "C", inserted boolean)
 constexpr const char* kUpsert = R"sql(
 WITH up AS (
   INSERT INTO documents AS d (key, schema, date, package_type, python,
-    accelerator, job, status, start, duration_s, log, failure, doc)
+    accelerator, job, status, start, duration_s, log, failure, doc, variant)
   SELECT key, schema, date, package_type, python, accelerator, job, status,
-         start, duration_s, log, failure, doc
+         start, duration_s, log, failure, doc, variant
   FROM stage_documents ORDER BY key
   ON CONFLICT (key) DO UPDATE SET schema = EXCLUDED.schema,
     date = EXCLUDED.date, package_type = EXCLUDED.package_type,
     python = EXCLUDED.python, accelerator = EXCLUDED.accelerator,
     job = EXCLUDED.job, status = EXCLUDED.status, start = EXCLUDED.start,
     duration_s = EXCLUDED.duration_s, log = EXCLUDED.log,
-    failure = EXCLUDED.failure, doc = EXCLUDED.doc
+    failure = EXCLUDED.failure, doc = EXCLUDED.doc, variant = EXCLUDED.variant
   WHERE d.doc IS DISTINCT FROM EXCLUDED.doc
+     OR d.variant IS DISTINCT FROM EXCLUDED.variant
   RETURNING d.key, (d.xmax = 0) AS inserted)
 INSERT INTO stage_changed SELECT key, inserted FROM up
 )sql";
@@ -163,6 +166,9 @@ class PgStore final : public StatsBackend {
         throw Error(Errc::io, conn_.name(),
                     "no stats tables (documents, artifacts) in this "
                     "database: ingest documents first");
+      // A store made before the variant column is read as it is: its
+      // rows' variant is "".
+      has_variant_ = has_variant_column();
       return;
     }
     create_schema();
@@ -193,7 +199,8 @@ class PgStore final : public StatsBackend {
                                      row.duration_s ? &duration : nullptr,
                                      row.log ? &*row.log : nullptr,
                                      &row.failure,
-                                     &row.doc};
+                                     &row.doc,
+                                     &row.variant};
       append_line(out, fields);
       return row_at < rows.size();
     };
@@ -277,7 +284,7 @@ class PgStore final : public StatsBackend {
       const std::string& first, const std::string& last,
       const std::function<void(const StoredDocument&)>& fn) override {
     ScanDocuments scan(fn);
-    conn_.stream(report_scan_sql("$1", "$2", "seq"),
+    conn_.stream(report_scan_sql("$1", "$2", "seq", has_variant_),
                  {first.c_str(), last.c_str()}, [&](const PgResult& r) {
                    if (scan.starts(r.text(0, 0))) {
                      StoredDocument& d = scan.document();
@@ -289,6 +296,7 @@ class PgStore final : public StatsBackend {
                      d.job = r.text(0, 5);
                      d.status = r.text(0, 6);
                      d.failure = r.text(0, 7);
+                     d.variant = r.text(0, 12);
                      if (r.is_null(0, 8))
                        d.log.reset();
                      else
@@ -328,17 +336,32 @@ class PgStore final : public StatsBackend {
     out += '\n';
   }
 
+  bool has_variant_column() {
+    return conn_
+               .query(
+                   "SELECT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid "
+                   "= to_regclass('documents') AND attname = 'variant' AND "
+                   "NOT attisdropped)")
+               .text(0, 0) == "t";
+  }
+
   void create_schema() {
-    // Only when a table is missing: CREATE ... IF NOT EXISTS still needs
-    // the CREATE privilege, which a writer-only role may not have.
+    // Only when a table or the variant column is missing: CREATE ... IF
+    // NOT EXISTS still needs the CREATE privilege, which a writer-only role
+    // may not have (adding the column needs the tables' owner).
     const char* exists =
         "SELECT to_regclass('documents') IS NOT NULL AND "
         "to_regclass('artifacts') IS NOT NULL";
-    if (conn_.query(exists).text(0, 0) == "t") return;
+    if (conn_.query(exists).text(0, 0) == "t" && has_variant_column()) return;
     conn_.exec("BEGIN");
     try {
       conn_.exec(kSchemaLock);
       conn_.exec(kSchema);
+      // A store made before the variant column gains it, its rows' variant
+      // "" (a constant default rewrites no row).
+      conn_.exec(
+          "ALTER TABLE documents ADD COLUMN IF NOT EXISTS variant text NOT "
+          "NULL DEFAULT ''");
       conn_.exec(kStatsIndexes);
       conn_.exec("COMMIT");
     } catch (...) {
@@ -354,6 +377,7 @@ class PgStore final : public StatsBackend {
   }
 
   PgConn conn_;
+  bool has_variant_ = true;
 };
 
 }  // namespace

@@ -21,6 +21,7 @@ CREATE TABLE IF NOT EXISTS documents (
   package_type TEXT NOT NULL,
   python TEXT NOT NULL,
   accelerator TEXT NOT NULL,
+  variant TEXT NOT NULL DEFAULT '',
   job TEXT NOT NULL,
   status TEXT NOT NULL,
   start TEXT,
@@ -37,6 +38,15 @@ CREATE TABLE IF NOT EXISTS artifacts (
 );
 )sql";
 
+// Whether `documents` has the variant column (a store made before it has
+// not).
+bool has_variant_column(SqliteDb& db) {
+  SqliteStmt s(db,
+               "SELECT 1 FROM pragma_table_info('documents') "
+               "WHERE name = 'variant'");
+  return s.step();
+}
+
 class SqliteStore final : public StatsBackend {
  public:
   SqliteStore(const std::filesystem::path& path, bool read_only)
@@ -46,6 +56,9 @@ class SqliteStore final : public StatsBackend {
     db_.exec("PRAGMA mmap_size = 1073741824;");
     if (read_only) {
       db_.exec("PRAGMA query_only = 1;");
+      // A store made before the variant column is read as it is (a reader
+      // does not write): its rows' variant is "".
+      has_variant_ = has_variant_column(db_);
       return;
     }
     // WAL: readers (a report) never block the writers and vice versa;
@@ -57,6 +70,7 @@ class SqliteStore final : public StatsBackend {
     db_.exec("PRAGMA cache_size = -65536;");
     db_.exec(kSchema);
     db_.exec(kStatsIndexes);
+    upgrade();
   }
 
   IngestResult ingest(const std::vector<const StatsRow*>& rows) override {
@@ -65,15 +79,17 @@ class SqliteStore final : public StatsBackend {
     // timeout), so two writers serialise instead of one failing at commit.
     db_.exec("BEGIN IMMEDIATE;");
     try {
-      SqliteStmt existing(db_, "SELECT doc FROM documents WHERE key = ?");
+      SqliteStmt existing(db_,
+                          "SELECT doc, variant FROM documents WHERE key = ?");
       SqliteStmt upsert(db_, R"sql(
         INSERT INTO documents(key, schema, date, package_type, python,
-          accelerator, job, status, start, duration_s, log, failure, doc)
-        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+          accelerator, job, status, start, duration_s, log, failure, doc,
+          variant)
+        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
         ON CONFLICT(key) DO UPDATE SET schema = ?2, date = ?3,
           package_type = ?4, python = ?5, accelerator = ?6, job = ?7,
           status = ?8, start = ?9, duration_s = ?10, log = ?11, failure = ?12,
-          doc = ?13)sql");
+          doc = ?13, variant = ?14)sql");
       SqliteStmt drop(db_, "DELETE FROM artifacts WHERE doc_key = ?");
       SqliteStmt add(db_,
                      "INSERT INTO artifacts(doc_key, name, size, sha256) "
@@ -81,7 +97,10 @@ class SqliteStore final : public StatsBackend {
       for (const StatsRow* row : rows) {
         existing.bind(1, row->key);
         const bool found = existing.step();
-        const bool same = found && same_json(existing.text(0), row->doc);
+        // A row stored before the variant column has variant "": the same
+        // document ingested again fills it in.
+        const bool same = found && existing.text(1) == row->variant &&
+                          same_json(existing.text(0), row->doc);
         existing.reset();
         if (same) {
           ++result.unchanged;
@@ -104,6 +123,7 @@ class SqliteStore final : public StatsBackend {
         upsert.bind_optional(11, row->log);
         upsert.bind(12, row->failure);
         upsert.bind(13, row->doc);
+        upsert.bind(14, row->variant);
         upsert.run();
         if (found) {
           drop.bind(1, row->key);
@@ -167,7 +187,7 @@ class SqliteStore final : public StatsBackend {
       const std::string& first, const std::string& last,
       const std::function<void(const StoredDocument&)>& fn) override {
     // rowid: the order rows were first stored (an upsert keeps it).
-    SqliteStmt s(db_, report_scan_sql("?1", "?2", "rowid"));
+    SqliteStmt s(db_, report_scan_sql("?1", "?2", "rowid", has_variant_));
     s.bind(1, first);
     s.bind(2, last);
     ScanDocuments scan(fn);
@@ -185,6 +205,7 @@ class SqliteStore final : public StatsBackend {
         s.text_into(5, d.job);
         s.text_into(6, d.status);
         s.text_into(7, d.failure);
+        s.text_into(12, d.variant);
         if (s.is_null(8))
           d.log.reset();
         else
@@ -214,7 +235,26 @@ class SqliteStore final : public StatsBackend {
   void end_snapshot() override { db_.exec("COMMIT;"); }
 
  private:
+  // A store made before the variant column gains it, its rows' variant ""
+  // (ADD COLUMN rewrites nothing). Under the write lock, checked again: two
+  // writers opening an old store at once add it once.
+  void upgrade() {
+    if (has_variant_column(db_)) return;
+    db_.exec("BEGIN IMMEDIATE;");
+    try {
+      if (!has_variant_column(db_))
+        db_.exec(
+            "ALTER TABLE documents ADD COLUMN variant TEXT NOT NULL "
+            "DEFAULT '';");
+    } catch (...) {
+      db_.exec("ROLLBACK;");
+      throw;
+    }
+    db_.exec("COMMIT;");
+  }
+
   SqliteDb db_;
+  bool has_variant_ = true;
 };
 
 }  // namespace

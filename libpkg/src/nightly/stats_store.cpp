@@ -63,14 +63,14 @@ std::unique_ptr<detail::StatsBackend> open_backend(
 namespace detail {
 
 std::string report_scan_sql(std::string_view first, std::string_view last,
-                            std::string_view stored) {
+                            std::string_view stored, bool has_variant) {
   return fmt::format(R"sql(
     SELECT d.key, d.date, d.package_type, d.python, d.accelerator, d.job,
-           d.status, d.failure, d.log, d.duration_s, a.name, a.size
+           d.status, d.failure, d.log, d.duration_s, a.name, a.size, {3}
     FROM documents d LEFT JOIN artifacts a ON a.doc_key = d.key
     WHERE d.date >= {0} AND d.date <= {1}
     ORDER BY d.date, coalesce(d.start, ''), d.{2}, a.{2})sql",
-                     first, last, stored);
+                     first, last, stored, has_variant ? "d.variant" : "''");
 }
 
 }  // namespace detail

@@ -25,9 +25,12 @@ struct ReportOptions {
   std::filesystem::path nightly_root;
 };
 
-/// One configuration on one night (the latest document of that pair).
+/// One configuration and job on one night (the latest document of that
+/// pair).
 struct ReportCell {
-  std::string config, date, status, job, failure;
+  // config: the row's label (config_label, then " (job)" where two jobs
+  // share that label); variant: StatsRow::variant.
+  std::string config, date, status, job, failure, variant;
   // <nightly_root>/<YYYY_MM_DD>/<the document's log>, joined as
   // std::filesystem::path's operator/ joins (a string: 10^5 of them).
   std::optional<std::string> log;
@@ -85,10 +88,13 @@ struct ReportData {
   std::vector<StatusRegression> status_regressions;
 };
 
-/// "manywheel py3.11 cu124": the configuration's label.
+/// "manywheel py3.11 cu124", "libtorch cpu shared-with-deps cxx11 linux
+/// x86_64": the configuration's label, the variant (StatsRow::variant)
+/// last when not empty.
 std::string config_label(const std::string& package_type,
                          const std::string& python,
-                         const std::string& accelerator);
+                         const std::string& accelerator,
+                         const std::string& variant = "");
 /// The package an artifact belongs to across nightlies (its name without
 /// version): "torch.whl", "pytorch.tar.bz2", "libtorch-cxx11-abi-….zip".
 std::string package_of(const std::string& artifact);

@@ -35,6 +35,12 @@ struct StatsRow {
   std::string schema;  // "libpkg-job/1" or "libpkg-driver/1"
   std::string date;    // YYYY-MM-DD
   std::string package_type, python, accelerator;
+  // The configuration's other distinguishing fields, "" when none: the
+  // libtorch variant, C++ ABI, os and arch as bare values, then any other
+  // config field as key=value (by key), e.g. "shared-with-deps cxx11 linux
+  // x86_64". Not in it: build_environment (made of the others), version and
+  // build_number (one build's, not the configuration's).
+  std::string variant;
   std::string job;
   std::string status;                // SUCCEEDED | FAILED | CANCELLED | ...
   std::optional<std::string> start;  // ISO-8601, when known

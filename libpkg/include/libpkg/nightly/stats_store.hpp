@@ -57,6 +57,7 @@ struct QueryResult {
 struct StoredDocument {
   std::string key, date, package_type, python, accelerator, job, status,
       failure;
+  std::string variant;  // StatsRow::variant ("" in rows stored before it)
   std::optional<std::string> log;  // relative to <root>/<YYYY_MM_DD>/
   std::optional<double> duration_s;
   std::vector<StatsArtifact> artifacts;  // name and size (no sha256)
@@ -68,9 +69,10 @@ class StatsStore {
   /// Whether the store may be written.
   enum class Mode { read_write, read_only };
   /// Opens the store at \p location (read_write: creating the SQLite file
-  /// and the tables when missing). Throws Errc::io naming the store when it
-  /// cannot be opened or reached (no such file for read_only, a server
-  /// down, a refused login).
+  /// and the tables when missing, and adding the `variant` column to a
+  /// store made before it, its rows' variant ""). Throws Errc::io naming the
+  /// store when it cannot be opened or reached (no such file for read_only, a
+  /// server down, a refused login).
   StatsStore(const StatsLocation& location, Mode mode);
   /// Same, for a --stats-url string; also parse_stats_url's errors.
   StatsStore(const std::string& url, Mode mode);
