@@ -18,9 +18,10 @@ packages=(
   libfmt-dev nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev
   pybind11-dev libdeflate-dev zlib1g-dev libzstd-dev libarchive-dev libbz2-dev
   libssl-dev libicu-dev
-  # the nightly stats store: SQLite (stats.db) and PostgreSQL (libpq; the
-  # server the tests start themselves: initdb/pg_ctl of postgresql-15)
-  libsqlite3-dev libpq-dev postgresql-15
+  # the nightly stats store: SQLite (stats.db) and PostgreSQL (libpq-dev's
+  # headers at build time; libpq5, dlopen()ed at run time; the server the
+  # tests start themselves: initdb/pg_ctl of postgresql-15)
+  libsqlite3-dev libpq-dev libpq5 postgresql-15
   # Python (Debian's interpreter, named explicitly as /usr/bin/python3)
   python3-dev python3-venv python3-pytest python3-wheel python3-pip
   python3-setuptools python3-pyelftools

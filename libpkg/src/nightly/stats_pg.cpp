@@ -14,7 +14,7 @@ namespace {
 // PGPASSWORD or ~/.pgpass: PQpass() tells after connecting).
 std::string url_password(const std::string& conninfo) {
   std::unique_ptr<PQconninfoOption, decltype(&PQconninfoFree)> parsed(
-      PQconninfoParse(conninfo.c_str(), nullptr), &PQconninfoFree);
+      pq().PQconninfoParse(conninfo.c_str(), nullptr), pq().PQconninfoFree);
   for (auto* o = parsed.get(); o && o->keyword; ++o)
     if (std::string_view(o->keyword) == "password" && o->val) return o->val;
   return "";
@@ -22,7 +22,7 @@ std::string url_password(const std::string& conninfo) {
 
 // "line 17" in a COPY error's context: the 1-based line refused.
 long copy_line(const PGresult* result) {
-  const char* context = PQresultErrorField(result, PG_DIAG_CONTEXT);
+  const char* context = pq().PQresultErrorField(result, PG_DIAG_CONTEXT);
   if (!context) return 0;
   // "JSON data, line 1: ..." may come first: the COPY's line is wanted.
   std::string_view c(context);
@@ -64,13 +64,15 @@ PgConn::PgConn(const StatsLocation& location)
   try {
     connect();
   } catch (...) {
-    PQfinish(conn_);
+    pq().PQfinish(conn_);
     conn_ = nullptr;
     throw;
   }
 }
 
-PgConn::~PgConn() { PQfinish(conn_); }
+PgConn::~PgConn() {
+  if (conn_) pq().PQfinish(conn_);
+}
 
 void PgConn::connect() {
   // Keywords are applied in order: the URL (expanded from "dbname") may
@@ -79,18 +81,18 @@ void PgConn::connect() {
                         "dbname", "client_encoding", nullptr};
   const char* values[] = {"10", "pkgtool-stats", conninfo_.c_str(), "UTF8",
                           nullptr};
-  PQfinish(conn_);
-  conn_ = PQconnectdbParams(keys, values, /*expand_dbname=*/1);
+  pq().PQfinish(conn_);
+  conn_ = pq().PQconnectdbParams(keys, values, /*expand_dbname=*/1);
   if (!conn_) throw Error(Errc::io, name_, "cannot connect: out of memory");
-  if (const char* used = PQpass(conn_); used && *used) password_ = used;
-  if (PQstatus(conn_) != CONNECTION_OK) fail("cannot connect", nullptr);
+  if (const char* used = pq().PQpass(conn_); used && *used) password_ = used;
+  if (pq().PQstatus(conn_) != CONNECTION_OK) fail("cannot connect", nullptr);
   // Quiet NOTICEs ("relation already exists, skipping") on stderr.
-  PQsetNoticeProcessor(
+  pq().PQsetNoticeProcessor(
       conn_, [](void*, const char*) {}, nullptr);
 }
 
 void PgConn::ensure_connected() {
-  if (PQstatus(conn_) != CONNECTION_OK) connect();
+  if (pq().PQstatus(conn_) != CONNECTION_OK) connect();
 }
 
 std::string PgConn::scrub(std::string message) const {
@@ -104,30 +106,32 @@ void PgConn::fail(std::string_view what, const PGresult* result,
                   Errc code) const {
   std::string why;
   if (result) {
-    const char* primary = PQresultErrorField(result, PG_DIAG_MESSAGE_PRIMARY);
-    why = primary ? primary : PQresultErrorMessage(result);
+    const char* primary =
+        pq().PQresultErrorField(result, PG_DIAG_MESSAGE_PRIMARY);
+    why = primary ? primary : pq().PQresultErrorMessage(result);
   }
-  if (why.empty()) why = PQerrorMessage(conn_);
+  if (why.empty()) why = pq().PQerrorMessage(conn_);
   if (why.empty()) why = "unknown error";
   throw Error(code, name_,
               scrub(fmt::format("{}: {}", what, pg_one_line(why))));
 }
 
 void PgConn::drain() {
-  while (PGresult* r = PQgetResult(conn_)) PQclear(r);
+  while (PGresult* r = pq().PQgetResult(conn_)) pq().PQclear(r);
 }
 
 void PgConn::exec(const std::string& sql) {
-  PgResult r(PQexec(conn_, sql.c_str()));
-  ExecStatusType s = PQresultStatus(r.get());
+  PgResult r(pq().PQexec(conn_, sql.c_str()));
+  ExecStatusType s = pq().PQresultStatus(r.get());
   if (s != PGRES_COMMAND_OK && s != PGRES_TUPLES_OK) fail("SQL", r.get());
 }
 
 PgResult PgConn::query(const std::string& sql,
                        const std::vector<const char*>& params, Errc code) {
-  PgResult r(PQexecParams(conn_, sql.c_str(), static_cast<int>(params.size()),
-                          nullptr, params.data(), nullptr, nullptr, 0));
-  switch (PQresultStatus(r.get())) {
+  PgResult r(pq().PQexecParams(conn_, sql.c_str(),
+                               static_cast<int>(params.size()), nullptr,
+                               params.data(), nullptr, nullptr, 0));
+  switch (pq().PQresultStatus(r.get())) {
     case PGRES_COMMAND_OK:
     case PGRES_TUPLES_OK:
       return r;
@@ -135,7 +139,7 @@ PgResult PgConn::query(const std::string& sql,
     case PGRES_COPY_OUT:
     case PGRES_COPY_BOTH:
       // Not a query: end the copy so the connection stays usable.
-      PQputCopyEnd(conn_, "not supported");
+      pq().PQputCopyEnd(conn_, "not supported");
       drain();
       throw Error(code, name_, "SQL: COPY is not supported here");
     default:
@@ -146,15 +150,16 @@ PgResult PgConn::query(const std::string& sql,
 void PgConn::stream(const std::string& sql,
                     const std::vector<const char*>& params,
                     const std::function<void(const PgResult&)>& row) {
-  if (!PQsendQueryParams(conn_, sql.c_str(), static_cast<int>(params.size()),
-                         nullptr, params.data(), nullptr, nullptr, 0))
+  if (!pq().PQsendQueryParams(conn_, sql.c_str(),
+                              static_cast<int>(params.size()), nullptr,
+                              params.data(), nullptr, nullptr, 0))
     fail("SQL", nullptr);
-  PQsetSingleRowMode(conn_);
+  pq().PQsetSingleRowMode(conn_);
   bool failed = false;
   std::string error;
-  while (PGresult* raw = PQgetResult(conn_)) {
+  while (PGresult* raw = pq().PQgetResult(conn_)) {
     PgResult r(raw);
-    ExecStatusType s = PQresultStatus(raw);
+    ExecStatusType s = pq().PQresultStatus(raw);
     if (failed) continue;  // drain after an error (or a callback's throw)
     if (s == PGRES_SINGLE_TUPLE) {
       try {
@@ -179,8 +184,9 @@ void PgConn::copy_in(
     const std::string& sql, const std::function<bool(std::string&)>& next,
     const std::function<void(long, const std::string&)>& on_line_error) {
   {
-    PgResult start(PQexec(conn_, sql.c_str()));
-    if (PQresultStatus(start.get()) != PGRES_COPY_IN) fail("SQL", start.get());
+    PgResult start(pq().PQexec(conn_, sql.c_str()));
+    if (pq().PQresultStatus(start.get()) != PGRES_COPY_IN)
+      fail("SQL", start.get());
   }
   // Sent in pieces as the lines are made: a batch of 10^5 documents is
   // never copied into one buffer whole.
@@ -191,21 +197,21 @@ void PgConn::copy_in(
   while (more && sent) {
     more = next(piece);
     if (piece.size() >= kPiece || (!more && !piece.empty())) {
-      sent = PQputCopyData(conn_, piece.data(),
-                           static_cast<int>(piece.size())) == 1;
+      sent = pq().PQputCopyData(conn_, piece.data(),
+                                static_cast<int>(piece.size())) == 1;
       piece.clear();
     }
   }
-  if (!sent || PQputCopyEnd(conn_, nullptr) != 1) {
+  if (!sent || pq().PQputCopyEnd(conn_, nullptr) != 1) {
     drain();
     fail("COPY", nullptr);
   }
-  PgResult done(PQgetResult(conn_));
-  const bool ok = PQresultStatus(done.get()) == PGRES_COMMAND_OK;
+  PgResult done(pq().PQgetResult(conn_));
+  const bool ok = pq().PQresultStatus(done.get()) == PGRES_COMMAND_OK;
   std::string message;
   if (!ok) {
     const char* primary =
-        PQresultErrorField(done.get(), PG_DIAG_MESSAGE_PRIMARY);
+        pq().PQresultErrorField(done.get(), PG_DIAG_MESSAGE_PRIMARY);
     message = scrub(pg_one_line(primary ? primary : ""));
   }
   drain();

@@ -4,8 +4,6 @@
 // (never its password).
 #pragma once
 
-#include <libpq-fe.h>
-
 #include <functional>
 #include <string>
 #include <string_view>
@@ -13,6 +11,7 @@
 
 #include "libpkg/base/error.hpp"
 #include "libpkg/nightly/stats_url.hpp"
+#include "libpq_loader.hpp"
 
 namespace libpkg::nightly::detail {
 
@@ -23,7 +22,9 @@ std::string pg_one_line(std::string_view message);
 class PgResult {
  public:
   explicit PgResult(PGresult* result = nullptr) : result_(result) {}
-  ~PgResult() { PQclear(result_); }
+  ~PgResult() {
+    if (result_) pq().PQclear(result_);
+  }
   PgResult(PgResult&& other) noexcept : result_(other.result_) {
     other.result_ = nullptr;
   }
@@ -35,14 +36,14 @@ class PgResult {
   PgResult& operator=(const PgResult&) = delete;
 
   PGresult* get() const { return result_; }
-  int rows() const { return PQntuples(result_); }
-  int columns() const { return PQnfields(result_); }
+  int rows() const { return pq().PQntuples(result_); }
+  int columns() const { return pq().PQnfields(result_); }
   bool is_null(int row, int column) const {
-    return PQgetisnull(result_, row, column);
+    return pq().PQgetisnull(result_, row, column);
   }
   std::string_view text(int row, int column) const {
-    return {PQgetvalue(result_, row, column),
-            static_cast<std::size_t>(PQgetlength(result_, row, column))};
+    return {pq().PQgetvalue(result_, row, column),
+            static_cast<std::size_t>(pq().PQgetlength(result_, row, column))};
   }
 
  private:

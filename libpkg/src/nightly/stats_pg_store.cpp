@@ -118,7 +118,7 @@ QueryCell cell(const PgResult& r, int row, int column) {
   QueryCell c;
   if (r.is_null(row, column)) return c;
   std::string_view v = r.text(row, column);
-  switch (PQftype(r.get(), column)) {
+  switch (pq().PQftype(r.get(), column)) {
     case 20:  // int8
     case 21:  // int2
     case 23:  // int4
@@ -261,7 +261,7 @@ class PgStore final : public StatsBackend {
       PgResult r = conn_.query(sql, {}, Errc::usage);
       QueryResult out;
       for (int c = 0; c < r.columns(); ++c)
-        out.columns.emplace_back(PQfname(r.get(), c));
+        out.columns.emplace_back(pq().PQfname(r.get(), c));
       for (int row = 0; row < r.rows(); ++row) {
         auto& cells = out.rows.emplace_back();
         for (int c = 0; c < r.columns(); ++c) cells.push_back(cell(r, row, c));
@@ -372,8 +372,8 @@ class PgStore final : public StatsBackend {
 
   void rollback() {
     // After a lost connection there is nothing to roll back.
-    if (PQstatus(conn_.handle()) != CONNECTION_OK) return;
-    PgResult r(PQexec(conn_.handle(), "ROLLBACK"));
+    if (pq().PQstatus(conn_.handle()) != CONNECTION_OK) return;
+    PgResult r(pq().PQexec(conn_.handle(), "ROLLBACK"));
   }
 
   PgConn conn_;

@@ -1,14 +1,13 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "libpkg/nightly/stats_url.hpp"
 
-#include <libpq-fe.h>
-
 #include <cctype>
 #include <map>
 #include <memory>
 #include <set>
 
 #include "libpkg/base/error.hpp"
+#include "libpq_loader.hpp"
 #include "stats_pg.hpp"
 
 namespace libpkg::nightly {
@@ -26,7 +25,8 @@ bool starts_with(const std::string& s, std::string_view prefix) {
 const std::set<std::string>& libpq_keywords() {
   static const std::set<std::string> keywords = [] {
     std::set<std::string> out;
-    Options defaults(PQconndefaults(), &PQconninfoFree);
+    Options defaults(detail::pq().PQconndefaults(),
+                     detail::pq().PQconninfoFree);
     for (auto* o = defaults.get(); o && o->keyword; ++o) out.insert(o->keyword);
     return out;
   }();
@@ -50,12 +50,13 @@ bool is_keyword_string(const std::string& url) {
 // password (and every other option) left out.
 std::string display_name(const std::string& url) {
   char* error = nullptr;
-  Options parsed(PQconninfoParse(url.c_str(), &error), &PQconninfoFree);
+  Options parsed(detail::pq().PQconninfoParse(url.c_str(), &error),
+                 detail::pq().PQconninfoFree);
   if (!parsed) {
     // libpq quotes pieces of the string in its message, and a piece may be
     // a password: keep only the message's text outside quotes.
     std::string why = error ? detail::pg_one_line(error) : "out of memory";
-    PQfreemem(error);
+    detail::pq().PQfreemem(error);
     std::string kept;
     bool quoted = false;
     for (char c : why) {
