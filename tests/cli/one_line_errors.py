@@ -192,6 +192,13 @@ def main() -> None:
                                          "--wheel", "w.whl", "--no-env", "--build-env",
                                          "libtorch cpu"], "--tree"),
         ]
+        # No driver has -L (pkgtool repair's -L is --lib-sdir): the drivers
+        # that take library directories refuse it naming --lib-path.
+        for name in ("manywheel", "wheel_macos", "libtorch"):
+            driver = BINARY_DIR / f"drivers/{name}/{name}"
+            table += [(f"{name} -L DIR", [driver, "--wheel", "w.whl", "-L", "/opt/lib"],
+                       "--lib-path"),
+                      (f"{name} -LDIR", [driver, "--wheel", "w.whl", "-L/opt/lib"], "--lib-path")]
         for what, argv, mentions in table:
             expect_one_line(what, argv, cwd, mentions)
 
