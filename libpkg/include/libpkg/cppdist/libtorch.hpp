@@ -5,7 +5,8 @@
 // lib/, include/, share/, bin/ (kept even when empty), `build-version` (the
 // release version) and `build-hash` (the source commit), each one line. The
 // zip goes through the parallel, deterministic zip writer; the `-latest`
-// copies are byte copies made inside the kernel.
+// copies are byte copies made inside the kernel from the writer's own
+// descriptor (ZipWriter::commit(copies)), never by reopening the zip's path.
 #pragma once
 
 #include <filesystem>
