@@ -47,7 +47,7 @@ struct LibtorchPackResult {
   std::filesystem::path zip;
   std::vector<std::filesystem::path> latest;
   u64 files = 0;
-  u64 bytes = 0;  // uncompressed
+  u64 bytes = 0;     // uncompressed
   u64 zip_size = 0;  // the writer's own count of the bytes it wrote
   std::vector<u64> latest_sizes;  // bytes copied to each of `latest`
   std::vector<std::filesystem::path> skipped;  // see skip_other_entries
