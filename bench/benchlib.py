@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import json
 import os
+import platform
 import shutil
 import statistics
 import subprocess
@@ -72,6 +74,24 @@ def machine_line() -> str:
     load = " ".join(f"{x:.1f}" for x in os.getloadavg())
     return (f"date: {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC; {os.cpu_count()} CPUs; "
             f"load average {load}")
+
+
+def shared_machine_line() -> str:
+    """machine_line() with the kernel release, for the benches that record
+    it: "date: ... UTC; N CPUs; RELEASE; load average a b c (shared
+    machine)"."""
+    la = os.getloadavg()
+    return (f"date: {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC; {os.cpu_count()} CPUs; "
+            f"{platform.release()}; load average {la[0]:.1f} {la[1]:.1f} {la[2]:.1f} (shared machine)")
+
+
+def require_tools(*tools: str) -> None:
+    """Ends the bench (exit 2, "error: TOOL: not found") unless every tool
+    is on PATH or an executable path."""
+    tool = missing_tool(*tools)
+    if tool:
+        print(f"error: {tool}: not found", file=sys.stderr)
+        raise SystemExit(2)
 
 
 def human_mb(kib: float) -> str:
@@ -184,17 +204,137 @@ def rezip_with_zipfile(wheel: Path) -> None:
     tmp.replace(wheel)
 
 
-def write_dist_info(tree: Path, name: str, version: str, generator: str) -> str:
-    """NAME-VERSION.dist-info (METADATA, WHEEL) for this Python on
-    linux_x86_64; returns the tag."""
+def write_dist_info(tree: Path, name: str, version: str, generator: str,
+                    pytag: str | None = None) -> str:
+    """NAME-VERSION.dist-info (METADATA, WHEEL) for `pytag` ("cp312"; this
+    Python by default) on linux_x86_64; returns the tag."""
     info = tree / f"{name}-{version}.dist-info"
     info.mkdir()
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
-    pytag = f"cp{sys.version_info[0]}{sys.version_info[1]}"
+    pytag = pytag or f"cp{sys.version_info[0]}{sys.version_info[1]}"
     tag = f"{pytag}-{pytag}-linux_x86_64"
     (info / "WHEEL").write_text(f"Wheel-Version: 1.0\nGenerator: {generator}\nRoot-Is-Purelib: false\n"
                                 f"Tag: {tag}\n")
     return tag
+
+
+# --- pkgtool repair against the pipeline it replaces (splice_repair_bench,
+# macho_repair_bench) ---
+
+def repair_bench_args(doc: str) -> argparse.ArgumentParser:
+    """side_by_side_args (a 400 MiB input, 3 runs) plus --baseline-pkgtool
+    (an older build timed alongside) and --input pack|zipfile (who writes the
+    input wheel: `pkgtool wheel pack`, or Python's zipfile afterwards)."""
+    ap = side_by_side_args(doc, 400, 3)
+    ap.add_argument("--baseline-pkgtool", default=None, help="an older pkgtool to time alongside")
+    ap.add_argument("--input", choices=("pack", "zipfile"), default="pack",
+                    help="who writes the input wheel (see above)")
+    return ap
+
+
+def rewrite_input(wheel: Path, how: str) -> str:
+    """Applies --input to the built wheel (re-zipped by Python's zipfile at
+    level 6 for "zipfile") and returns who wrote it, for the header line."""
+    if how == "zipfile":
+        log("re-zipping it with Python's zipfile (level 6) ...")
+        rezip_with_zipfile(wheel)
+        return "Python zipfile, level 6"
+    return "pkgtool wheel pack"
+
+
+def median_at(samples: list[tuple[float, float]], i: int) -> float:
+    """The median of field i (0 wall s, 1 CPU s) of cold_run() samples."""
+    return statistics.median(x[i] for x in samples)
+
+
+# The header of wall_cpu_row()'s table.
+WALL_CPU_HEADER = ["", "wall s (median)", "runs", "CPU s (median)", "runs", "output MB",
+                   "speed-up (wall)", "speed-up (CPU)"]
+
+
+def wall_cpu_row(name: str, samples: list[tuple[float, float]], size: int,
+                 ref: list[tuple[float, float]]) -> list[str]:
+    """One row of WALL_CPU_HEADER: cold_run() samples (median and each run,
+    wall and CPU), the output's size in bytes, and the speed-up of the
+    median against `ref`'s (the pipeline's samples)."""
+    return [name, f"{median_at(samples, 0):.2f}", " ".join(f"{x[0]:.2f}" for x in samples),
+            f"{median_at(samples, 1):.2f}", " ".join(f"{x[1]:.2f}" for x in samples), f"{size / 1e6:.1f}",
+            human_ratio(median_at(ref, 0) / median_at(samples, 0)),
+            human_ratio(median_at(ref, 1) / median_at(samples, 1))]
+
+
+# --- the torch-like CUDA wheel and the CUDA 13.0 roots (cuda_bench,
+# nightly_cache_bench) ---
+
+CUDA = Path("/usr/local/cuda")
+# What torch/_C links from the toolkit.
+LINKED = ["libcudart.so.13", "libcublas.so.13", "libcublasLt.so.13", "libcudnn.so.9", "libnvrtc.so.13",
+          "libcupti.so.13", "libnccl.so.2"]
+
+
+def cuda_wheel(work: Path, pkgtool: str, py: str, generator: str, epoch: str) -> Path:
+    """A torch-like wheel for CPython `py` ("3.12") built under work:
+    torch/_C.cpython-3XY-x86_64-linux-gnu.so links LINKED from CUDA (the
+    version compiled in, so each Python's extension differs),
+    torch/lib/libtorch_global_deps.so, torch/__init__.py; packed by
+    `pkgtool wheel pack` at SOURCE_DATE_EPOCH=epoch, the chunk cache off."""
+    tag = "cp" + py.replace(".", "")
+    tree = work / f"tree-{tag}"
+    (tree / "torch/lib").mkdir(parents=True)
+    src = work / f"c-{tag}.c"
+    src.write_text("int cudaRuntimeGetVersion(int*);\n"
+                   f'const char* built_for = "CPython {py}";\n'
+                   "int probe(void) { int v = 0; cudaRuntimeGetVersion(&v); return v; }\n")
+    ext = f"_C.cpython-{tag[2:]}-x86_64-linux-gnu.so"
+    p = run_text(["gcc", "-O1", "-fPIC", "-shared", "-o", str(tree / "torch" / ext), str(src),
+                  "-Wl,--no-as-needed", f"-L{CUDA / 'lib64'}"] + [f"-l:{n}" for n in LINKED])
+    if p.returncode != 0:
+        raise SystemExit(f"error: cannot build {ext}:\n{p.stderr}")
+    (tree / "torch/__init__.py").write_text("")
+    p = run_text(["gcc", "-shared", "-fPIC", "-Wl,-soname,libtorch_global_deps.so", "-o",
+                  str(tree / "torch/lib/libtorch_global_deps.so"), "-x", "c", "/dev/null"])
+    if p.returncode != 0:
+        raise SystemExit(f"error: cannot build libtorch_global_deps.so:\n{p.stderr}")
+    write_dist_info(tree, "torch", "2.9.0", generator, pytag=tag)
+    out = work / f"input-{tag}"
+    out.mkdir()
+    p = run_text([pkgtool, "wheel", "pack", str(tree), "-d", str(out), "--no-cache"],
+                 env=dict(os.environ, SOURCE_DATE_EPOCH=epoch))
+    if p.returncode != 0:
+        raise SystemExit(f"error: pkgtool wheel pack: {p.stderr}")
+    return next(out.glob("*.whl"))
+
+
+def cuda13_standin(work: Path, pkgtool: str) -> Path:
+    """work/standin: tiny stand-ins for the CUDA 13.0 table's libraries the
+    toolkit at CUDA lacks (tests/driver/common/cuda_standin.py), the second
+    --cuda-root of the manywheel runs."""
+    sys.path.insert(0, str(HERE.parent / "tests/driver/common"))
+    import cuda_standin
+
+    libs = cuda_standin.table_libraries(pkgtool, "13.0")
+    lacking = [lib for lib in libs
+               if not (Path(lib["path"]).exists() or (CUDA / "lib64" / Path(lib["path"]).name).exists())]
+    standin = work / "standin"
+    cuda_standin.make_root(standin, lacking, "13.0")
+    return standin
+
+
+def driver_env(epoch: str) -> dict:
+    """The drivers' environment: this one without LD_LIBRARY_PATH (the
+    tables' roots say where CUDA is), SOURCE_DATE_EPOCH=epoch."""
+    env = {k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"}
+    env["SOURCE_DATE_EPOCH"] = epoch
+    return env
+
+
+def planned_grafts(argv: list[str], env: dict) -> list[dict]:
+    """The libraries a manywheel command line would graft: the grafts
+    (source, ...) of its plan with --dry-run --json added."""
+    dry = run_text(argv + ["--dry-run", "--json"], env=env)
+    if dry.returncode != 0:
+        raise SystemExit(f"error: manywheel --dry-run: {dry.stderr}")
+    return json.loads(dry.stdout)["plan_detail"]["grafts"]
 
 
 def table(header: list[str], rows: list[list[str]], markdown: bool) -> str:

@@ -31,55 +31,18 @@ member (CRC) and the two hold the same member set.
 from __future__ import annotations
 
 import argparse
-import datetime
-import json
 import os
-import platform
 import shutil
 import sys
-import sysconfig
 import tempfile
 import zipfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent / "tests/driver/common"))
-from benchlib import Launcher, human_mb, human_ratio, log, run_text, table, write_dist_info  # noqa: E402
+from benchlib import (CUDA, Launcher, cuda13_standin, cuda_wheel, driver_env, human_mb, human_ratio, log,  # noqa: E402
+                      planned_grafts, shared_machine_line, table)
 from repair_bench import EPOCH, KEEP_NAME_GLOBS, PATCHELF, SHELL_PIPELINE  # noqa: E402
-import cuda_standin  # noqa: E402
-
-CUDA = Path("/usr/local/cuda")
-LINKED = ["libcudart.so.13", "libcublas.so.13", "libcublasLt.so.13", "libcudnn.so.9", "libnvrtc.so.13",
-          "libcupti.so.13", "libnccl.so.2"]
-
-
-def build_wheel(work: Path, pkgtool: str) -> Path:
-    tree = work / "tree"
-    (tree / "torch").mkdir(parents=True)
-    ext = sysconfig.get_config_var("EXT_SUFFIX")
-    src = work / "c.c"
-    src.write_text("int cudaRuntimeGetVersion(int*);\n"
-                   "int probe(void) { int v = 0; cudaRuntimeGetVersion(&v); return v; }\n")
-    p = run_text(["gcc", "-O1", "-fPIC", "-shared", "-o", str(tree / f"torch/_C{ext}"), str(src),
-                  "-Wl,--no-as-needed", f"-L{CUDA / 'lib64'}"] + [f"-l:{n}" for n in LINKED])
-    if p.returncode != 0:
-        raise SystemExit(f"error: cannot build torch/_C:\n{p.stderr}")
-    (tree / "torch/__init__.py").write_text("")
-    # torch/lib exists in a torch wheel (the old steps copy into it).
-    (tree / "torch/lib").mkdir()
-    p = run_text(["gcc", "-shared", "-fPIC", "-Wl,-soname,libtorch_global_deps.so", "-o",
-                  str(tree / "torch/lib/libtorch_global_deps.so"), "-x", "c", "/dev/null"])
-    if p.returncode != 0:
-        raise SystemExit(f"error: cannot build libtorch_global_deps.so:\n{p.stderr}")
-    write_dist_info(tree, "torch", "2.9.0", "cuda_bench")
-    out = work / "input"
-    out.mkdir()
-    p = run_text([pkgtool, "wheel", "pack", str(tree), "-d", str(out)], env=dict(os.environ, SOURCE_DATE_EPOCH=EPOCH))
-    if p.returncode != 0:
-        raise SystemExit(f"error: pkgtool wheel pack: {p.stderr}")
-    return next(out.glob("*.whl"))
-
 
 def members(wheel: Path) -> set[str]:
     with zipfile.ZipFile(wheel) as z:
@@ -105,19 +68,13 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="cuda-bench-", dir=args.tmpdir) as tmp:
         work = Path(tmp)
         launcher = Launcher(work)
-        wheel = build_wheel(work, pkgtool)
-        libs = cuda_standin.table_libraries(pkgtool, "13.0")
-        lacking = [l for l in libs if not (Path(l["path"]).exists() or (CUDA / "lib64" / Path(l["path"]).name).exists())]
-        standin = work / "standin"
-        cuda_standin.make_root(standin, lacking, "13.0")
-        env = {k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"}
-        env["SOURCE_DATE_EPOCH"] = EPOCH
+        py = f"{sys.version_info[0]}.{sys.version_info[1]}"
+        wheel = cuda_wheel(work, pkgtool, py, "cuda_bench", EPOCH)
+        standin = cuda13_standin(work, pkgtool)
+        env = driver_env(EPOCH)
         driver = [manywheel, "--no-env", "--wheel", str(wheel), "--cuda", "13.0", "--cuda-root", str(CUDA),
                   "--cuda-root", str(standin), "--level", "6", "-j", str(args.jobs), "--no-check"]
-        dry = run_text(driver + ["-o", str(work / "dry"), "--dry-run", "--json"], env=env)
-        if dry.returncode != 0:
-            raise SystemExit(f"error: manywheel --dry-run: {dry.stderr}")
-        grafts = json.loads(dry.stdout)["plan_detail"]["grafts"]
+        grafts = planned_grafts(driver + ["-o", str(work / "dry")], env)
         deps = work / "deps.txt"
         deps.write_text("".join(f"{g['source']}\n" for g in grafts))
         size = sum(Path(g["source"]).stat().st_size for g in grafts)
@@ -151,9 +108,7 @@ def main() -> int:
         renamed = {s for s in only_shell if any(o.startswith(s + ".") for o in only_ours)}
         if only_shell - renamed or len(only_ours) != len(renamed):
             raise SystemExit(f"error: member sets differ: {sorted(only_shell | only_ours)}")
-        load = os.getloadavg()
-        print(f"date: {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC; {os.cpu_count()} CPUs; {platform.release()}; "
-              f"load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} (shared machine); {len(grafts)} libraries, "
+        print(f"{shared_machine_line()}; {len(grafts)} libraries, "
               f"{size / 1e9:.2f} GB; runs {args.runs}; output {outs['ours'].stat().st_size / 1e6:.0f} MB "
               f"(shell {outs['shell'].stat().st_size / 1e6:.0f} MB)")
         med = lambda xs, f: sorted(f(x) for x in xs)[len(xs) // 2]  # noqa: E731

@@ -37,8 +37,10 @@ int main(int argc, char** argv) {
         auto runpath = elf.runpath();
         auto rpath = runpath ? runpath : elf.rpath();
         auto t1 = std::chrono::steady_clock::now();
-        checksum += needed.size() + (soname ? soname->size() : 0) + (rpath ? rpath->size() : 0);
-        us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+        checksum += needed.size() + (soname ? soname->size() : 0) +
+                    (rpath ? rpath->size() : 0);
+        us.push_back(
+            std::chrono::duration<double, std::micro>(t1 - t0).count());
       }
     } catch (const std::exception& e) {
       std::printf("{\"file\": \"%s\", \"error\": \"%s\"}\n", argv[f], e.what());
@@ -47,11 +49,14 @@ int main(int argc, char** argv) {
     std::vector<double> sorted = us;
     std::sort(sorted.begin(), sorted.end());
     double median = sorted[sorted.size() / 2];
-    if (sorted.size() % 2 == 0) median = (sorted[sorted.size() / 2 - 1] + median) / 2;
+    if (sorted.size() % 2 == 0)
+      median = (sorted[sorted.size() / 2 - 1] + median) / 2;
     std::printf(
-        "{\"file\": \"%s\", \"iterations\": %d, \"first_us\": %.1f, \"median_us\": %.1f, "
+        "{\"file\": \"%s\", \"iterations\": %d, \"first_us\": %.1f, "
+        "\"median_us\": %.1f, "
         "\"min_us\": %.1f, \"max_us\": %.1f, \"checksum\": %zu}\n",
-        argv[f], iterations, us.front(), median, sorted.front(), sorted.back(), checksum);
+        argv[f], iterations, us.front(), median, sorted.front(), sorted.back(),
+        checksum);
   }
   return 0;
 }

@@ -36,19 +36,17 @@ no larger. Issue 17's target: ≥ 5× faster. Exit 0 when met, 1 when not.
 
 from __future__ import annotations
 
-import argparse
-import datetime
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 import zipfile
 from pathlib import Path
 
-from benchlib import HERE, Launcher, cold_run, human_ratio, log, rezip_with_zipfile, run_text, table
+from benchlib import (HERE, WALL_CPU_HEADER, Launcher, cold_run, human_ratio, log, machine_line, median_at,
+                      repair_bench_args, require_tools, rewrite_input, run_text, table, wall_cpu_row)
 
 SOURCE = HERE.parent
 
@@ -117,28 +115,14 @@ def macho_view(zpath: Path, work: Path) -> dict:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--pkgtool", default=str(SOURCE / "build/tools/pkgtool/pkgtool"))
-    ap.add_argument("--size-mb", type=int, default=400)
-    ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--tmpdir", default=None)
-    ap.add_argument("--markdown", action="store_true")
-    ap.add_argument("--baseline-pkgtool", default=None, help="an older pkgtool to time alongside")
-    ap.add_argument("--input", choices=("pack", "zipfile"), default="pack",
-                    help="who writes the input wheel (see above)")
-    a = ap.parse_args()
-    for tool in ("clang-14", "llvm-install-name-tool-14", "llvm-otool-14", "llvm-objdump-14", "zip",
-                 "unzip", a.pkgtool):
-        if not shutil.which(tool):
-            print(f"error: {tool}: not found", file=sys.stderr)
-            return 2
+    a = repair_bench_args(__doc__).parse_args()
+    require_tools("clang-14", "llvm-install-name-tool-14", "llvm-otool-14", "llvm-objdump-14", "zip", "unzip",
+                  a.pkgtool)
     with tempfile.TemporaryDirectory(prefix="macho-repair-bench.", dir=a.tmpdir) as tmp:
         work = Path(tmp)
         log(f"building the torch-like wheel with a {a.size_mb} MiB libtorchlike ...")
         wheel = build_wheel(work, a.size_mb, a.pkgtool)
-        if a.input == "zipfile":
-            log("re-zipping it with Python's zipfile (level 6) ...")
-            rezip_with_zipfile(wheel)
+        writer = rewrite_input(wheel, a.input)
         brew = work / "t/brew"
         launcher = Launcher(work)
         with zipfile.ZipFile(wheel) as z:
@@ -182,25 +166,17 @@ def main() -> int:
                 size_ours, size_pipe = ours_whl.stat().st_size, pipe_whl.stat().st_size
                 size_base = (next((d / "base").glob("*.whl")).stat().st_size if base else None)
             shutil.rmtree(d)
-        med = lambda xs, i: statistics.median(x[i] for x in xs)  # noqa: E731
-        mo, mt = med(ours, 0), med(theirs, 0)
-        co, ct = med(ours, 1), med(theirs, 1)
-        load = " ".join(f"{x:.1f}" for x in os.getloadavg())
-        print(f"date: {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC; {os.cpu_count()} CPUs; load average {load}; "
+        mo, mt = median_at(ours, 0), median_at(theirs, 0)
+        co, ct = median_at(ours, 1), median_at(theirs, 1)
+        print(f"{machine_line()}; "
               f"wheel {wheel.stat().st_size / 1e6:.0f} MB with {macho_bytes / 1e6:.0f} MB of Mach-O "
-              f"(written by {'Python zipfile, level 6' if a.input == 'zipfile' else 'pkgtool wheel pack'}); "
-              f"runs {a.runs} (median); chunk cache off")
+              f"(written by {writer}); runs {a.runs} (median); chunk cache off")
         print(f"pipeline: {calls} llvm-install-name-tool-14 calls, {len(plan['grafts'])} library copied")
-        def row(name, xs, size):
-            return [name, f"{med(xs, 0):.2f}", " ".join(f"{x[0]:.2f}" for x in xs), f"{med(xs, 1):.2f}",
-                    " ".join(f"{x[1]:.2f}" for x in xs), f"{size / 1e6:.1f}",
-                    human_ratio(mt / med(xs, 0)), human_ratio(ct / med(xs, 1))]
-        rows = [row("pkgtool repair", ours, size_ours)]
+        rows = [wall_cpu_row("pkgtool repair", ours, size_ours, theirs)]
         if base:
-            rows.append(row("baseline pkgtool repair", base, size_base))
-        rows.append(row("delocate-equivalent pipeline", theirs, size_pipe))
-        print(table(["", "wall s (median)", "runs", "CPU s (median)", "runs", "output MB",
-                     "speed-up (wall)", "speed-up (CPU)"], rows, a.markdown))
+            rows.append(wall_cpu_row("baseline pkgtool repair", base, size_base, theirs))
+        rows.append(wall_cpu_row("delocate-equivalent pipeline", theirs, size_pipe, theirs))
+        print(table(WALL_CPU_HEADER, rows, a.markdown))
         print("checked: same members, same install names/ids/rpaths (llvm-objdump-14); "
               f"pkgtool's output {'no larger' if size_ours <= size_pipe else 'LARGER'}")
         met = mt / mo >= 5 and size_ours <= size_pipe

@@ -4,7 +4,7 @@
 manywheel driver, run by `pkgtool nightly run`, with and without the chunk
 cache (issue 18).
 
-Input per Python version: cuda_bench.py's torch-like wheel (torch/_C links
+Input per Python version: the torch-like wheel of cuda_bench.py (benchlib.cuda_wheel: torch/_C links
 this machine's libcudart, libcublas, libcublasLt, libcudnn, libnvrtc, libcupti
 and libnccl), tagged cp3XY with the extension named for that Python; the
 extensions differ per version (the version is compiled in), the CUDA
@@ -35,24 +35,19 @@ in all variants. The nightly's outputs are deleted after each run (8 GB).
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
-import platform
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent / "tests/driver/common"))
 from archive_bench import sha256_file  # noqa: E402
-from benchlib import Launcher, log, run_text, table  # noqa: E402
-from cuda_bench import CUDA, LINKED  # noqa: E402
-import cuda_standin  # noqa: E402
+from benchlib import (CUDA, Launcher, cuda13_standin, cuda_wheel, driver_env, log, planned_grafts,  # noqa: E402
+                      run_text, shared_machine_line, table)
 
 EPOCH = "1700000000"
 DATE = "2026_11_27"
@@ -61,38 +56,6 @@ DATE = "2026_11_27"
 KEEP_PREFIXES = (".dyn", ".gnu", ".rel", ".hash", ".note", ".interp", ".got", ".plt", ".init",
                  ".fini", ".eh_frame_hdr", ".tdata", ".tbss", ".ctors", ".dtors", ".preinit")
 STEP = 256 << 10
-
-
-def build_wheel(work: Path, pkgtool: str, py: str) -> Path:
-    tag = "cp" + py.replace(".", "")
-    tree = work / f"tree-{tag}"
-    (tree / "torch/lib").mkdir(parents=True)
-    src = work / f"c-{tag}.c"
-    src.write_text("int cudaRuntimeGetVersion(int*);\n"
-                   f'const char* built_for = "CPython {py}";\n'
-                   "int probe(void) { int v = 0; cudaRuntimeGetVersion(&v); return v; }\n")
-    ext = f"_C.cpython-{tag[2:]}-x86_64-linux-gnu.so"
-    p = run_text(["gcc", "-O1", "-fPIC", "-shared", "-o", str(tree / "torch" / ext), str(src),
-                  "-Wl,--no-as-needed", f"-L{CUDA / 'lib64'}"] + [f"-l:{n}" for n in LINKED])
-    if p.returncode != 0:
-        raise SystemExit(f"error: cannot build {ext}:\n{p.stderr}")
-    (tree / "torch/__init__.py").write_text("")
-    p = run_text(["gcc", "-shared", "-fPIC", "-Wl,-soname,libtorch_global_deps.so", "-o",
-                  str(tree / "torch/lib/libtorch_global_deps.so"), "-x", "c", "/dev/null"])
-    if p.returncode != 0:
-        raise SystemExit(f"error: cannot build libtorch_global_deps.so:\n{p.stderr}")
-    info = tree / "torch-2.9.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: torch\nVersion: 2.9.0\n")
-    (info / "WHEEL").write_text("Wheel-Version: 1.0\nGenerator: nightly_cache_bench\n"
-                                f"Root-Is-Purelib: false\nTag: {tag}-{tag}-linux_x86_64\n")
-    out = work / f"input-{tag}"
-    out.mkdir()
-    p = run_text([pkgtool, "wheel", "pack", str(tree), "-d", str(out), "--no-cache"],
-                 env=dict(os.environ, SOURCE_DATE_EPOCH=EPOCH))
-    if p.returncode != 0:
-        raise SystemExit(f"error: pkgtool wheel pack: {p.stderr}")
-    return next(out.glob("*.whl"))
 
 
 def sections(path: Path) -> list[tuple[str, int, int]]:
@@ -144,20 +107,13 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="nightly-cache-bench-", dir=args.tmpdir) as tmp:
         work = Path(tmp)
         launcher = Launcher(work)
-        wheels = {py: build_wheel(work, pkgtool, py) for py in pythons}
-        libs = cuda_standin.table_libraries(pkgtool, "13.0")
-        lacking = [l for l in libs if not (Path(l["path"]).exists() or (CUDA / "lib64" / Path(l["path"]).name).exists())]
-        standin = work / "standin"
-        cuda_standin.make_root(standin, lacking, "13.0")
-        env = {k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"}
-        env["SOURCE_DATE_EPOCH"] = EPOCH
+        wheels = {py: cuda_wheel(work, pkgtool, py, "nightly_cache_bench", EPOCH) for py in pythons}
+        standin = cuda13_standin(work, pkgtool)
+        env = driver_env(EPOCH)
         # The second configuration's root: the grafted toolkit files, changed.
-        dry = run_text([manywheel, "--no-env", "--wheel", str(wheels[pythons[0]]), "--build-env",
-                        f"manywheel {pythons[0]} cu130", "--cuda-root", str(CUDA), "--cuda-root",
-                        str(standin), "-o", str(work / "dry"), "--dry-run", "--json"], env=env)
-        if dry.returncode != 0:
-            raise SystemExit(f"error: manywheel --dry-run: {dry.stderr}")
-        grafts = json.loads(dry.stdout)["plan_detail"]["grafts"]
+        grafts = planned_grafts([manywheel, "--no-env", "--wheel", str(wheels[pythons[0]]), "--build-env",
+                                 f"manywheel {pythons[0]} cu130", "--cuda-root", str(CUDA), "--cuda-root",
+                                 str(standin), "-o", str(work / "dry")], env)
         other = work / "cuda-other"
         flips, size = 0, 0
         for g in grafts:
@@ -225,9 +181,7 @@ def main() -> int:
             shutil.rmtree(cache, ignore_errors=True)
         if len(reference) != 2 * len(pythons):
             raise SystemExit(f"error: expected {2 * len(pythons)} wheels, saw {len(reference)}")
-        la = os.getloadavg()
-        print(f"date: {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC; {os.cpu_count()} CPUs; {platform.release()}; "
-              f"load average {la[0]:.1f} {la[1]:.1f} {la[2]:.1f} (shared machine); {len(pythons)} Pythons x 2 CUDA "
+        print(f"{shared_machine_line()}; {len(pythons)} Pythons x 2 CUDA "
               f"configurations; {len(grafts)} libraries, {size / 1e9:.2f} GB grafted per job; "
               f"nightly run -j {args.queues}, manywheel -j {args.driver_jobs}; runs {args.runs} (medians)")
         med = lambda xs: statistics.median(xs)  # noqa: E731

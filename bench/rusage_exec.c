@@ -46,7 +46,8 @@ int main(int argc, char** argv) {
   }
   if (pid == 0) {
     execv(argv[2], argv + 2);
-    fprintf(stderr, "rusage_exec: cannot execute %s: %s\n", argv[2], strerror(errno));
+    fprintf(stderr, "rusage_exec: cannot execute %s: %s\n", argv[2],
+            strerror(errno));
     _exit(127);
   }
   int status = 0;
@@ -66,7 +67,8 @@ int main(int argc, char** argv) {
   }
   fprintf(f, "%lld %ld %lld %lld %d\n", t1 - t0, ru.ru_maxrss,
           (long long)ru.ru_utime.tv_sec * 1000000LL + ru.ru_utime.tv_usec,
-          (long long)ru.ru_stime.tv_sec * 1000000LL + ru.ru_stime.tv_usec, status);
+          (long long)ru.ru_stime.tv_sec * 1000000LL + ru.ru_stime.tv_usec,
+          status);
   if (fclose(f) != 0) return 2;
   return 0;
 }

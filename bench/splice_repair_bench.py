@@ -32,22 +32,18 @@ run path (readelf); `pkgtool wheel verify` accepts ours. Sizes in the table.
 
 from __future__ import annotations
 
-import argparse
-import datetime
 import glob
 import hashlib
 import os
 import shutil
-import statistics
 import sys
 import sysconfig
 import tempfile
 import zipfile
 from pathlib import Path
 
-from benchlib import HERE, Launcher, cold_run, human_ratio, log, rezip_with_zipfile, run_text, table, write_dist_info
-
-SOURCE = HERE.parent
+from benchlib import (WALL_CPU_HEADER, Launcher, cold_run, log, machine_line, repair_bench_args, require_tools,
+                      rewrite_input, run_text, table, wall_cpu_row, write_dist_info)
 
 
 def blob(path: Path, n: int) -> None:
@@ -135,26 +131,13 @@ def check_output(whl: Path, work: Path, label: str) -> None:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--pkgtool", default=str(SOURCE / "build/tools/pkgtool/pkgtool"))
-    ap.add_argument("--baseline-pkgtool", default=None, help="an older pkgtool to time alongside")
-    ap.add_argument("--size-mb", type=int, default=400)
-    ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--input", choices=("pack", "zipfile"), default="pack")
-    ap.add_argument("--tmpdir", default=None)
-    ap.add_argument("--markdown", action="store_true")
-    a = ap.parse_args()
-    for tool in ("gcc", "patchelf", "zip", "unzip", "readelf", a.pkgtool):
-        if not shutil.which(tool):
-            print(f"error: {tool}: not found", file=sys.stderr)
-            return 2
+    a = repair_bench_args(__doc__).parse_args()
+    require_tools("gcc", "patchelf", "zip", "unzip", "readelf", a.pkgtool)
     with tempfile.TemporaryDirectory(prefix="splice-repair-bench.", dir=a.tmpdir) as tmp:
         work = Path(tmp)
         log(f"building the wheel with a {a.size_mb} MiB libbig.so ...")
         wheel, build = build_wheel(work, a.size_mb, a.pkgtool)
-        if a.input == "zipfile":
-            log("re-zipping it with Python's zipfile (level 6) ...")
-            rezip_with_zipfile(wheel)
+        writer = rewrite_input(wheel, a.input)
         (work / "pipeline.sh").write_text(pipeline_script(wheel, build))
         launcher = Launcher(work)
         rows: dict[str, list[tuple[float, float]]] = {"pkgtool repair": [], "pipeline": []}
@@ -184,18 +167,11 @@ def main() -> int:
                     raise SystemExit(f"error: wheel verify of our output: {p.stdout}{p.stderr}")
             log(f"run {r}: " + ", ".join(f"{n} {v[-1][0]:.2f} s ({v[-1][1]:.2f} s CPU)" for n, v in rows.items()))
             shutil.rmtree(d)
-        med = lambda xs, i: statistics.median(x[i] for x in xs)  # noqa: E731
-        wt, ct = med(rows["pipeline"], 0), med(rows["pipeline"], 1)
-        load = " ".join(f"{x:.1f}" for x in os.getloadavg())
-        print(f"date: {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC; {os.cpu_count()} CPUs; load average {load}; "
+        print(f"{machine_line()}; "
               f"wheel {wheel.stat().st_size / 1e6:.0f} MB, libbig.so {a.size_mb} MiB of blob "
-              f"(written by {'Python zipfile, level 6' if a.input == 'zipfile' else 'pkgtool wheel pack'}); "
-              f"runs {a.runs} (median); chunk cache off")
-        out_rows = [[n, f"{med(v, 0):.2f}", " ".join(f"{x[0]:.2f}" for x in v), f"{med(v, 1):.2f}",
-                     " ".join(f"{x[1]:.2f}" for x in v), f"{sizes[n] / 1e6:.1f}",
-                     human_ratio(wt / med(v, 0)), human_ratio(ct / med(v, 1))] for n, v in rows.items()]
-        print(table(["", "wall s (median)", "runs", "CPU s (median)", "runs", "output MB", "speed-up (wall)",
-                     "speed-up (CPU)"], out_rows, a.markdown))
+              f"(written by {writer}); runs {a.runs} (median); chunk cache off")
+        out_rows = [wall_cpu_row(n, v, sizes[n], rows["pipeline"]) for n, v in rows.items()]
+        print(table(WALL_CPU_HEADER, out_rows, a.markdown))
     return 0
 
 

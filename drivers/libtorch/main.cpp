@@ -65,22 +65,12 @@ int run(int argc, char** argv) {
   app.add_flag("--keep-names", options.keep_names,
                "bundle libraries under their own names (no -<sha8>)");
   bool macos = false;
-  std::string target;
-  std::vector<std::string> lib_paths;
+  driver_cli::MacosFlags mac_flags;
   app.add_flag("--macos", macos,
                "the macOS zip (libtorch-macos-<arch>-<ver>.zip): Mach-O "
                "files bundled as the macOS wheel repair does, the one "
                "OpenMP runtime from lib/ (the wheel's torch/lib)");
-  app.add_option("--lib-path", lib_paths,
-                 "macOS: directory searched first for dylibs by leaf name "
-                 "(after DYLD_LIBRARY_PATH)");
-  app.add_option("--exclude", options.exclude,
-                 "macOS: glob of a library another package provides (not "
-                 "bundled)");
-  app.add_option("--deployment-target", target,
-                 "macOS deployment target the zip is checked against "
-                 "(default MACOSX_DEPLOYMENT_TARGET, else 10.15; arm64 is "
-                 "at least 11.0)");
+  driver_cli::add_macos_flags(app, mac_flags, options.exclude);
   std::vector<std::string> args(argv + 1, argv + argc);
   if (!driver_cli::parse(app, args, "libtorch", kUsage)) return 0;
   if (macos) flags.overrides.os = "macos";
@@ -98,11 +88,11 @@ int run(int argc, char** argv) {
   options.common = flags.options;
   if (options.common.config.os == "macos") {
     driver_cli::MacosEnvironment mac =
-        driver_cli::macos_environment(flags, target, lib_paths);
+        driver_cli::macos_environment(flags, mac_flags);
     options.deployment_target = mac.deployment_target;
     options.library_path = mac.library_path;
-  } else if (!target.empty() || !lib_paths.empty() ||
-             !options.exclude.empty()) {
+  } else if (!mac_flags.deployment_target.empty() ||
+             !mac_flags.lib_paths.empty() || !options.exclude.empty()) {
     throw Error(Errc::usage, "libtorch",
                 "--deployment-target, --lib-path and --exclude apply to the "
                 "macOS zip (--macos)");

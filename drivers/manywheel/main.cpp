@@ -70,7 +70,7 @@ int run(int argc, char** argv) {
                  "cusparselt when USE_CUSPARSELT=1)");
   app.add_option("--plat", o.plat,
                  "auto (default), a manylinux tag or policy, or linux");
-  app.add_option("--lib-path,-L", lib_paths,
+  app.add_option("--lib-path", lib_paths,
                  "extra directory to find libraries in (after "
                  "LD_LIBRARY_PATH)");
   std::vector<std::string> args(argv + 1, argv + argc);

@@ -27,7 +27,7 @@ namespace cfg = libpkg::config;
 
 const char* kUsage =
     "usage: wheel_macos (--wheel FILE | --build-command CMD --source DIR "
-    "[--dist-dir DIR]) [--deployment-target X.Y] [-L DIR]... [-o DIR] "
+    "[--dist-dir DIR]) [--deployment-target X.Y] [--lib-path DIR]... [-o DIR] "
     "[--dry-run] [--json] (see --help)";
 
 int run(int argc, char** argv) {
@@ -40,17 +40,8 @@ int run(int argc, char** argv) {
   libpkg::driver::WheelMacosOptions o;
   driver_cli::WheelInputFlags input;
   driver_cli::add_wheel_input_flags(app, input);
-  std::string target;
-  std::vector<std::string> lib_paths;
-  app.add_option("--deployment-target", target,
-                 "macOS deployment target, floor and ceiling of the tag "
-                 "(default MACOSX_DEPLOYMENT_TARGET, else 10.15; arm64 is "
-                 "at least 11.0)");
-  app.add_option("--lib-path,-L", lib_paths,
-                 "directory searched first for dylibs by leaf name (after "
-                 "DYLD_LIBRARY_PATH)");
-  app.add_option("--exclude", o.exclude,
-                 "glob of a library another wheel provides (not bundled)");
+  driver_cli::MacosFlags macos;
+  driver_cli::add_macos_flags(app, macos, o.exclude);
   std::vector<std::string> args(argv + 1, argv + argc);
   if (!driver_cli::parse(app, args, "wheel_macos", kUsage)) return 0;
 
@@ -58,7 +49,7 @@ int run(int argc, char** argv) {
                       driver_cli::apply_wheel_input(input, o));
   o.common = flags.options;
   driver_cli::MacosEnvironment mac =
-      driver_cli::macos_environment(flags, target, lib_paths);
+      driver_cli::macos_environment(flags, macos);
   o.deployment_target = mac.deployment_target;
   o.library_path = mac.library_path;
   return driver_cli::finish(libpkg::driver::run_wheel_macos(o), flags);

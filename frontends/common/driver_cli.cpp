@@ -183,23 +183,49 @@ void resolve(CommonFlags& f, cfg::PackageType type,
   if (tty) f.options.progress = terminal_progress();
 }
 
+void add_macos_flags(CLI::App& app, MacosFlags& flags,
+                     std::vector<std::string>& exclude) {
+  app.add_option("--deployment-target", flags.deployment_target,
+                 "macOS deployment target: what the binaries are checked "
+                 "against, and the floor and ceiling of a wheel tag "
+                 "(default MACOSX_DEPLOYMENT_TARGET, else 10.15; arm64 is "
+                 "at least 11.0)");
+  app.add_option("--lib-path", flags.lib_paths,
+                 "macOS: directory searched first for dylibs by leaf name "
+                 "(after DYLD_LIBRARY_PATH; repeatable)");
+  app.add_option("--exclude", exclude,
+                 "macOS: glob of a library another package provides (not "
+                 "bundled)");
+}
+
 MacosEnvironment macos_environment(const CommonFlags& flags,
-                                   const std::string& target,
-                                   const std::vector<std::string>& lib_paths) {
+                                   const MacosFlags& macos) {
   MacosEnvironment out;
-  if (!target.empty())
-    out.deployment_target = target;
+  if (!macos.deployment_target.empty())
+    out.deployment_target = macos.deployment_target;
   else if (!flags.no_env)
     out.deployment_target = env("MACOSX_DEPLOYMENT_TARGET");
   if (auto dyld = env("DYLD_LIBRARY_PATH"))
     for (const auto& d : libpkg::deps::split_path_list(*dyld))
       out.library_path.push_back(d);
-  for (const auto& d : lib_paths) out.library_path.push_back(d);
+  for (const auto& d : macos.lib_paths) out.library_path.push_back(d);
   return out;
 }
 
 bool parse(CLI::App& app, const std::vector<std::string>& args,
            const std::string& program, const std::string& usage) {
+  // pkgtool repair's -L is --lib-sdir (auditwheel, delocate); a driver
+  // taking library directories spells that --lib-path only, so an -L meant
+  // either way is refused rather than read as the other.
+  if (app.get_option_no_throw("--lib-path"))
+    for (const auto& a : args)
+      if (a.starts_with("-L"))
+        pkgtool::usage_error(
+            program,
+            fmt::format("unknown option '{}' (-L is pkgtool repair's "
+                        "--lib-sdir, as in auditwheel and delocate): give "
+                        "library directories as --lib-path DIR",
+                        a));
   return pkgtool::parse_cli(app, args, program, usage);
 }
 

@@ -92,20 +92,35 @@ std::optional<libpkg::config::PythonVersion> apply_wheel_input(
   return libpkg::driver::wheel_python(flags.wheel);
 }
 
-// What the macOS drivers (wheel_macos, libtorch --macos) take from the
-// environment after their flags: `target` (--deployment-target), else
-// MACOSX_DEPLOYMENT_TARGET unless --no-env; DYLD_LIBRARY_PATH's
-// directories, then `lib_paths` (--lib-path), searched first by leaf name.
+// The flags of the macOS drivers (wheel_macos, libtorch --macos):
+// --deployment-target X.Y, --lib-path DIR (repeatable) and --exclude GLOB.
+// Like every driver, no -L: pkgtool repair's -L is --lib-sdir (auditwheel,
+// delocate), so parse() refuses -L pointing to --lib-path.
+struct MacosFlags {
+  std::string deployment_target;
+  std::vector<std::string> lib_paths;
+};
+
+// Registers --deployment-target and --lib-path into `flags`, --exclude
+// into `exclude` (the driver's options own that list).
+void add_macos_flags(CLI::App& app, MacosFlags& flags,
+                     std::vector<std::string>& exclude);
+
+// What the macOS drivers take from the environment after their flags:
+// --deployment-target, else MACOSX_DEPLOYMENT_TARGET unless --no-env;
+// DYLD_LIBRARY_PATH's directories, then --lib-path, searched first by leaf
+// name.
 struct MacosEnvironment {
   std::optional<std::string> deployment_target;
   std::vector<std::filesystem::path> library_path;
 };
 MacosEnvironment macos_environment(const CommonFlags& flags,
-                                   const std::string& target,
-                                   const std::vector<std::string>& lib_paths);
+                                   const MacosFlags& macos);
 
 // Parses `args` into `app` (false: --help was printed, exit 0). Errors are
-// libpkg::Error with Errc::usage.
+// libpkg::Error with Errc::usage. A driver with --lib-path refuses -L
+// naming --lib-path (-L is --lib-sdir in pkgtool repair), so that -L never
+// means another thing here than there.
 bool parse(CLI::App& app, const std::vector<std::string>& args,
            const std::string& program, const std::string& usage);
 

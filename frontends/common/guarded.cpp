@@ -22,15 +22,10 @@ void print(const std::string& line) {
 }  // namespace
 
 std::string describe_error(const libpkg::Error& e) {
-  // A usage text after the message is dropped (only --help prints it);
-  // anything else is kept: a refusal that lists what blocks it (repair's
-  // policy blockers) is a usage error whose list is the answer.
-  std::string text = e.what();
-  if (e.code() == libpkg::Errc::usage) {
-    const auto cut = text.find("\nusage:");
-    if (cut != std::string::npos) text.resize(cut);
-  }
-  return text;
+  // The message as thrown: parse errors are one line (usage_error), and a
+  // refusal that lists what blocks it (repair's policy blockers, missing
+  // libraries) is the answer, so its list is kept.
+  return e.what();
 }
 
 std::string describe_filesystem_error(

@@ -16,10 +16,10 @@
 
 namespace pkgtool {
 
-// The text printed after "error: " for `e`: its message without a usage
-// text appended to a usage error (only --help prints that). Parse errors
-// are one line (usage_error); a refusal listing its reasons (policy
-// blockers, missing libraries) keeps the list on the lines after.
+// The text printed after "error: " for `e`: its message as thrown. Parse
+// errors are one line (usage_error; only --help prints a usage text); a
+// refusal listing its reasons (policy blockers, missing libraries) keeps
+// the list on the lines after.
 std::string describe_error(const libpkg::Error& e);
 
 // "PATH: cannot create directories: Permission denied" for the

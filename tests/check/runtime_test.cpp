@@ -65,7 +65,8 @@ CheckOptions base_options(const ScratchDir& dir) {
 class ImportTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!have(python())) GTEST_FAIL() << python() << " not found (scripts/setup.sh installs it)";
+    if (!have(python()))
+      GTEST_FAIL() << python() << " not found (scripts/setup.sh installs it)";
   }
   ScratchDir dir = ScratchDir::in_temp("runtime-test-");
   fs::path site = dir.path() / "site";
@@ -141,7 +142,8 @@ TEST_F(ImportTest, ExtensionWithAMissingLibraryFails) {
   write(site / "brokenpkg-1.0.dist-info" / "top_level.txt", "brokenpkg\n");
   // libgone.so is linked in, then removed: the extension can't load.
   write(dir.path() / "gone.c", "int gone(void) { return 1; }\n");
-  if (!have("cc")) GTEST_FAIL() << "cc not found (scripts/setup.sh installs it)";
+  if (!have("cc"))
+    GTEST_FAIL() << "cc not found (scripts/setup.sh installs it)";
   ASSERT_TRUE(build({"cc", "-shared", "-fPIC", "-o",
                      (dir.path() / "libgone.so").string(),
                      (dir.path() / "gone.c").string()}));
@@ -190,7 +192,8 @@ TEST_F(ImportTest, SubmodulesOfAFailedPackageAreNotRepeated) {
   write(site / "badpkg" / "__init__.py", "raise ImportError('broken init')\n");
   write(site / "badpkg-1.0.dist-info" / "top_level.txt", "badpkg\n");
   std::string ext = "badpkg/_C" + ext_suffix();
-  if (!extension(ext, kExtension)) GTEST_FAIL() << "Python.h not found (python3-dev)";
+  if (!extension(ext, kExtension))
+    GTEST_FAIL() << "Python.h not found (python3-dev)";
   Package pkg = site_package();
   ElfEntry e;
   e.member = ext;
@@ -333,7 +336,8 @@ class WheelTest : public ImportTest {
     if (HasFatalFailure()) return;
     RunResult r = run_process({python(), "-c", "import ensurepip, venv"},
                               {.timeout_seconds = 60});
-    if (!r.ok()) GTEST_FAIL() << python() << " cannot make venvs (python3-venv)";
+    if (!r.ok())
+      GTEST_FAIL() << python() << " cannot make venvs (python3-venv)";
   }
 
   Package make_wheel(const std::string& tag, const std::string& init) {
@@ -391,7 +395,8 @@ TEST_F(WheelTest, ExtensionModuleInAFreshVenv) {
   // The extension is built into the tree make_wheel zips.
   site = dir.path() / "wheel-root";
   std::string ext = "wheelpkg/_C" + ext_suffix();
-  if (!extension(ext, kExtension)) GTEST_FAIL() << "Python.h not found (python3-dev)";
+  if (!extension(ext, kExtension))
+    GTEST_FAIL() << "Python.h not found (python3-dev)";
   Package pkg = make_wheel(tag, "from . import _C\n");
   ElfEntry e;
   e.member = ext;
@@ -448,7 +453,8 @@ int main() {
 class LinkTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!have("c++")) GTEST_FAIL() << "c++ not found (scripts/setup.sh installs it)";
+    if (!have("c++"))
+      GTEST_FAIL() << "c++ not found (scripts/setup.sh installs it)";
   }
   ScratchDir dir = ScratchDir::in_temp("runtime-test-");
 
@@ -604,7 +610,8 @@ int cudaDeviceSynchronize(void) { return 0; }
 class GpuTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!have("cc")) GTEST_FAIL() << "cc not found (scripts/setup.sh installs it)";
+    if (!have("cc"))
+      GTEST_FAIL() << "cc not found (scripts/setup.sh installs it)";
   }
   ScratchDir dir = ScratchDir::in_temp("runtime-test-");
 

@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
-from testlib import missing, require_tools  # noqa: E402
+from testlib import missing, one_line_error, require_tools  # noqa: E402
 
 PKGTOOL = Path(os.environ.get("PKGTOOL", ""))
 BINARY_DIR = Path(os.environ.get("LIBPKG_BINARY_DIR", ""))
@@ -63,21 +63,9 @@ def expect(what: str, argv: list, cwd: Path, path: str, reason: re.Pattern,
     # The chunk cache under the build tree is root's: uid 65534 would get a
     # warning line about it, which is not what is tested here.
     env["LIBPKG_NO_CACHE"] = "1"
-    r = subprocess.run(full, cwd=cwd, capture_output=True, text=True, env=env,
-                       stdin=subprocess.DEVNULL, timeout=300)
-    lines = r.stderr.splitlines()
-    problems = []
-    if r.returncode != 2:
-        problems.append(f"exit {r.returncode}, expected 2")
-    if len(lines) != 1:
-        problems.append(f"{len(lines)} lines on stderr, expected 1")
-    elif not lines[0].startswith(f"error: {path}"):
-        problems.append(f"the line does not start with 'error: {path}'")
-    elif not reason.search(lines[0]):
-        problems.append(f"the reason does not match /{reason.pattern}/")
-    if problems:
-        failures.append(f"{what}: {'; '.join(problems)}\n    $ {' '.join(full)}\n"
-                        f"    stderr: {r.stderr[:500]!r}")
+    problem, _ = one_line_error(full, starts=f"error: {path}", pattern=reason, cwd=cwd, env=env)
+    if problem:
+        failures.append(f"{what}: {problem}")
 
 
 def fixtures(w: Path) -> dict:

@@ -28,7 +28,7 @@ from pathlib import Path
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
-from testlib import missing  # noqa: E402
+from testlib import missing, one_line_error  # noqa: E402
 
 PKGTOOL = Path(os.environ.get("PKGTOOL", ""))
 BINARY_DIR = Path(os.environ.get("LIBPKG_BINARY_DIR", ""))
@@ -49,23 +49,11 @@ def expect_one_line(what: str, argv: list[str], cwd: Path, mentions: str | None 
     `mentions` when given) and nothing on stdout. Returns the line."""
     global checked
     checked += 1
-    r = run(argv, cwd)
-    lines = r.stderr.splitlines()
-    problems = []
-    if r.returncode != 2:
-        problems.append(f"exit {r.returncode}, expected 2")
-    if len(lines) != 1:
-        problems.append(f"{len(lines)} lines on stderr, expected 1")
-    elif not lines[0].startswith("error: "):
-        problems.append("stderr does not start with 'error: '")
-    if mentions and mentions not in r.stderr:
-        problems.append(f"stderr does not name {mentions!r}")
-    if r.stdout:
-        problems.append(f"stdout not empty: {r.stdout[:200]!r}")
-    if problems:
-        failures.append(f"{what}: {'; '.join(problems)}\n    $ {' '.join(map(str, argv))}\n"
-                        f"    stderr: {r.stderr[:600]!r}")
-    return lines[0] if lines else ""
+    problem, line = one_line_error(argv, mentions=mentions, stdout_empty=True, cwd=cwd,
+                                   timeout=120)
+    if problem:
+        failures.append(f"{what}: {problem}")
+    return line
 
 
 def expect_help(what: str, argv: list[str], cwd: Path) -> None:
@@ -192,6 +180,13 @@ def main() -> None:
                                          "--wheel", "w.whl", "--no-env", "--build-env",
                                          "libtorch cpu"], "--tree"),
         ]
+        # No driver has -L (pkgtool repair's -L is --lib-sdir): the drivers
+        # that take library directories refuse it naming --lib-path.
+        for name in ("manywheel", "wheel_macos", "libtorch"):
+            driver = BINARY_DIR / f"drivers/{name}/{name}"
+            table += [(f"{name} -L DIR", [driver, "--wheel", "w.whl", "-L", "/opt/lib"],
+                       "--lib-path"),
+                      (f"{name} -LDIR", [driver, "--wheel", "w.whl", "-L/opt/lib"], "--lib-path")]
         for what, argv, mentions in table:
             expect_one_line(what, argv, cwd, mentions)
 

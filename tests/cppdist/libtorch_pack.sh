@@ -60,6 +60,18 @@ expect_ok "pack -j2" "$PKGTOOL" libtorch pack tree --version 2.5.0+cu124 --build
 expect_same_file "-j1 vs -j2" "$ZIP" "out2/${ZIP##*/}"
 [[ ! -e out2/${LATEST##*/} ]] && pass || fail "--no-latest wrote a latest copy"
 
+case_begin "-latest copies the bytes written, not what the zip's path holds"
+# The zip's name is a symlink to /dev/null: the writer writes into the
+# device (as every output does), and the -latest copy must still be the
+# whole archive, copied from the writer's own descriptor; reopening the
+# path would read the device, not the zip.
+mkdir out3 && ln -s /dev/null "out3/${ZIP##*/}"
+expect_ok "pack into /dev/null" "$PKGTOOL" libtorch pack tree --version 2.5.0+cu124 --build-hash $HASH -o out3 -j1
+[[ -L out3/${ZIP##*/} && $(readlink "out3/${ZIP##*/}") == /dev/null ]] && pass || fail "the symlink to /dev/null was replaced"
+[[ -c /dev/null ]] && pass || fail "/dev/null is no longer a device"
+expect_same_file "-latest is the archive written" "$ZIP" "out3/${LATEST##*/}"
+expect_ok "-latest unzip -t" unzip -tq "out3/${LATEST##*/}"
+
 case_begin "unzipped distribution builds and runs a client"
 mkdir unz && (cd unz && unzip -q "../$ZIP")
 cat >client.cpp <<'C'

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The one place command-line and escaping errors become one `error:` line
 // (frontends/common/cli_parse.hpp, guarded.hpp): CLI11's errors rephrased
-// and kept on one line, usage errors without an appended usage text, and the
+// and kept on one line, hand-written usage errors on one line too, and the
 // std exceptions the library may let through shown with their path.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -95,18 +95,22 @@ TEST(ParseCli, HelpPrintsTheUsageAndStops) {
   EXPECT_NE(out.find("usage: pkgtool cmd INPUT\n"), std::string::npos) << out;
 }
 
-TEST(Guarded, UsageErrorsLoseAnAppendedUsageText) {
+TEST(Guarded, UsageErrorsAreOneLine) {
+  // usage_error, the way hand-written parsers refuse: a message spanning
+  // lines still prints as one line with the hint.
   Outcome o = run_guarded([]() -> int {
-    throw libpkg::Error(libpkg::Errc::usage, "pkgtool x",
-                        "bad flag\nusage: pkgtool x ...\n  more");
+    pkgtool::usage_error("pkgtool x", "bad flag\n  see below\n");
   });
   EXPECT_EQ(o.code, 2);
-  EXPECT_EQ(o.err, "error: pkgtool x: bad flag\n");
-  // A usage refusal that lists its reasons keeps them (repair --plat).
+  EXPECT_EQ(o.err,
+            "error: pkgtool x: bad flag see below (run 'pkgtool x --help')\n");
+  // The message is printed as thrown, nothing cut from it: a usage refusal
+  // that lists its reasons keeps them (repair --plat).
   o = run_guarded([]() -> int {
     throw libpkg::Error(libpkg::Errc::usage, "w.whl",
                         "cannot repair to P:\n  _C.so needs GLIBC_2.34");
   });
+  EXPECT_EQ(o.code, 2);
   EXPECT_EQ(o.err,
             "error: w.whl: cannot repair to P:\n  _C.so needs GLIBC_2.34\n");
   // Other errors keep every line (repair lists each missing library).

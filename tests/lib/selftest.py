@@ -14,7 +14,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from testlib import Checks, readelf_dynamic  # noqa: E402
+import re  # noqa: E402
+
+from testlib import Checks, one_line_error, readelf_dynamic  # noqa: E402
 
 NO_TOOL = "libpkg-no-such-tool-xyz"
 checks = Checks()
@@ -80,5 +82,25 @@ py = subprocess.run([sys.executable, "-c",
                      f"import sys; sys.path.insert(0, {str(HERE)!r}); import testlib; "
                      "testlib.Checks().finish()"], capture_output=True, text=True)
 expect(py.returncode == 1 and "no check ran" in py.stderr, f"testlib.Checks with no check: {py}")
+
+# one_line_error: exit 2 and one stderr line of the right shape, else says
+# what is off.
+def refusal(script: str, **kw):
+    return one_line_error(["sh", "-c", script], **kw)
+
+
+problem, line = refusal("echo 'error: f.whl: no such file' >&2; exit 2", starts="error: f.whl",
+                        mentions="no such", pattern=re.compile("file$"), stdout_empty=True)
+expect(problem is None and line == "error: f.whl: no such file", f"one_line_error: {problem}")
+for script, kw, want in [
+    ("echo 'error: x' >&2; exit 1", {}, "exit 1, expected 2"),
+    ("printf 'error: x\\nusage: y\\n' >&2; exit 2", {}, "2 lines on stderr"),
+    ("echo 'x' >&2; exit 2", {}, "does not start with 'error: '"),
+    ("echo 'error: x' >&2; exit 2", {"mentions": "--lib-path"}, "does not name '--lib-path'"),
+    ("echo 'error: x' >&2; exit 2", {"pattern": re.compile("y")}, "does not match /y/"),
+    ("echo out; echo 'error: x' >&2; exit 2", {"stdout_empty": True}, "stdout not empty"),
+]:
+    problem, _ = refusal(script, **kw)
+    expect(problem is not None and want in problem, f"one_line_error({script!r}): {problem!r}")
 
 checks.finish()

@@ -6,6 +6,7 @@ A script imports it after putting this folder on sys.path:
     sys.path.insert(0, str(Path(__file__).resolve().parents[N] / "lib"))
     from testlib import Checks, missing, readelf_dynamic, require_tools, skip_no_gpu
     from testlib import case, check, finish, run   # scripts made of test cases
+    from testlib import one_line_error             # a refusal: exit 2, one line
 
 Two ways to count results, for two shapes of script: `Checks` collects soft
 checks (every check runs, the summary counts them); `case`/`check`/`finish`
@@ -17,6 +18,8 @@ machine that scripts/setup.sh cannot change (no GPU / CUDA toolkit; see
 tests/skip-allowlist.txt). A missing tool, interpreter, header or built
 target is a failure (exit 1), because setup.sh or the build provides it.
 """
+
+from __future__ import annotations
 
 import re
 import shutil
@@ -125,6 +128,39 @@ def readelf_dynamic(path) -> dict:
         elif tag in facts:
             facts[tag] = value
     return facts
+
+
+def one_line_error(argv, *, starts: str = "error: ", mentions: str | None = None,
+                   pattern: "re.Pattern | None" = None, stdout_empty: bool = False,
+                   **run_kw) -> "tuple[str | None, str]":
+    """Runs argv (stdin /dev/null, text output; run_kw go to subprocess.run,
+    e.g. cwd, env, timeout) and checks the shape of every refusal (README
+    "Errors and exit codes"): exit 2 and exactly one line on stderr, which
+    starts with `starts`, contains `mentions` and matches `pattern` when
+    given; with stdout_empty nothing on stdout either. Returns (problem,
+    line): problem is None when all holds, else what did not, the command
+    and its stderr; line is the first stderr line ("" when none)."""
+    run_kw.setdefault("timeout", 300)
+    r = subprocess.run([str(a) for a in argv], capture_output=True, text=True,
+                       stdin=subprocess.DEVNULL, **run_kw)
+    lines = r.stderr.splitlines()
+    problems = []
+    if r.returncode != 2:
+        problems.append(f"exit {r.returncode}, expected 2")
+    if len(lines) != 1:
+        problems.append(f"{len(lines)} lines on stderr, expected 1")
+    elif not lines[0].startswith(starts):
+        problems.append(f"the line does not start with {starts!r}")
+    elif pattern is not None and not pattern.search(lines[0]):
+        problems.append(f"the line does not match /{pattern.pattern}/")
+    if mentions and mentions not in r.stderr:
+        problems.append(f"stderr does not name {mentions!r}")
+    if stdout_empty and r.stdout:
+        problems.append(f"stdout not empty: {r.stdout[:200]!r}")
+    if not problems:
+        return None, lines[0]
+    return (f"{'; '.join(problems)}\n    $ {' '.join(map(str, argv))}\n"
+            f"    stderr: {r.stderr[:600]!r}", lines[0] if lines else "")
 
 
 # --- checks and cases (the Python side of harness.sh's fail/check/finish) ---

@@ -342,6 +342,16 @@ def bad_input_is_one_line_exit_2():
     # --resume of a nightly that never ran
     p = pkgtool("nightly", "run", "--resume", "--root", d, "--date", DATE, check=2)
     assert "no job list" in p.stderr, p.stderr
+    # A job list that is a FIFO (or a device) is refused at once, not waited
+    # on: the nightly reads its files through read_regular_file.
+    os.mkfifo(f"{d}/fifo.json")
+    for jobs in (f"{d}/fifo.json", "/dev/zero"):
+        p = pkgtool("nightly", "run", "--jobs", jobs, "--root", f"{d}/r3", check=2, timeout=30)
+        assert p.stderr.startswith(f"error: {jobs}: ") and "not a regular file" in p.stderr, p.stderr
+        assert p.stderr.count("\n") == 1, p.stderr
+    p = pkgtool("matrix", "--file", f"{d}/fifo.json", check=2, timeout=30)
+    assert "not a regular file" in p.stderr and p.stderr.count("\n") == 1, p.stderr
+    assert not os.path.exists(f"{d}/r3"), "nothing created for a FIFO job list"
 
 
 def as_nobody():

@@ -20,7 +20,6 @@
 #include <LIEF/ELF.hpp>
 #include <LIEF/exception.hpp>
 #include <LIEF/logging.hpp>
-
 #include <cstdint>
 #include <cstdio>
 #include <exception>
@@ -37,11 +36,21 @@ std::string quote(const std::string& s) {
   std::string out = "\"";
   for (unsigned char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (c < 0x20) {
           char buf[8];
@@ -57,7 +66,9 @@ std::string quote(const std::string& s) {
   return out + "\"";
 }
 
-std::string opt(const std::optional<std::string>& v) { return v ? quote(*v) : "null"; }
+std::string opt(const std::optional<std::string>& v) {
+  return v ? quote(*v) : "null";
+}
 
 std::string list(const std::vector<std::string>& v) {
   std::string out = "[";
@@ -68,36 +79,61 @@ std::string list(const std::vector<std::string>& v) {
 // Same spelling as libpkg's elf::machine_name.
 std::string machine_name(uint64_t m) {
   switch (m) {
-    case 3: return "i386";
-    case 62: return "x86_64";
-    case 183: return "aarch64";
-    case 40: return "arm";
-    case 20: return "ppc";
-    case 21: return "ppc64";
-    case 22: return "s390";
-    case 8: return "mips";
-    case 243: return "riscv";
-    case 258: return "loongarch";
-    case 2: return "sparc";
-    case 43: return "sparcv9";
-    case 50: return "ia64";
-    case 4: return "m68k";
-    case 42: return "sh";
-    case 15: return "parisc";
-    case 41: return "alpha";
-    case 191: return "tilegx";
-    default: return "unknown";
+    case 3:
+      return "i386";
+    case 62:
+      return "x86_64";
+    case 183:
+      return "aarch64";
+    case 40:
+      return "arm";
+    case 20:
+      return "ppc";
+    case 21:
+      return "ppc64";
+    case 22:
+      return "s390";
+    case 8:
+      return "mips";
+    case 243:
+      return "riscv";
+    case 258:
+      return "loongarch";
+    case 2:
+      return "sparc";
+    case 43:
+      return "sparcv9";
+    case 50:
+      return "ia64";
+    case 4:
+      return "m68k";
+    case 42:
+      return "sh";
+    case 15:
+      return "parisc";
+    case 41:
+      return "alpha";
+    case 191:
+      return "tilegx";
+    default:
+      return "unknown";
   }
 }
 
 std::string type_name(E::E_TYPE t) {
   switch (t) {
-    case E::E_TYPE::ET_NONE: return "NONE";
-    case E::E_TYPE::ET_REL: return "REL";
-    case E::E_TYPE::ET_EXEC: return "EXEC";
-    case E::E_TYPE::ET_DYN: return "DYN";
-    case E::E_TYPE::ET_CORE: return "CORE";
-    default: return "unknown";
+    case E::E_TYPE::ET_NONE:
+      return "NONE";
+    case E::E_TYPE::ET_REL:
+      return "REL";
+    case E::E_TYPE::ET_EXEC:
+      return "EXEC";
+    case E::E_TYPE::ET_DYN:
+      return "DYN";
+    case E::E_TYPE::ET_CORE:
+      return "CORE";
+    default:
+      return "unknown";
   }
 }
 
@@ -119,9 +155,9 @@ bool has_section_headers(const std::string& path) {
 }
 
 std::string dump(const std::string& path) {
-  std::unique_ptr<E::Binary> bin =
-      E::Parser::parse(path, has_section_headers(path) ? E::DYNSYM_COUNT_METHODS::COUNT_SECTION
-                                                       : E::DYNSYM_COUNT_METHODS::COUNT_HASH);
+  std::unique_ptr<E::Binary> bin = E::Parser::parse(
+      path, has_section_headers(path) ? E::DYNSYM_COUNT_METHODS::COUNT_SECTION
+                                      : E::DYNSYM_COUNT_METHODS::COUNT_HASH);
   if (!bin) throw std::runtime_error("LIEF returned no binary");
   const E::Header& hdr = bin->header();
 
@@ -131,17 +167,22 @@ std::string dump(const std::string& path) {
   for (const E::DynamicEntry& entry : bin->dynamic_entries()) {
     switch (entry.tag()) {
       case E::DYNAMIC_TAGS::DT_NEEDED:
-        needed.push_back(dynamic_cast<const E::DynamicEntryLibrary&>(entry).name());
+        needed.push_back(
+            dynamic_cast<const E::DynamicEntryLibrary&>(entry).name());
         break;
       case E::DYNAMIC_TAGS::DT_SONAME:
         // First one wins, as for ld.so and pkgtool.
-        if (!soname) soname = dynamic_cast<const E::DynamicSharedObject&>(entry).name();
+        if (!soname)
+          soname = dynamic_cast<const E::DynamicSharedObject&>(entry).name();
         break;
       case E::DYNAMIC_TAGS::DT_RPATH:
-        if (!rpath) rpath = dynamic_cast<const E::DynamicEntryRpath&>(entry).rpath();
+        if (!rpath)
+          rpath = dynamic_cast<const E::DynamicEntryRpath&>(entry).rpath();
         break;
       case E::DYNAMIC_TAGS::DT_RUNPATH:
-        if (!runpath) runpath = dynamic_cast<const E::DynamicEntryRunPath&>(entry).runpath();
+        if (!runpath)
+          runpath =
+              dynamic_cast<const E::DynamicEntryRunPath&>(entry).runpath();
         break;
       case E::DYNAMIC_TAGS::DT_FLAGS:
         if (!flags) flags = entry.value();
@@ -171,11 +212,13 @@ std::string dump(const std::string& path) {
 
   std::string needs = "[";
   bool first_need = true;
-  for (const E::SymbolVersionRequirement& req : bin->symbols_version_requirement()) {
+  for (const E::SymbolVersionRequirement& req :
+       bin->symbols_version_requirement()) {
     std::vector<std::string> versions;
     for (const E::SymbolVersionAuxRequirement& aux : req.auxiliary_symbols())
       versions.push_back(aux.name());
-    needs += std::string(first_need ? "" : ", ") + "{\"file\": " + quote(req.name()) +
+    needs += std::string(first_need ? "" : ", ") +
+             "{\"file\": " + quote(req.name()) +
              ", \"versions\": " + list(versions) + "}";
     first_need = false;
   }
@@ -184,18 +227,23 @@ std::string dump(const std::string& path) {
   std::string out = "{";
   out += "\"file\": " + quote(path);
   out += ", \"class\": " +
-         quote(hdr.identity_class() == E::ELF_CLASS::ELFCLASS64 ? "ELF64" : "ELF32");
-  out += ", \"endian\": " +
-         quote(hdr.identity_data() == E::ELF_DATA::ELFDATA2MSB ? "big" : "little");
-  out += ", \"machine\": " + quote(machine_name(static_cast<uint64_t>(hdr.machine_type())));
+         quote(hdr.identity_class() == E::ELF_CLASS::ELFCLASS64 ? "ELF64"
+                                                                : "ELF32");
+  out +=
+      ", \"endian\": " +
+      quote(hdr.identity_data() == E::ELF_DATA::ELFDATA2MSB ? "big" : "little");
+  out += ", \"machine\": " +
+         quote(machine_name(static_cast<uint64_t>(hdr.machine_type())));
   out += ", \"type\": " + quote(type_name(hdr.file_type()));
   out += ", \"interpreter\": " + opt(interpreter);
   out += ", \"soname\": " + opt(soname);
   out += ", \"needed\": " + list(needed);
   out += ", \"rpath\": " + opt(rpath);
   out += ", \"runpath\": " + opt(runpath);
-  out += ", \"flags_raw\": " + (flags ? std::to_string(*flags) : std::string("null"));
-  out += ", \"flags_1_raw\": " + (flags_1 ? std::to_string(*flags_1) : std::string("null"));
+  out += ", \"flags_raw\": " +
+         (flags ? std::to_string(*flags) : std::string("null"));
+  out += ", \"flags_1_raw\": " +
+         (flags_1 ? std::to_string(*flags_1) : std::string("null"));
   out += ", \"symbols\": {\"defined\": " + std::to_string(defined) +
          ", \"undefined\": " + std::to_string(undefined) + "}";
   out += ", \"version_needs\": " + needs;
@@ -219,7 +267,8 @@ int main(int argc, char** argv) {
     try {
       obj = dump(path);
     } catch (const std::exception& e) {
-      obj = "{\"file\": " + quote(path) + ", \"error\": " + quote(e.what()) + "}";
+      obj =
+          "{\"file\": " + quote(path) + ", \"error\": " + quote(e.what()) + "}";
       rc = 1;
     }
     out += (i > 1 ? ",\n " : "") + obj;

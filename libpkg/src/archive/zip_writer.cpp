@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <libdeflate.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -22,6 +23,7 @@
 #include "archive/zip_format.hpp"
 #include "libpkg/base/atomic_file.hpp"
 #include "libpkg/base/error.hpp"
+#include "libpkg/base/fd.hpp"
 #include "libpkg/base/overlay.hpp"
 #include "libpkg/base/sha256.hpp"
 #include "libpkg/base/thread_pool.hpp"
@@ -541,7 +543,7 @@ struct ZipWriter::Impl {
     writing = 0;
   }
 
-  void commit() {
+  void commit(const std::vector<std::filesystem::path>& copies = {}) {
     flush();
     const u64 cd_offset = pos;
     write_at(pos, central);
@@ -551,8 +553,20 @@ struct ZipWriter::Impl {
     write_at(pos, end);
     pos += end.size();
     out.truncate(pos);
+    // The bytes just written, held open across the rename: the copies come
+    // from them, not from whatever the target's path names by then.
+    Fd written;
+    if (!copies.empty()) {
+      written = Fd(::dup(out.fd()));
+      if (!written) throw_errno(out.target().string(), "cannot dup");
+    }
     out.commit();
     committed = true;
+    for (const auto& copy : copies) {
+      AtomicFile c = AtomicFile::create(copy, 0644);
+      c.copy_from(written.get(), 0, pos, 0);
+      c.commit();
+    }
     // Keeps the cache under its cap. Never fails the archive, which is in
     // place already: prune skips what it cannot list or remove.
     if (options.cache) options.cache->prune_if_stored();
@@ -665,6 +679,12 @@ const std::vector<ZipMemberResult>& ZipWriter::flush() {
 
 const std::vector<ZipMemberResult>& ZipWriter::commit() {
   impl_->commit();
+  return impl_->results;
+}
+
+const std::vector<ZipMemberResult>& ZipWriter::commit(
+    const std::vector<std::filesystem::path>& copies) {
+  impl_->commit(copies);
   return impl_->results;
 }
 

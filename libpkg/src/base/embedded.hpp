@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The data files compiled into the library (cmake/embed_data.cmake,
-// docs/architecture.md decision 6), declared once: each is its bytes followed by a
-// NUL, and its size without the NUL.
+// docs/architecture.md decision 6), declared once: each is its bytes followed
+// by a NUL, and its size without the NUL.
 #pragma once
 
 #include <cstddef>

@@ -340,7 +340,6 @@ Package open_package(const fs::path& artifact, const CheckOptions& options) {
     if (pkg.kind == ArtifactKind::python_package) {
       pkg.dist_info = owner_of(pkg.root, pkg.content_dir);
       const fs::path wheel_file = pkg.root / pkg.dist_info / "WHEEL";
-      std::error_code ec;
       if (!pkg.dist_info.empty() &&
           fs::exists(fs::symlink_status(wheel_file, ec)))
         pkg.platform_tags = wheel_file_platforms(wheel_file);

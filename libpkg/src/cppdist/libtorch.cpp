@@ -169,17 +169,17 @@ LibtorchPackResult pack_libtorch(const fs::path& tree, const fs::path& out_dir,
       result.bytes += static_cast<u64>(e.st.st_size);
     }
   }
-  zip.commit();
+  // The -latest copies come from the bytes just written (the writer's
+  // descriptor), not from reopening the zip's path, which another process
+  // may have replaced since or which may be a device keeping nothing.
+  if (options.write_latest)
+    for (const std::string& latest : latest_names(options.name))
+      result.latest.push_back(out_dir / latest);
+  zip.commit(result.latest);
   // The writer's count, not the file's size now: another process may have
   // replaced the file since (and a device or FIFO keeps no size).
   result.zip_size = zip.size();
-  if (options.write_latest) {
-    for (const std::string& latest : latest_names(options.name)) {
-      result.latest.push_back(out_dir / latest);
-      result.latest_sizes.push_back(
-          copy_file_atomically(result.zip, result.latest.back()));
-    }
-  }
+  result.latest_sizes.assign(result.latest.size(), result.zip_size);
   return result;
 }
 

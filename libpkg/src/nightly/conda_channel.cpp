@@ -3,7 +3,6 @@
 
 #include <openssl/evp.h>
 
-#include <fstream>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -12,6 +11,7 @@
 #include "libpkg/archive/tar.hpp"
 #include "libpkg/archive/zip_reader.hpp"
 #include "libpkg/base/error.hpp"
+#include "libpkg/base/fd.hpp"
 #include "libpkg/base/sha256.hpp"
 #include "libpkg/conda/package.hpp"
 #include "libpkg/nightly/state.hpp"
@@ -36,22 +36,19 @@ std::string hex(const unsigned char* p, unsigned n) {
 // MD5 and SHA-256 in one pass over the file (repodata carries both; MD5
 // only because conda clients still read it).
 void digests(const fs::path& file, CondaRecord& r) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw_errno(file.string(), "open");
+  // open_regular: a FIFO or device put where a package was is refused, not
+  // read until it ends.
+  Fd fd = open_regular(file);
   std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> md5(EVP_MD_CTX_new(),
                                                               EVP_MD_CTX_free);
   EVP_DigestInit_ex(md5.get(), EVP_md5(), nullptr);
   Sha256 sha;
-  std::vector<char> buf(1 << 20);
   r.size = 0;
-  while (in) {
-    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-    auto n = static_cast<std::size_t>(in.gcount());
-    if (n == 0) break;
-    EVP_DigestUpdate(md5.get(), buf.data(), n);
-    sha.update(std::string_view(buf.data(), n));
-    r.size += n;
-  }
+  read_chunks(fd.get(), file.string(), 1 << 20, [&](std::span<const u8> c) {
+    EVP_DigestUpdate(md5.get(), c.data(), c.size());
+    sha.update(c);
+    r.size += c.size();
+  });
   unsigned char out[EVP_MAX_MD_SIZE];
   unsigned len = 0;
   EVP_DigestFinal_ex(md5.get(), out, &len);

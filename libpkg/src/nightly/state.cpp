@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "libpkg/base/error.hpp"
+#include "libpkg/base/fd.hpp"
 
 namespace libpkg::nightly {
 
@@ -49,11 +50,9 @@ bool is_finished(JobState state) {
 }
 
 std::string read_text_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw_errno(path.string(), "open");
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return buf.str();
+  // Job lists, matrices, states and summaries: a FIFO or device given
+  // (or planted) for one is refused at once instead of blocking the runner.
+  return read_regular_file(path);
 }
 
 void write_text_atomically(const fs::path& path, const std::string& text) {

@@ -36,7 +36,7 @@ unzip_to() { rm -rf "$1" && mkdir -p "$1" && (cd "$1" && unzip -q "$2"); }
 
 case_begin "the wheel_macos driver's wheel: torch/lib/libomp.dylib"
 expect_status 0 "wheel_macos" "$WHEEL_MACOS" --no-env --arch arm64 --build-version 2.5.0 \
-  --build-number 1 --python 3.11 --wheel "$W" -L t/brew -o wm --no-check
+  --build-number 1 --python 3.11 --wheel "$W" --lib-path t/brew -o wm --no-check
 WM=wm/torch-2.5.0-cp311-none-macosx_11_0_arm64.whl
 check "written" test -f "$WM"
 

@@ -26,7 +26,7 @@ W=$WHEEL
 IN_SUM=$(sha256sum "$W")
 
 case_begin "--dry-run --json writes nothing"
-expect_status 0 "dry run" "${DRV[@]}" --wheel "$W" -L t/brew -o dry --dry-run --json
+expect_status 0 "dry run" "${DRV[@]}" --wheel "$W" --lib-path t/brew -o dry --dry-run --json
 check "nothing written" test ! -e dry
 check "dry-run summary" "$LIBPKG_PYTHON" -c '
 import json, sys
@@ -37,7 +37,7 @@ assert "output: torch-2.5.0-cp311-none-macosx_11_0_arm64.whl" in s["plan"], s["p
 ' "$SCRATCH/last.out"
 
 case_begin "torch-like wheel: name, one libomp in torch/lib, tags, check passes"
-expect_status 0 "driver" "${DRV[@]}" --wheel "$W" -L t/brew -o out --json
+expect_status 0 "driver" "${DRV[@]}" --wheel "$W" --lib-path t/brew -o out --json
 cp "$SCRATCH/last.out" summary.json
 check "input untouched" test "$(sha256sum "$W")" = "$IN_SUM"
 check "output name" test -f "out/$OUT_NAME"
@@ -87,21 +87,21 @@ done
 case_begin "MACOSX_DEPLOYMENT_TARGET is a ceiling"
 expect_status 2 "file above 11.0" env MACOSX_DEPLOYMENT_TARGET=11.0 "${DRV[@]}" \
   --wheel "$(build_torchlike "$SCRATCH/t12" arm64-apple-macos11 arm64-apple-macos12 >/dev/null; echo "$SCRATCH/t12/dist/torch-2.5.0-cp311-cp311-macosx_11_0_arm64.whl")" \
-  -L t12/brew -o out12
+  --lib-path t12/brew -o out12
 check "names the deployment target" grep -q "deployment target 11.0" "$SCRATCH/last.err"
 check "nothing written" test ! -e out12
 
 case_begin "an OpenMP runtime the wheel does not ship is refused, not put in .dylibs"
 cp -r t/tree noomp-tree && rm noomp-tree/torch/lib/libomp.dylib && mkdir noomp
 make_wheel noomp-tree noomp
-expect_status 2 "refused" "${DRV[@]}" --wheel noomp/torch-2.5.0-cp311-cp311-macosx_11_0_arm64.whl -L t/brew -o outn
+expect_status 2 "refused" "${DRV[@]}" --wheel noomp/torch-2.5.0-cp311-cp311-macosx_11_0_arm64.whl --lib-path t/brew -o outn
 check "names libomp and torch/lib" grep -q "^error: .*libomp.dylib would be bundled as torch/.dylibs/libomp.dylib.*torch/lib/libomp.dylib" "$SCRATCH/last.err"
 check "nothing written" test ! -e outn
 
 case_begin "two OpenMP runtimes in the wheel are refused"
 cp -r t/tree two-tree && cp two-tree/torch/lib/libomp.dylib two-tree/torch/lib/libiomp5.dylib && mkdir two
 make_wheel two-tree two
-expect_status 2 "refused" "${DRV[@]}" --wheel two/torch-2.5.0-cp311-cp311-macosx_11_0_arm64.whl -L t/brew -o outt
+expect_status 2 "refused" "${DRV[@]}" --wheel two/torch-2.5.0-cp311-cp311-macosx_11_0_arm64.whl --lib-path t/brew -o outt
 check "names both" grep -q "^error: .*2 OpenMP runtimes (torch/lib/libiomp5.dylib, torch/lib/libomp.dylib)" "$SCRATCH/last.err"
 check "nothing written" test ! -e outt
 
@@ -117,15 +117,15 @@ echo '# torch-like' >b/tree/torch/__init__.py
 dist_info b/tree torch 2.5.0 cp311-cp311-macosx_11_0_arm64
 make_wheel b/tree b/dist
 expect_status 1 "check fails" "${DRV[@]}" --wheel b/dist/torch-2.5.0-cp311-cp311-macosx_11_0_arm64.whl \
-  -L b/lib -o outb
+  --lib-path b/lib -o outb
 check "OpenBLAS named" grep -qi "openblas" "$SCRATCH/last.out"
 expect_status 0 "--no-check writes it" "${DRV[@]}" --wheel b/dist/torch-2.5.0-cp311-cp311-macosx_11_0_arm64.whl \
-  -L b/lib -o outc --no-check
+  --lib-path b/lib -o outc --no-check
 check "written with --no-check" test -f "outc/$OUT_NAME"
 
 case_begin "bad input"
 expect_status 2 "missing wheel" "${DRV[@]}" --wheel nope.whl -o outd
 check "names the file" grep -q "^error: nope.whl: wheel not found" "$SCRATCH/last.err"
-expect_status 2 "other python" "${BASE[@]}" --python 3.12 --wheel "$W" -L t/brew -o oute
+expect_status 2 "other python" "${BASE[@]}" --python 3.12 --wheel "$W" --lib-path t/brew -o oute
 check "names both pythons" grep -q "cp311.*3.12" "$SCRATCH/last.err"
 finish

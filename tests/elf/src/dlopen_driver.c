@@ -5,12 +5,12 @@
 #include <dlfcn.h>
 #include <stdio.h>
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: %s LIBRARY [SYMBOL...]\n", argv[0]);
     return 2;
   }
-  void *h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+  void* h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
   if (!h) {
     fprintf(stderr, "dlopen failed: %s\n", dlerror());
     return 1;

@@ -9,4 +9,4 @@ static const char fixture_greeting[] = "fixture";
 
 int fixture_value(void) { return FIXTURE_VALUE; }
 
-const char *fixture_name(void) { return fixture_greeting; }
+const char* fixture_name(void) { return fixture_greeting; }

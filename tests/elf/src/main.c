@@ -9,7 +9,7 @@
 
 int fixture_value(void);
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   printf("fixture_value=%d\n", fixture_value());
   for (int i = 1; i < argc; ++i) {
     int (*fn)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, argv[i]);

@@ -173,6 +173,14 @@ class ZipWriter {
   /// place. Returns the results of all members.
   /// Throws as flush() does, and Errc::io when the rename fails.
   const std::vector<ZipMemberResult>& commit();
+  /// commit(), then the finished archive copied to each of `copies` (each
+  /// through an AtomicFile, mode 0644) from the descriptor it was written
+  /// through, never by reopening the target's path: whatever another process
+  /// puts at the target meanwhile is not what gets copied, and a target that
+  /// is a device or FIFO (written into) still gives whole copies. Throws as
+  /// commit() does, and Errc::io naming a copy that cannot be written.
+  const std::vector<ZipMemberResult>& commit(
+      const std::vector<std::filesystem::path>& copies);
   /// Bytes of the archive written (after commit: its whole size, also when
   /// the target was a device or FIFO that keeps no size of its own).
   /// Never throws.

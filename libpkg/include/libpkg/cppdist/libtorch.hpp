@@ -5,7 +5,8 @@
 // lib/, include/, share/, bin/ (kept even when empty), `build-version` (the
 // release version) and `build-hash` (the source commit), each one line. The
 // zip goes through the parallel, deterministic zip writer; the `-latest`
-// copies are byte copies made inside the kernel.
+// copies are byte copies made inside the kernel from the writer's own
+// descriptor (ZipWriter::commit(copies)), never by reopening the zip's path.
 #pragma once
 
 #include <filesystem>
@@ -46,7 +47,7 @@ struct LibtorchPackResult {
   std::filesystem::path zip;
   std::vector<std::filesystem::path> latest;
   u64 files = 0;
-  u64 bytes = 0;  // uncompressed
+  u64 bytes = 0;     // uncompressed
   u64 zip_size = 0;  // the writer's own count of the bytes it wrote
   std::vector<u64> latest_sizes;  // bytes copied to each of `latest`
   std::vector<std::filesystem::path> skipped;  // see skip_other_entries

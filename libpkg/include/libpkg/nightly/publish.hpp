@@ -41,7 +41,8 @@ struct PublishResult {
 /// .tar.bz2) and libtorch zips (libtorch*.zip) of
 /// `layout` into `channel`. Errc::usage when a runner still holds the
 /// nightly; Errc::format naming a wheel whose name or METADATA is bad.
-PublishResult publish_nightly(const Layout& layout, const std::filesystem::path& channel,
+PublishResult publish_nightly(const Layout& layout,
+                              const std::filesystem::path& channel,
                               const PublishOptions& options);
 
 /// PEP 503's normalized project name: lowercase, runs of -_. become '-'.

@@ -72,8 +72,9 @@ std::string state_json(const JobRecord& record);
 /// file on failure.
 void write_text_atomically(const std::filesystem::path& path,
                            const std::string& text);
-/// The whole file as text; an errno Error naming \p path when it cannot be
-/// opened.
+/// The whole regular file as text (read_regular_file): Errc::io naming
+/// \p path when it cannot be opened or read, or is not a regular file (a
+/// FIFO or device is refused, never waited on).
 std::string read_text_file(const std::filesystem::path& path);
 
 }  // namespace libpkg::nightly

@@ -7,7 +7,7 @@
 #ifdef WITH_FOO
 int foo_value(void);
 #endif
-double PyInit__x(const char *s) {
+double PyInit__x(const char* s) {
   double v = pow((double)strlen(s), 1.5);
 #ifdef WITH_FOO
   v += foo_value();

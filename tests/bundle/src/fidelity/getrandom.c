@@ -3,8 +3,8 @@
    the weak reference to getentropy must not count for the blacklist. */
 #include <stddef.h>
 #include <sys/types.h>
-extern ssize_t getrandom(void *, size_t, unsigned);
-extern int getentropy(void *, size_t) __attribute__((weak));
+extern ssize_t getrandom(void*, size_t, unsigned);
+extern int getentropy(void*, size_t) __attribute__((weak));
 long PyInit__rnd(void) {
   char b[4];
   return (long)getrandom(b, sizeof b, 0) + (getentropy ? 1 : 0);
