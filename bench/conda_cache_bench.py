@@ -105,7 +105,10 @@ def main() -> int:
                     with open(tar, "wb") as t:
                         subprocess.run(["bzip2", "-dc", str(next((work / "out-none").glob("*" + ext)))],
                                        stdout=t, check=True)
-                    s = launcher.run(["sh", "-c", f"bzip2 -{level} -c '{tar}' > '{work / 'ref.tar.bz2'}'"])
+                    # rusage_exec runs its program by path (execv, no PATH search).
+                    s = launcher.run(["/bin/sh", "-c", f"bzip2 -{level} -c '{tar}' > '{work / 'ref.tar.bz2'}'"])
+                    if not s.ok:
+                        raise SystemExit(f"error: bzip2 -{level}: {s.describe_failure()}")
                     f = work / "ref.tar.bz2"
                 elif r == "no cache":
                     s, f = pack(args.pkgtool, prefix, "benchpkg", work / "out-none", ["--no-cache"])

@@ -57,7 +57,7 @@ def main() -> int:
             fx = rb.build_fixture(work, args.pkgtool, rb.policy_whitelist(HERE.parent))
             out = work / "repaired"
             argv = [args.pkgtool, "repair", str(fx.wheel), "-w", str(out), "--lib-dir", "torch/lib",
-                    "--lib-path", str(rb.CUDA_LIB)]
+                    "--lib-path", str(rb.CUDA_LIB), "--no-cache"]
             for inc in rb.INCLUDED:
                 argv += ["--include", inc]
             env = dict(os.environ, SOURCE_DATE_EPOCH=rb.EPOCH)

@@ -241,12 +241,28 @@ void bind_repair(py::module_& m) {
                            p.plan.grafts.size());
       });
 
-  py::class_<bd::RepairResult>(m, "RepairResult")
+  py::class_<bd::RepairResult>(m, "RepairResult",
+                               "What apply() wrote (the `result` object of "
+                               "`pkgtool repair --json`)")
       .def_readonly("path", &bd::RepairResult::path)
       .def_readonly("members", &bd::RepairResult::members)
       .def_readonly("raw_copies", &bd::RepairResult::raw_copies)
       .def_readonly("compressed", &bd::RepairResult::compressed)
-      .def_readonly("grafted_bytes", &bd::RepairResult::grafted_bytes);
+      .def_readonly("spliced", &bd::RepairResult::spliced,
+                    "edited members written by splicing the input's deflate "
+                    "data (counted in `compressed` too)")
+      .def_readonly("spliced_reused_bytes",
+                    &bd::RepairResult::spliced_reused_bytes,
+                    "compressed bytes of the input the spliced members "
+                    "re-use")
+      .def_readonly("grafted_bytes", &bd::RepairResult::grafted_bytes)
+      .def_readonly("size", &bd::RepairResult::size,
+                    "bytes of the wheel written")
+      .def("__repr__", [](const bd::RepairResult& r) {
+        return fmt::format(
+            "<RepairResult {} members={} compressed={} spliced={}>",
+            r.path.string(), r.members, r.compressed, r.spliced);
+      });
 
   m.def("show", &analyze, "wheel"_a, py::kw_only(), "lib_paths"_a = py::tuple(),
         "ldpaths"_a = py::none(), "exclude"_a = py::tuple(),

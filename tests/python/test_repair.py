@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import libpkg
-from conftest import CC, readelf_dynamic, sh, write_tree
+from conftest import CC, interpreter_tag, readelf_dynamic, sh, write_tree
 
 
 def test_show_explains_tag(ext_wheel, ext_build):
@@ -165,3 +165,88 @@ def test_libc_root_and_isa_arguments(tmp_path):
     assert lifted.tag.startswith("manylinux")
     plan = libpkg.repair.analyze(wheel, ld_library_path=[], disable_isa_ext_check=True)
     assert all(t.startswith("manylinux") for t in plan.platform_tags)
+
+
+def _raw_member(wheel: Path, name: str) -> bytes:
+    """The compressed bytes of `name` as stored in the wheel (local header
+    parsed by hand, so nothing of libpkg reads them)."""
+    with zipfile.ZipFile(wheel) as z:
+        info = z.getinfo(name)
+    with open(wheel, "rb") as f:
+        f.seek(info.header_offset)
+        header = f.read(30)
+        assert header[:4] == b"PK\x03\x04"
+        skip = int.from_bytes(header[26:28], "little") + int.from_bytes(header[28:30], "little")
+        f.seek(info.header_offset + 30 + skip)
+        return f.read(info.compress_size)
+
+
+def test_apply_reports_spliced_members(ext_build, tmp_path):
+    # A 32 MiB library (a blob of the system's shared libraries, so it
+    # deflates like code) in the wheel needs libhelper.so.1 from outside:
+    # repair edits its NEEDED entry, a few bytes, and splices the rest of
+    # its deflate data from the input (docs/archives.md, "Splice").
+    blob = tmp_path / "blob.bin"
+    libs = sorted(p for p in Path("/usr/lib/x86_64-linux-gnu").glob("*.so*")
+                  if p.is_file() and not p.is_symlink())
+    with open(blob, "wb") as f:
+        left = 32 << 20
+        for lib in libs:
+            data = lib.read_bytes()[:left]
+            f.write(data)
+            left -= len(data)
+            if not left:
+                break
+    assert blob.stat().st_size == 32 << 20
+    (tmp_path / "big.c").write_text(
+        '__asm__(".section .rodata.blob,\\"a\\"\\n.incbin \\"' + str(blob) + '\\"\\n.text\\n");\n'
+        "int helper_value(void);\nint big_value(void) { return helper_value() + 1; }\n")
+    big = tmp_path / "libbig.so"
+    sh(CC, "-shared", "-fPIC", "-o", big, tmp_path / "big.c",
+       f"-L{ext_build['libdir']}", "-l:libhelper.so.1", "-Wl,-soname,libbig.so")
+    member = "bigpkg/lib/libbig.so"
+    tree = write_tree(tmp_path / "bigtree", "bigpkg", "1.0", interpreter_tag(), {
+        "bigpkg/__init__.py": b"",
+        member: big.read_bytes(),
+    })
+    packed = libpkg.wheel.pack(tree, tmp_path / "pack").path
+    # The same wheel with every member stored: nothing to splice from.
+    stored = tmp_path / "stored" / packed.name
+    stored.parent.mkdir()
+    with zipfile.ZipFile(packed) as zin, zipfile.ZipFile(stored, "w", zipfile.ZIP_STORED) as zout:
+        for info in zin.infolist():
+            zout.writestr(info.filename, zin.read(info), zipfile.ZIP_STORED)
+
+    def repair(wheel: Path, out: str):
+        plan = libpkg.repair.analyze(wheel, lib_paths=[str(ext_build["libdir"])],
+                                     ld_library_path=[], libc="glibc")
+        assert [e.member for e in plan.edits if not e.graft] == [member]
+        return libpkg.repair.apply(plan, tmp_path / out)
+
+    spliced = repair(packed, "out-pack")
+    reference = repair(stored, "out-stored")
+    assert reference.spliced == 0 and reference.spliced_reused_bytes == 0
+    # Only the big library is spliced; the small grafted helper is compressed.
+    assert spliced.spliced == 1 and spliced.compressed >= 2
+    assert spliced.members == reference.members
+    assert spliced.size == spliced.path.stat().st_size
+    assert reference.size == reference.path.stat().st_size
+    assert f"spliced={spliced.spliced}" in repr(spliced)
+    with zipfile.ZipFile(spliced.path) as a, zipfile.ZipFile(reference.path) as b:
+        assert a.testzip() is None
+        assert sorted(a.namelist()) == sorted(b.namelist())
+        for name in a.namelist():
+            assert a.read(name) == b.read(name), name
+    # The re-used bytes are the input's compressed data copied verbatim:
+    # the input's 64 KiB windows found as they are in the output cover them
+    # but for the two partial windows at each end of a re-used span (the
+    # wheel writer's restart points: one span per unchanged 8 MiB chunk).
+    # The edit touches the first and the last chunk (headers, and what it
+    # appends), so the two chunks in between at least are re-used.
+    before, after = _raw_member(packed, member), _raw_member(spliced.path, member)
+    window = 64 << 10
+    found = sum(window for at in range(0, len(before) - window + 1, window)
+                if before[at:at + window] in after)
+    reused = spliced.spliced_reused_bytes
+    assert len(before) // 4 <= reused <= len(before), (reused, len(before))
+    assert found >= reused - 2 * window * 4, (found, reused)
