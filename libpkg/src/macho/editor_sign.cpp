@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "libpkg/base/error.hpp"
 #include "libpkg/macho/codesign.hpp"
@@ -16,8 +17,19 @@ namespace libpkg::macho {
 std::optional<ByteRange> write_differences(std::span<const u8> before,
                                            std::span<const u8> now, u64 at,
                                            Overlay& overlay) {
+  // Equal blocks are skipped with memcmp: a re-signed 200 MB file's
+  // signature is 1.6 MB of which a few hashes changed, and a byte loop over
+  // it took a tenth of the in-place edit's time.
+  constexpr size_t kBlock = 4096;
   size_t first = 0, last = now.size();
+  while (last - first >= kBlock &&
+         std::memcmp(now.data() + first, before.data() + first, kBlock) == 0)
+    first += kBlock;
   while (first < last && now[first] == before[first]) ++first;
+  while (last - first >= kBlock &&
+         std::memcmp(now.data() + last - kBlock, before.data() + last - kBlock,
+                     kBlock) == 0)
+    last -= kBlock;
   while (last > first && now[last - 1] == before[last - 1]) --last;
   if (first == last) return std::nullopt;
   overlay.write(at + first, now.subspan(first, last - first));
