@@ -40,6 +40,12 @@ best_time() {
 at_most() {
   if awk -v v="$2" -v l="$3" 'BEGIN { exit !(v <= l) }'; then pass; else fail "$1: $2 > $3"; fi
 }
+# at_most_seconds WHAT SECONDS LIMIT: LIMIT scaled by $LIBPKG_TIME_SCALE (4 in
+# sanitized Debug builds, where inspect of 1M entries took 3.1 s against the
+# 3 s bound); the ratios, which tell linear from quadratic, are not scaled.
+at_most_seconds() {
+  at_most "$1" "$2" "$(awk -v l="$3" -v s="${LIBPKG_TIME_SCALE:-1}" 'BEGIN { print l * s }')"
+}
 # ratio A B: B / A, with A floored at 10 ms (timer granularity)
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a < 0.01) a = 0.01; printf "%.1f", b / a }'; }
 
@@ -65,20 +71,20 @@ for cmd in "inspect" "patchelf --print-needed"; do
   big=$(best_time 3 "$PKGTOOL" $cmd n1m.so)
   r=$(ratio "$small" "$big")
   log "$cmd: 100k ${small}s, 1M ${big}s (x$r)"
-  at_most "$cmd on 1M entries (s)" "$big" 3
+  at_most_seconds "$cmd on 1M entries (s)" "$big" 3
   at_most "$cmd: 1M/100k time ratio" "$r" 40
 done
 
 case_begin "edits at 1M entries"
 t=$(best_time 2 "$PKGTOOL" patchelf --set-rpath /opt/x --output edited.so n1m.so)
 log "set-rpath 1M: ${t}s"
-at_most "--set-rpath on 1M entries (s)" "$t" 10
+at_most_seconds "--set-rpath on 1M entries (s)" "$t" 10
 expect_eq "edited RUNPATH" /opt/x "$("$PKGTOOL" patchelf --print-rpath edited.so)"
 expect_eq "edited NEEDED count" 1000000 "$("$PKGTOOL" patchelf --print-needed edited.so | wc -l)"
 t=$(best_time 2 "$PKGTOOL" patchelf --remove-needed libdep.so --add-needed libnew.so \
   --output removed.so same1m.so)
 log "remove-needed of 1M entries: ${t}s"
-at_most "--remove-needed of 1M entries (s)" "$t" 10
+at_most_seconds "--remove-needed of 1M entries (s)" "$t" 10
 expect_eq "all 1M entries removed, one added" libnew.so \
   "$("$PKGTOOL" patchelf --print-needed removed.so)"
 
@@ -90,7 +96,7 @@ log "ldd: 10k ${small}s, 100k ${big}s (x$r)"
 at_most "ldd: 100k/10k time ratio" "$r" 40
 t=$(best_time 2 "$PKGTOOL" ldd same1m.so)
 log "ldd 1M entries of one name: ${t}s"
-at_most "ldd on 1M entries of one name (s)" "$t" 10
+at_most_seconds "ldd on 1M entries of one name (s)" "$t" 10
 rc=0
 "$PKGTOOL" ldd n10k.so >/dev/null 2>err || rc=$?
 expect_eq "ldd exit status with missing libraries" 1 "$rc"
