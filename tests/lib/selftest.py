@@ -16,7 +16,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import re  # noqa: E402
 
-from testlib import Checks, one_line_error, readelf_dynamic  # noqa: E402
+import testlib  # noqa: E402
+from testlib import Checks, data_rows, newest_per_major, one_line_error, readelf_dynamic  # noqa: E402
 
 NO_TOOL = "libpkg-no-such-tool-xyz"
 checks = Checks()
@@ -102,5 +103,23 @@ for script, kw, want in [
 ]:
     problem, _ = refusal(script, **kw)
     expect(problem is not None and want in problem, f"one_line_error({script!r}): {problem!r}")
+
+# data_rows: every row in the normal build, the representatives in the
+# sanitized one (LIBPKG_SANITIZED=1); newest_per_major keeps list order.
+versions = ["10.2", "11.0", "11.8", "12.1", "12.10", "12.9", "13.0"]
+saved = os.environ.pop("LIBPKG_SANITIZED", None)
+expect(data_rows(versions, newest_per_major) == versions, "data_rows outside the sanitized build: every row")
+os.environ["LIBPKG_SANITIZED"] = "1"
+got = data_rows(versions, newest_per_major)
+expect(got == ["10.2", "11.8", "12.10", "13.0"], f"data_rows in the sanitized build: {got}")
+try:
+    data_rows(versions, lambda rows: [])
+    expect(False, "data_rows with no representative raises")
+except ValueError:
+    pass
+expect(testlib.sanitized_build(), "sanitized_build() with LIBPKG_SANITIZED=1")
+os.environ.pop("LIBPKG_SANITIZED")
+if saved is not None:
+    os.environ["LIBPKG_SANITIZED"] = saved
 
 checks.finish()

@@ -21,6 +21,7 @@ target is a failure (exit 1), because setup.sh or the build provides it.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -90,6 +91,38 @@ class Checks:
     def finish(self) -> None:
         """Exits with status()."""
         sys.exit(self.status())
+
+
+def sanitized_build() -> bool:
+    """True in the AddressSanitizer/UBSan build's test run (tests/CMakeLists.txt
+    sets LIBPKG_SANITIZED=1 there)."""
+    return os.environ.get("LIBPKG_SANITIZED") == "1"
+
+
+def data_rows(rows: list, representatives) -> list:
+    """The rows a test that repeats ONE code path over many data rows (every
+    CUDA table version, say) runs: all of them in the normal build; in the
+    sanitized build only those `representatives(rows)` picks. That pass
+    looks for memory errors in our code paths, which each row walks the
+    same way; the normal pass checks every row's data. Keeps the whole
+    test suite inside the CI's time budget (scripts/test.sh)."""
+    if not sanitized_build():
+        return list(rows)
+    kept = [r for r in representatives(rows)]
+    if not kept:
+        raise ValueError("data_rows: the representatives of a non-empty list are empty")
+    return kept
+
+
+def newest_per_major(versions: list) -> list:
+    """The newest version of each major ("11.8" of 11.x), in the list's order."""
+    newest = {}
+    for v in versions:
+        major = v.split(".")[0]
+        if major not in newest or tuple(map(int, v.split("."))) > tuple(map(int, newest[major].split("."))):
+            newest[major] = v
+    keep = set(newest.values())
+    return [v for v in versions if v in keep]
 
 
 def require_tools(*tools: str) -> None:

@@ -34,7 +34,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "common"))
 import cuda_standin  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "lib"))
-from testlib import Checks, missing, readelf_dynamic, skip_no_gpu  # noqa: E402
+from testlib import Checks, data_rows, missing, newest_per_major, readelf_dynamic, skip_no_gpu  # noqa: E402
 
 DRIVER = os.environ.get("LIBTORCH_DRIVER", "")
 CASE = os.environ.get("LIBTORCH_CASE", "")
@@ -505,7 +505,7 @@ def case_table_versions(work: Path) -> None:
     versions = [v["cuda"] for v in json.loads((src / "data/cuda/cuda.json").read_text())["versions"]
                 if "libraries" in v]
     check({"12.6", "12.8", "12.9", "13.0"} <= set(versions), f"versions {versions}")
-    for version in versions:
+    for version in data_rows(versions, newest_per_major):
         libs = cuda_standin.table_libraries(pkgtool, version)
         root = work / f"root-{version}"
         made = cuda_standin.make_root(root, libs, version)

@@ -36,7 +36,7 @@ import time
 import zipfile
 from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "lib"))
-from testlib import Checks, missing, readelf_dynamic, skip_no_gpu  # noqa: E402
+from testlib import Checks, data_rows, missing, newest_per_major, readelf_dynamic, skip_no_gpu  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "common"))
@@ -643,7 +643,7 @@ def case_table_versions(fx: Fixtures, tmp: Path) -> None:
     every table entry is in the wheel by the name rule (readelf SONAMEs)."""
     versions = table_versions()
     check(len(versions) >= 15 and {"12.6", "12.8", "12.9", "13.0"} <= set(versions), f"versions {versions}")
-    for version in versions:
+    for version in data_rows(versions, newest_per_major):
         libs = cuda_standin.table_libraries(fx.pkgtool, version)
         move = {Path(l["path"]).name: "lib64" for l in libs
                 if "/extras/CUPTI/" in l["path"] and version == "13.0"}
