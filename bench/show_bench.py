@@ -8,6 +8,8 @@ when an auditwheel is given (--auditwheel PATH; none is installed here).
 Rows: median wall time, user+sys and peak RSS (wait4, bench/rusage_exec.c)
 over --runs, warm page cache, the load average (uptime) before and after.
 Every run must succeed; `show --json` must be the same in every run.
+With --unpack, `pkgtool wheel unpack` rows too (into a fresh directory under
+--tmpdir each run, removed after it, so the disk holds one unpacked copy).
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ def main() -> int:
     ap.add_argument("--baseline-check-binary", default=None, help="an older check_binary to time alongside")
     ap.add_argument("--wheel", default=None, help="a repaired wheel (default: build and repair the fixture)")
     ap.add_argument("--save-wheel", default=None, help="copy the repaired fixture wheel into this directory")
+    ap.add_argument("--unpack", action="store_true", help="also time `pkgtool wheel unpack` (and the baseline's)")
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--tmpdir", default=None)
     args = ap.parse_args()
@@ -78,6 +81,11 @@ def main() -> int:
             rows["baseline pkgtool show --json"] = [args.baseline_pkgtool, "show", "--json", str(wheel)]
         if args.baseline_check_binary:
             rows["baseline check_binary --no-runtime"] = [args.baseline_check_binary, "--no-runtime", str(wheel)]
+        if args.unpack:
+            rows["pkgtool wheel unpack"] = [args.pkgtool, "wheel", "unpack", str(wheel), "-d", "{dest}"]
+            if args.baseline_pkgtool:
+                rows["baseline pkgtool wheel unpack"] = [args.baseline_pkgtool, "wheel", "unpack", str(wheel),
+                                                         "-d", "{dest}"]
         if args.auditwheel:
             rows["auditwheel show"] = [args.auditwheel, "show", str(wheel)]
         before = uptime()
@@ -85,7 +93,10 @@ def main() -> int:
         first_json = None
         for i in range(args.runs):
             for name, argv in rows.items():
-                s = launcher.run(argv)
+                dest = work / "unpacked"
+                shutil.rmtree(dest, ignore_errors=True)
+                s = launcher.run([str(dest) if a == "{dest}" else a for a in argv])
+                shutil.rmtree(dest, ignore_errors=True)
                 if "check_binary" in name and os.WIFEXITED(s.status) and os.WEXITSTATUS(s.status) == 1:
                     pass  # checks ran and some failed: the timing still counts
                 elif not s.ok:

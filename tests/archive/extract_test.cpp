@@ -13,6 +13,7 @@
 #include <string>
 
 #include "libpkg/base/error.hpp"
+#include "libpkg/base/sha256.hpp"
 #include "reader_zip_builder.hpp"
 
 namespace {
@@ -22,6 +23,7 @@ using namespace libpkg::archive;
 using namespace reader_testing;
 using libpkg::Errc;
 using libpkg::Error;
+using libpkg::Sha256;
 
 Member file(std::string name, std::string data, unsigned mode = 0100644) {
   Member m;
@@ -327,6 +329,91 @@ TEST_F(Extract, TargetThatIsASymlinkIsRefused) {
   ZipReader zip = zip_of({file("x", "1")});
   EXPECT_THROW(extract(zip, root_ / "out"), Error);
   EXPECT_TRUE(fs::is_empty(root_ / "real"));
+}
+
+// ---------------------------------------------------------------- digests
+
+std::size_t index_of(const ZipReader& zip, const std::string& name) {
+  return zip.find(name) - zip.entries().data();
+}
+
+TEST_F(Extract, DigestsAreSha256OfTheWrittenFiles) {
+  const std::string big(3 << 20, 'z');  // several inflate pieces
+  ZipReader zip = zip_of({dir("d/"), file("d/a", "alpha"), file("d/big", big),
+                          file("empty", ""), link("d/l", "a")});
+  fs::path out = root_ / "out";
+  ExtractOptions options;
+  options.digests = true;
+  ExtractReport report = extract(zip, out, options);
+  ASSERT_EQ(report.digests.size(), zip.entries().size());
+  for (const char* name : {"d/a", "d/big", "empty"}) {
+    const MemberDigest& d = report.digests[index_of(zip, name)];
+    libpkg::u64 size = 0;
+    EXPECT_TRUE(d.present) << name;
+    EXPECT_TRUE(d.error.empty()) << name;
+    EXPECT_EQ(d.sha256, Sha256::of_file(out / name, &size)) << name;
+    EXPECT_EQ(d.size, size) << name;
+  }
+  EXPECT_EQ(report.digests[index_of(zip, "d/big")].size, big.size());
+  // Directories and symlinks are not file content.
+  EXPECT_FALSE(report.digests[index_of(zip, "d/")].present);
+  EXPECT_FALSE(report.digests[index_of(zip, "d/l")].present);
+  // Without the option, nothing is hashed.
+  options.overwrite = true;
+  options.digests = false;
+  EXPECT_TRUE(extract(zip, out, options).digests.empty());
+}
+
+TEST_F(Extract, CorruptMemberWithDigestsIsRecordedThenThrown) {
+  Member bad = file("b/bad", std::string(100000, 'q'));
+  bad.crc = 1;
+  ZipReader zip = zip_of({file("a/good", "1"), bad, file("c/good", "3")});
+  fs::path out = root_ / "out";
+  ExtractOptions options;
+  options.digests = true;
+  options.threads = 1;  // the bad member does not stop the ones after it
+  bool hook_ran = false;
+  try {
+    extract(zip, out, options,
+            [&](const ExtractReport& report, const fs::path& staged) {
+              hook_ran = true;
+              const MemberDigest& b = report.digests[index_of(zip, "b/bad")];
+              EXPECT_FALSE(b.present);
+              EXPECT_NE(b.error.find("CRC-32 mismatch"), std::string::npos)
+                  << b.error;
+              EXPECT_TRUE(report.digests[index_of(zip, "a/good")].present);
+              EXPECT_TRUE(report.digests[index_of(zip, "c/good")].present);
+              EXPECT_EQ(slurp(staged / "c/good"), "3");
+            });
+    ADD_FAILURE() << "corrupt member extracted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::format);
+    EXPECT_NE(std::string(e.what()).find("b/bad: CRC-32 mismatch"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_TRUE(hook_ran);
+  EXPECT_TRUE(fs::is_empty(root_));
+}
+
+TEST_F(Extract, BeforeInstallThatThrowsLeavesTargetUntouched) {
+  ZipReader zip = zip_of({file("x", "new")});
+  fs::path out = root_ / "out";
+  auto refuse = [](const ExtractReport&, const fs::path& staged) {
+    EXPECT_EQ(slurp(staged / "x"), "new");
+    throw Error(libpkg::Errc::format, "t", "refused");
+  };
+  EXPECT_THROW(extract(zip, out, {}, refuse), Error);
+  EXPECT_TRUE(fs::is_empty(root_));
+  // An existing tree being replaced stays as it was.
+  fs::create_directories(out);
+  std::ofstream(out / "old") << "old";
+  ExtractOptions options;
+  options.overwrite = true;
+  EXPECT_THROW(extract(zip, out, options, refuse), Error);
+  expect_only("out");
+  EXPECT_EQ(slurp(out / "old"), "old");
+  EXPECT_FALSE(fs::exists(out / "x"));
 }
 
 }  // namespace

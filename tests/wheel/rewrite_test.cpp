@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "../base/temp_dir.hpp"
+#include "libpkg/archive/extract.hpp"
 #include "libpkg/archive/zip_reader.hpp"
 #include "libpkg/base/error.hpp"
 #include "libpkg/wheel/metadata.hpp"
@@ -172,6 +173,51 @@ TEST(WheelVerify, FindsTagMismatchAndMissingRecordRow) {
   EXPECT_EQ(report.findings[0].kind, FindingKind::tag_mismatch);
   EXPECT_EQ(report.findings[0].expected, "py2-none-any");
   EXPECT_EQ(report.findings[0].actual, "py3-none-any");
+}
+
+// verify() takes each member's digest from extract() when given one instead
+// of inflating the member again: a wrong digest is a hash mismatch, a
+// recorded inflate error a corrupt member, and with the true digests the
+// report is the one inflating gives.
+TEST(WheelVerify, UsesDigestsFromExtraction) {
+  TempDir tmp;
+  auto wheel = make_wheel(tmp);
+  auto zip = ZipReader::open(wheel);
+  libpkg::archive::ExtractOptions xo;
+  xo.digests = true;
+  auto extracted = libpkg::archive::extract(zip, tmp / "x", xo);
+  const VerifyReport inflated = verify(zip);
+  ASSERT_TRUE(inflated.ok());
+
+  VerifyOptions vo;
+  vo.digests = extracted.digests;
+  VerifyReport from_digests = verify(zip, vo);
+  EXPECT_TRUE(from_digests.ok());
+  EXPECT_EQ(from_digests.members, inflated.members);
+  EXPECT_EQ(from_digests.hashed_bytes, inflated.hashed_bytes);
+
+  auto digests = extracted.digests;
+  const std::size_t mod = zip.find("pkg/mod.py") - zip.entries().data();
+  const std::size_t init = zip.find("pkg/__init__.py") - zip.entries().data();
+  digests[mod].sha256[0] ^= 1;
+  digests[init].present = false;
+  digests[init].error = "pkg/__init__.py: CRC-32 mismatch";
+  vo.digests = digests;
+  VerifyReport tampered = verify(zip, vo);
+  ASSERT_EQ(tampered.findings.size(), 2u);
+  EXPECT_EQ(tampered.findings[0].kind, FindingKind::corrupt_member);
+  EXPECT_EQ(tampered.findings[0].member, "pkg/__init__.py");
+  EXPECT_EQ(tampered.findings[0].actual, "pkg/__init__.py: CRC-32 mismatch");
+  EXPECT_EQ(tampered.findings[1].kind, FindingKind::hash_mismatch);
+  EXPECT_EQ(tampered.findings[1].member, "pkg/mod.py");
+
+  // A member without a digest (not extracted) is inflated as before.
+  digests = extracted.digests;
+  digests[mod] = {};
+  vo.digests = digests;
+  VerifyReport partly = verify(zip, vo);
+  EXPECT_TRUE(partly.ok());
+  EXPECT_EQ(partly.hashed_bytes, inflated.hashed_bytes);
 }
 
 }  // namespace

@@ -22,6 +22,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <mutex>
 #include <set>
 #include <utility>
@@ -30,6 +31,7 @@
 #include "libpkg/archive/staged_target.hpp"
 #include "libpkg/base/error.hpp"
 #include "libpkg/base/fd.hpp"
+#include "libpkg/base/sha256.hpp"
 #include "libpkg/base/thread_pool.hpp"
 
 namespace libpkg::archive {
@@ -102,7 +104,12 @@ class Extractor {
  public:
   Extractor(const ZipReader& zip, const ExtractOptions& options,
             std::vector<PlannedMember> plan, int root)
-      : zip_(zip), options_(options), plan_(std::move(plan)), root_(root) {}
+      : zip_(zip), options_(options), plan_(std::move(plan)), root_(root) {
+    if (options_.digests) {
+      report_.digests.resize(zip_.entries().size());
+      errors_.resize(zip_.entries().size());
+    }
+  }
 
   ExtractReport run() {
     make_directories();
@@ -110,6 +117,14 @@ class Extractor {
     make_symlinks();
     finish_directories();
     return report_;
+  }
+
+  // The first member (in archive order) that failed to inflate, with
+  // ExtractOptions::digests; null if none did.
+  std::exception_ptr first_member_error() const {
+    for (const auto& e : errors_)
+      if (e) return e;
+    return nullptr;
   }
 
  private:
@@ -176,15 +191,38 @@ class Extractor {
       if (fd.get() < 0) io_error(zip_, e.name, "create");
       u64 since_report = 0;
       const std::string shown = zip_.name() + ":" + e.name;
-      zip_.read(e, [&](std::span<const u8> piece) {
-        write_all(fd.get(), piece, shown);
-        since_report += piece.size();
-        if (since_report >= (u64{4} << 20)) {
-          add_progress(since_report);
-          since_report = 0;
-        }
-      });
+      MemberDigest* digest = options_.digests
+                                 ? &report_.digests[&e - zip_.entries().data()]
+                                 : nullptr;
+      Sha256 sha;
+      try {
+        zip_.read(e, [&](std::span<const u8> piece) {
+          write_all(fd.get(), piece, shown);
+          if (digest) {
+            sha.update(piece);
+            digest->size += piece.size();
+          }
+          since_report += piece.size();
+          if (since_report >= (u64{4} << 20)) {
+            add_progress(since_report);
+            since_report = 0;
+          }
+        });
+      } catch (const Error& err) {
+        // With digests, a corrupt member is recorded and the others go on
+        // (the caller reports it with the rest; extract() throws it later).
+        // Write errors (Errc::io) still stop everything.
+        if (!digest || err.code() != Errc::format) throw;
+        digest->error = err.message();
+        errors_[&e - zip_.entries().data()] = std::current_exception();
+        add_progress(since_report);
+        return;
+      }
       add_progress(since_report);
+      if (digest) {
+        digest->sha256 = sha.finish();
+        digest->present = true;
+      }
       if (::fchmod(fd.get(), file_mode(e, options_.keep_modes)) != 0)
         io_error(zip_, e.name, "chmod");
       timespec_pair times = entry_times(e);
@@ -247,12 +285,14 @@ class Extractor {
   u64 done_ = 0;
   u64 total_ = 0;
   std::atomic<bool> failed_{false};
+  std::vector<std::exception_ptr> errors_;  // by entry index (digests)
 };
 
 }  // namespace
 
 ExtractReport extract(const ZipReader& zip, const fs::path& dir,
-                      const ExtractOptions& options) {
+                      const ExtractOptions& options,
+                      const BeforeInstallFn& before_install) {
   // Every name rule is applied before anything is written.
   std::vector<PlannedMember> plan =
       names::plan_members(zip, options.allow_symlinks);
@@ -283,6 +323,9 @@ ExtractReport extract(const ZipReader& zip, const fs::path& dir,
   if (root.get() < 0) throw_errno(staged.path().string(), "open");
   Extractor extractor(zip, options, std::move(plan), root.get());
   ExtractReport report = extractor.run();
+  if (before_install) before_install(report, staged.path());
+  if (std::exception_ptr failed = extractor.first_member_error())
+    std::rethrow_exception(failed);
   staged.install();
   return report;
 }

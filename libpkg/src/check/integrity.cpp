@@ -260,6 +260,7 @@ void check_integrity(const Package& pkg, const CheckOptions& options,
       wheel::VerifyOptions vo;
       vo.threads = options.threads;
       vo.pool = options.pool;
+      vo.digests = pkg.member_digests;
       wheel::VerifyReport report = wheel::verify(*pkg.zip, vo);
       for (const auto& f : report.findings)
         result.problems.push_back({f.member, f.message()});

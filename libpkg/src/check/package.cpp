@@ -357,7 +357,10 @@ Package open_package(const fs::path& artifact, const CheckOptions& options) {
       archive::ExtractOptions xo;
       xo.threads = options.threads;
       xo.pool = options.pool;
-      archive::extract(*pkg.zip, pkg.root, xo);
+      // Hashed while written: the RECORD check uses these digests rather
+      // than inflating every member a second time.
+      xo.digests = true;
+      pkg.member_digests = archive::extract(*pkg.zip, pkg.root, xo).digests;
     } else if (name.ends_with(".conda") || name.ends_with(".tar.bz2")) {
       pkg.kind = ArtifactKind::conda;
       pkg.root = make_scratch();

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "libpkg/abi/census.hpp"
+#include "libpkg/archive/extract.hpp"
 #include "libpkg/archive/zip_reader.hpp"
 #include "libpkg/base/integers.hpp"
 #include "libpkg/base/scratch_dir.hpp"
@@ -118,7 +119,10 @@ struct Package {
   std::vector<MachoEntry> machos;  // sorted by member
   std::vector<MachoNeed> macho_needs;
   std::shared_ptr<archive::ZipReader> zip;  // wheel and libtorch zips
-  std::shared_ptr<ScratchDir> scratch;      // archives: the extraction
+  // Wheels: each member's SHA-256 and size as extracted (indexed like
+  // zip->entries()), for the RECORD check.
+  std::vector<archive::MemberDigest> member_digests;
+  std::shared_ptr<ScratchDir> scratch;  // archives: the extraction
   // Census results by member: the cxx-abi and link checks both need the
   // census of a GB-sized libtorch_cpu.so, which takes seconds to count.
   struct CensusCache {

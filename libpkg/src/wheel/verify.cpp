@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 #include <unordered_map>
 
 #include "libpkg/base/error.hpp"
@@ -148,6 +149,41 @@ struct MemberCheck {
   u64 bytes = 0;
 };
 
+// The member's SHA-256 (and c.bytes, its length): from the digest
+// extract() computed while writing it, if `options` carries one, else by
+// inflating it now. Nullopt, with a corrupt-member finding, when its data
+// fails to inflate (bad deflate stream, CRC or length).
+std::optional<Sha256::Digest> member_digest(const archive::ZipReader& zip,
+                                            MemberCheck& c,
+                                            const VerifyOptions& options) {
+  const std::size_t index = c.entry - zip.entries().data();
+  if (index < options.digests.size()) {
+    const archive::MemberDigest& d = options.digests[index];
+    c.bytes = d.size;
+    if (!d.error.empty()) {
+      c.findings.push_back(
+          {FindingKind::corrupt_member, c.entry->name, "", d.error});
+      return std::nullopt;
+    }
+    if (d.present) return d.sha256;
+    c.bytes = 0;  // not extracted: inflate it below
+  }
+  Sha256 sha;
+  try {
+    zip.read(*c.entry, [&](std::span<const u8> piece) {
+      sha.update(piece);
+      c.bytes += piece.size();
+    });
+  } catch (const Error& e) {
+    // A read error is not a finding about the wheel: it propagates.
+    if (e.code() == Errc::io) throw;
+    c.findings.push_back(
+        {FindingKind::corrupt_member, c.entry->name, "", e.message()});
+    return std::nullopt;
+  }
+  return sha.finish();
+}
+
 }  // namespace
 
 VerifyReport verify(const std::filesystem::path& wheel,
@@ -237,23 +273,10 @@ VerifyReport verify(const archive::ZipReader& zip,
   pool.parallel_for(checks.size(), [&](std::size_t i) {
     MemberCheck& c = checks[i];
     if (!c.row) return;
-    Sha256 sha;
-    try {
-      zip.read(*c.entry, [&](std::span<const u8> piece) {
-        sha.update(piece);
-        c.bytes += piece.size();
-      });
-    } catch (const Error& e) {
-      // A read error is not a finding about the wheel: it propagates.
-      if (e.code() == Errc::io) throw;
-      c.findings.push_back(
-          {FindingKind::corrupt_member, c.entry->name, "", e.message()});
-      return;
-    }
-    auto digest = sha.finish();
-    if (digest != c.expected)
+    std::optional<Sha256::Digest> digest = member_digest(zip, c, options);
+    if (digest && *digest != c.expected)
       c.findings.push_back({FindingKind::hash_mismatch, c.entry->name,
-                            c.row->hash, record_hash(digest)});
+                            c.row->hash, record_hash(*digest)});
   });
 
   for (auto& c : checks) {
@@ -272,6 +295,11 @@ void require_verified(const archive::ZipReader& zip, unsigned threads,
   VerifyOptions options;
   options.threads = threads;
   options.pool = pool;
+  require_verified(zip, options, hint);
+}
+
+void require_verified(const archive::ZipReader& zip,
+                      const VerifyOptions& options, const std::string& hint) {
   VerifyReport report = verify(zip, options);
   if (!report.ok())
     throw Error(

@@ -24,6 +24,7 @@ import json
 import struct
 import sys
 import zipfile
+from pathlib import Path
 
 
 def dist_info(zf):
@@ -136,6 +137,8 @@ def cmd_tamper(kind, src, dst):
     two-dist-info - a second .dist-info directory (its file listed in RECORD)
     duplicate-row - a second RECORD row for a member, with another hash (the
               first row is right; pip and `wheel` use the last)
+    crc      - a member's stored bytes changed after writing (same size;
+              RECORD and the zip CRC-32 both stale): a corrupt member
     (tag mismatches are made by renaming the file, see verify_tampering.sh)
     """
     with zipfile.ZipFile(src) as zf:
@@ -188,7 +191,24 @@ def cmd_tamper(kind, src, dst):
         csv.writer(buf, lineterminator="\n").writerows(rows)
         out = [(i, buf.getvalue().encode() if i.filename == rec_name else d)
                for i, d in out]
-    rewrite(src, dst, out)
+    if kind == "crc":
+        # Stored, so the member's bytes sit verbatim in the file: flip them
+        # there, behind zipfile's back.
+        with zipfile.ZipFile(dst, "w", zipfile.ZIP_DEFLATED) as zf:
+            for info, data in out:
+                if info.filename == target:
+                    info.compress_type = zipfile.ZIP_STORED
+                zf.writestr(info, data)
+        with zipfile.ZipFile(dst) as zf:
+            info = zf.getinfo(target)
+        raw = bytearray(Path(dst).read_bytes())
+        name_len, extra_len = struct.unpack_from("<HH", raw, info.header_offset + 26)
+        start = info.header_offset + 30 + name_len + extra_len
+        at = raw.index(b"hello", start, start + info.compress_size)
+        raw[at:at + 5] = b"HELLO"
+        Path(dst).write_bytes(bytes(raw))
+    else:
+        rewrite(src, dst, out)
     print(target)
     return 0
 

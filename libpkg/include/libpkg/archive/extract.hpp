@@ -16,7 +16,11 @@
 // (it is as before) and the temporary directory is removed.
 #pragma once
 
+#include <array>
 #include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
 
 #include "libpkg/archive/zip_reader.hpp"
 #include "libpkg/base/callbacks.hpp"
@@ -52,6 +56,22 @@ struct ExtractOptions {
   // Every name is still checked. For callers that need some members on disk
   // (repair's ELF files) through the same hardened writes.
   std::function<bool(const ZipEntry&)> select;
+  // Hash (SHA-256) every file member from the very bytes written, into
+  // ExtractReport::digests, so a caller that checks the contents (a wheel's
+  // RECORD) need not inflate them a second time. A member that fails to
+  // inflate (corrupt data, wrong CRC or length) then no longer stops the
+  // others: its error is recorded in its digest, and extract() throws the
+  // first such error (in archive order) after `before_install`, so a
+  // corrupt tree is still never installed.
+  bool digests = false;
+};
+
+/// One member's content as extract() wrote it (with ExtractOptions::digests).
+struct MemberDigest {
+  bool present = false;  // the member was written (a file member)
+  std::array<u8, 32> sha256{};
+  u64 size = 0;       // bytes written
+  std::string error;  // set: the member failed to inflate (why)
 };
 
 // Archives may always expand to this much (small fixtures, tiny wheels).
@@ -64,7 +84,16 @@ struct ExtractReport {
   u64 directories = 0;
   u64 symlinks = 0;
   u64 bytes = 0;
+  // With ExtractOptions::digests: one per zip.entries() element, same order
+  // (directories, symlinks and members `select` skipped are not present).
+  std::vector<MemberDigest> digests;
 };
+
+/// Called by extract() when every member has been written into the staging
+/// directory (`staged`) and before it is renamed onto the target: throwing
+/// from it leaves the target untouched and removes the staging directory.
+using BeforeInstallFn = std::function<void(
+    const ExtractReport& report, const std::filesystem::path& staged)>;
 
 /// Throws Errc::format naming the archive and the offending member when a
 /// name is hostile (see above); nothing has been written at that point.
@@ -76,6 +105,7 @@ void check_member_names(const ZipReader& zip, bool allow_symlinks = true);
 /// target StagedTarget refuses, Errc::io for a failed write; `dir` is then
 /// untouched.
 ExtractReport extract(const ZipReader& zip, const std::filesystem::path& dir,
-                      const ExtractOptions& options = {});
+                      const ExtractOptions& options = {},
+                      const BeforeInstallFn& before_install = {});
 
 }  // namespace libpkg::archive

@@ -13,10 +13,12 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "libpkg/archive/chunk_cache.hpp"
+#include "libpkg/archive/extract.hpp"
 #include "libpkg/archive/source.hpp"
 #include "libpkg/archive/zip_reader.hpp"
 #include "libpkg/base/callbacks.hpp"
@@ -141,10 +143,16 @@ struct Finding {
   std::string message() const;
 };
 
-/// Threads (or the job's pool) verify() hashes members on.
+/// Threads (or the job's pool) verify() hashes members on, and where the
+/// members' digests come from.
 struct VerifyOptions {
   unsigned threads = 0;
   ThreadPool* pool = nullptr;  // the job's pool; null: own `threads`
+  // Digests archive::extract() computed while writing the members
+  // (ExtractReport::digests, indexed like zip.entries()): a member with one
+  // (or with its inflate error) is not decompressed again. Empty, or a
+  // member without one: it is inflated and hashed here.
+  std::span<const archive::MemberDigest> digests;
 };
 
 /// What verify() checked: the wheel, member count, bytes hashed and every
@@ -171,6 +179,8 @@ VerifyReport verify(const archive::ZipReader& zip,
 /// rewrite of a wheel go through this.
 void require_verified(const archive::ZipReader& zip, unsigned threads,
                       const std::string& hint, ThreadPool* pool = nullptr);
+void require_verified(const archive::ZipReader& zip,
+                      const VerifyOptions& options, const std::string& hint);
 
 // ---- rewrite --------------------------------------------------------------
 
