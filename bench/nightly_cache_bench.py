@@ -19,13 +19,18 @@ it equals one of the first: what two CUDA versions (cu126, cu130) look like
 to the cache. Both use the 13.0 table.
 
 Each nightly is 8 jobs in `pkgtool nightly run -j QUEUES` queues (default:
-the number of cores, the runner's own default), each job `manywheel --wheel
+the number of cores, the runner's own default), listed configuration by
+configuration (all Pythons of the first, then of the second: the order a
+user writes; the runner, not this script, makes jobs running at once be of
+different configurations), each job `manywheel --wheel
 W --build-env "manywheel 3.X cu130" --cuda-root ROOT --cuda-root STANDIN
 --level 6 -j DRIVER_JOBS --no-check --json`. Variants, interleaved per run:
   no cache      every job --no-cache
   cache, cold   one fresh --cache-dir shared by the 8 jobs (the first job
                 of each configuration fills it, the other three hit)
   cache, warm   the cold nightly's directory again (tomorrow's nightly)
+(`--variants` picks some, e.g. `--variants "cache, cold"` to compare the
+cold nightly's hits and misses between two builds' runners.)
 Wall time and user+sys CPU of the whole runner (wait4 through
 bench/rusage_exec.c: the runner waits for its jobs, so their CPU is in
 it). Every job must succeed, and each job's wheel must be byte-identical
@@ -35,6 +40,7 @@ in all variants. The nightly's outputs are deleted after each run (8 GB).
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import os
 import shutil
@@ -96,6 +102,8 @@ def main() -> int:
     ap.add_argument("--driver-jobs", type=int, default=1, help="manywheel -j of each job")
     ap.add_argument("--pythons", default="3.10,3.11,3.12,3.13")
     ap.add_argument("--tmpdir", default=None)
+    ap.add_argument("--variants", default="no cache;cache, cold;cache, warm",
+                    help="';'-separated subset of the variants (warm needs cold)")
     ap.add_argument("--markdown", action="store_true")
     args = ap.parse_args()
     # Absolute: the runner starts jobs in the nightly's directory.
@@ -126,13 +134,13 @@ def main() -> int:
 
         def jobs_file(variant: str, cache: Path | None) -> Path:
             jobs = []
-            # Python-major: the runner starts jobs in this order on its
-            # queues, so jobs running at once are of different configurations
-            # and the first job of each configuration fills the cache for the
-            # others (configuration-major, both queues started the same
-            # configuration at once and both missed).
-            for py in pythons:
-                for cuda, root in roots.items():
+            # Configuration-major, as a user lists them. A runner that starts
+            # jobs in list order starts two Pythons of one configuration at
+            # once on its queues, and both miss (the cache holds no lock while
+            # compressing); the runner interleaves configurations ("chunk
+            # groups", docs/nightly.md) since branch joborder.
+            for cuda, root in roots.items():
+                for py in pythons:
                     argv = [manywheel, "--no-env", "--wheel", str(wheels[py]), "--build-env",
                             f"manywheel {py} cu130", "--level", "6", "-j", str(args.driver_jobs),
                             "--no-check", "-o", "{artifact_dir}", "--json"]
@@ -148,13 +156,18 @@ def main() -> int:
             path.write_text(json.dumps({"jobs": jobs}))
             return path
 
-        variants = ["no cache", "cache, cold", "cache, warm"]
+        all_variants = ["no cache", "cache, cold", "cache, warm"]
+        variants = [v.strip() for v in args.variants.split(";")]
+        if any(v not in all_variants for v in variants) or ("cache, warm" in variants
+                                                             and "cache, cold" not in variants):
+            raise SystemExit(f"error: --variants: a subset of {all_variants} (warm needs cold)")
         samples = {v: [] for v in variants}
         cache_counts = {v: [] for v in variants}
         reference: dict[str, str] = {}
         for i in range(args.runs):
             cache = work / f"cache-{i}"
-            order = variants if i % 2 == 0 else ["cache, cold", "cache, warm", "no cache"]
+            order = [v for v in (all_variants if i % 2 == 0 else ["cache, cold", "cache, warm", "no cache"])
+                     if v in variants]
             for v in order:
                 root = work / f"nightly-{i}-{v.replace(', ', '-').replace(' ', '-')}"
                 jf = jobs_file(v, None if v == "no cache" else cache)
@@ -178,6 +191,15 @@ def main() -> int:
                         d = sha256_file(Path(art["path"]))
                         if reference.setdefault(key, d) != d:
                             raise SystemExit(f"error: {key} differs in variant {v}, run {i}")
+                # When each job ran, from the runner's states: which jobs
+                # overlapped.
+                states = [json.loads(p.read_text()) for p in (night / "state").glob("*.json")]
+                t0 = min(st["start"] for st in states)
+                secs = lambda ts: (datetime.datetime.fromisoformat(ts.rstrip("Z"))  # noqa: E731
+                                   - datetime.datetime.fromisoformat(t0.rstrip("Z"))).total_seconds()
+                log(f"run {i} {v}: " + ", ".join(
+                    f"{st['job']} {secs(st['start']):.0f}-{secs(st['end']):.0f} s"
+                    for st in sorted(states, key=lambda st: st["start"])))
                 samples[v].append(s)
                 cache_counts[v].append((hits, misses))
                 log(f"run {i} {v}: {s.wall_s:.1f} s wall, {s.user_s + s.sys_s:.1f} s CPU, "
@@ -190,15 +212,16 @@ def main() -> int:
               f"configurations; {len(grafts)} libraries, {size / 1e9:.2f} GB grafted per job; "
               f"nightly run -j {args.queues}, manywheel -j {args.driver_jobs}; runs {args.runs} (medians)")
         med = lambda xs: statistics.median(xs)  # noqa: E731
-        base_w = med([s.wall_s for s in samples["no cache"]])
-        base_c = med([s.user_s + s.sys_s for s in samples["no cache"]])
+        base = "no cache" if "no cache" in variants else None
+        base_w = med([s.wall_s for s in samples[base]]) if base else None
+        base_c = med([s.user_s + s.sys_s for s in samples[base]]) if base else None
         body = []
         for v in variants:
             w = med([s.wall_s for s in samples[v]])
             c = med([s.user_s + s.sys_s for s in samples[v]])
             h, m = cache_counts[v][0]
             body.append([v, f"{w:.1f}", f"{c:.1f}", f"{h} / {m}" if v != "no cache" else "—",
-                         f"{base_w / w:.2f}×", f"{base_c / c:.2f}×",
+                         f"{base_w / w:.2f}×" if base else "—", f"{base_c / c:.2f}×" if base else "—",
                          " ".join(f"{s.wall_s:.0f}/{s.user_s + s.sys_s:.0f}" for s in samples[v])])
         print(table([f"nightly ({2 * len(pythons)} jobs)", "wall s", "user+sys s", "chunk hits / misses", "wall × no cache",
                      "CPU × no cache", "per run wall/CPU s"], body, args.markdown))

@@ -10,6 +10,8 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <stdexcept>
 
 #include "libpkg/base/error.hpp"
@@ -65,6 +67,68 @@ TEST(NightlyJobs, MatrixCommandIsShellQuoted) {
   EXPECT_EQ(r.argv[2],
             "echo 'manywheel 3.11 cpu' > '/n/it'\\''s/manywheel/cpu/" +
                 jobs[0].name + "'/e");
+}
+
+// The chunk group: what decides which libraries a job grafts and how they
+// are compressed (os, arch, accelerator, conda or not), not the Python.
+TEST(NightlyJobs, ChunkGroupIsTheConfigurationWithoutThePython) {
+  libpkg::config::MatrixFilter f{
+      {"manywheel", "conda"}, {"cpu", "cu118"}, {"3.11", "3.12"}};
+  auto configs = libpkg::config::expand_matrix(
+      libpkg::config::builtin_matrix_json(), "<built-in>", f);
+  auto jobs = nl::jobs_from_matrix(configs, "true");
+  std::map<std::string, std::set<std::string>> names;  // group -> jobs
+  for (const auto& j : jobs) names[nl::chunk_group(j)].insert(j.name);
+  // cpu and cu118, each for manywheel and conda: 4 groups of 2 Pythons.
+  ASSERT_EQ(names.size(), 4u) << nl::jobs_json(jobs);
+  EXPECT_EQ(names.at("linux/x86_64/cu118"),
+            (std::set<std::string>{"manywheel-py3_11-cuda11_8",
+                                   "manywheel-py3_12-cuda11_8"}));
+  EXPECT_EQ(names.at("linux/x86_64/cu118/conda").size(), 2u);
+  EXPECT_EQ(names.at("linux/x86_64/cpu").size(), 2u);
+  // A job file's config: the accelerator at least, else no group.
+  auto bare = nl::parse_jobs(
+      R"([{"name": "a", "argv": ["x"]},
+          {"name": "b", "argv": ["x"], "config": {"python": "3.11"}},
+          {"name": "c", "argv": ["x"], "config": {"accelerator": "cu130"}},
+          {"name": "d", "argv": ["x"],
+           "config": {"accelerator": "cu130", "arch": "aarch64"}}])",
+      "f");
+  EXPECT_EQ(nl::chunk_group(bare[0]), "");
+  EXPECT_EQ(nl::chunk_group(bare[1]), "");
+  EXPECT_EQ(nl::chunk_group(bare[2]), "//cu130");
+  EXPECT_EQ(nl::chunk_group(bare[3]), "/aarch64/cu130");
+}
+
+TEST(NightlyJobs, InterleaveChunkGroupsRoundRobinInListOrder) {
+  auto jobs = nl::parse_jobs(
+      R"([{"name": "a1", "argv": ["x"], "config": {"accelerator": "A"}},
+          {"name": "a2", "argv": ["x"], "config": {"accelerator": "A"}},
+          {"name": "a3", "argv": ["x"], "config": {"accelerator": "A"}},
+          {"name": "n1", "argv": ["x"]},
+          {"name": "b1", "argv": ["x"], "config": {"accelerator": "B"}},
+          {"name": "b2", "argv": ["x"], "config": {"accelerator": "B"}},
+          {"name": "c1", "argv": ["x"], "config": {"accelerator": "C"}}])",
+      "f");
+  auto names = [&](const std::vector<std::size_t>& order) {
+    std::vector<std::string> out;
+    for (std::size_t i : order) out.push_back(jobs[i].name);
+    return out;
+  };
+  std::vector<std::size_t> all{0, 1, 2, 3, 4, 5, 6};
+  // Round 0: every group's first job (n1 has none: a group of its own).
+  EXPECT_EQ(
+      names(nl::interleave_chunk_groups(jobs, all)),
+      (std::vector<std::string>{"a1", "n1", "b1", "c1", "a2", "b2", "a3"}));
+  // A resume: only the jobs left, interleaved among themselves.
+  EXPECT_EQ(names(nl::interleave_chunk_groups(jobs, {1, 2, 5, 6})),
+            (std::vector<std::string>{"a2", "b2", "c1", "a3"}));
+  // One group, or no groups: the list's order.
+  EXPECT_EQ(names(nl::interleave_chunk_groups(jobs, {0, 1, 2})),
+            (std::vector<std::string>{"a1", "a2", "a3"}));
+  EXPECT_EQ(names(nl::interleave_chunk_groups(jobs, {3})),
+            (std::vector<std::string>{"n1"}));
+  EXPECT_TRUE(nl::interleave_chunk_groups(jobs, {}).empty());
 }
 
 TEST(NightlyJobs, UnknownPlaceholderNamesTheJob) {

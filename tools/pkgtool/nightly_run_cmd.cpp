@@ -29,7 +29,8 @@ const char* kUsage =
     "[--matrix-file F]\n"
     "                            [--package-type T]... [--cuda C]... [--python "
     "P]...)\n"
-    "                           [--root DIR] [--date YYYY_MM_DD] [-j N]\n"
+    "                           [--root DIR] [--date YYYY_MM_DD] [-j N] "
+    "[--list-order]\n"
     "                           [--resume | --retry-failed] [--keep-days N]\n"
     "                           [--reserve SIZE] [--no-publish] [--channel "
     "DIR] "
@@ -93,7 +94,8 @@ int run_run(const std::vector<std::string>& args) {
   std::string job_file, command;
   MatrixInput matrix;
   unsigned parallel = 0, grace = 5;
-  bool resume = false, retry = false, quiet = false, no_publish = false;
+  bool resume = false, retry = false, quiet = false, no_publish = false,
+       list_order = false;
   ChannelOptions channel;
   channel.add_to(app);
   app.add_flag("--no-publish", no_publish,
@@ -107,6 +109,9 @@ int run_run(const std::vector<std::string>& args) {
   matrix.add_to(app);
   app.add_option("-j,--parallel", parallel,
                  "parallel queues (default: the cores)");
+  app.add_flag("--list-order", list_order,
+               "start the jobs in the list's order (default: jobs of "
+               "different chunk groups run at once, docs/nightly.md)");
   app.add_option("--grace", grace,
                  "seconds between SIGTERM and SIGKILL on cancel");
   app.add_flag("--resume", resume,
@@ -152,6 +157,7 @@ int run_run(const std::vector<std::string>& args) {
   nl::RunnerOptions opt;
   opt.parallel = parallel;
   opt.grace_s = grace;
+  opt.list_order = list_order;
   opt.reserve_bytes = parse_byte_size("--reserve", reserve);
   opt.mode = resume  ? nl::RunMode::resume
              : retry ? nl::RunMode::retry_failed
@@ -207,7 +213,7 @@ const NightlySubcommand kPublish(
     run_publish);
 const NightlySubcommand kRun(
     "run",
-    "(--jobs FILE | --command T [filters]) [--root DIR] [-j N] "
+    "(--jobs FILE | --command T [filters]) [--root DIR] [-j N] [--list-order] "
     "[--resume|--retry-failed] [--keep-days N] [--channel DIR] [--keep N] "
     "[--no-publish] [--stats-url URL|--no-stats]",
     run_run);

@@ -251,6 +251,44 @@ ResolvedJob resolve_job(const JobSpec& job, const fs::path& nightly_dir,
   return out;
 }
 
+std::string chunk_group(const JobSpec& job) {
+  auto field = [&](const char* key) {
+    auto it = job.config.find(key);
+    return it == job.config.end() ? std::string() : it->second;
+  };
+  std::string accelerator = field("accelerator");
+  if (accelerator.empty()) return "";
+  // Fields joined by '/', which none of them holds (matrix tags and job file
+  // values alike are short tokens); the key is only compared.
+  std::string group = field("os") + "/" + field("arch") + "/" + accelerator;
+  if (field("package_type") == "conda") group += "/conda";
+  return group;
+}
+
+std::vector<std::size_t> interleave_chunk_groups(
+    const std::vector<JobSpec>& jobs, const std::vector<std::size_t>& todo) {
+  // Each group's jobs in list order, the groups in the order of their first
+  // job; a job without a group gets a list of its own.
+  std::vector<std::vector<std::size_t>> groups;
+  std::map<std::string, std::size_t> index;
+  for (std::size_t i : todo) {
+    std::string g = chunk_group(jobs.at(i));
+    if (g.empty()) {
+      groups.push_back({i});
+      continue;
+    }
+    auto [it, added] = index.try_emplace(g, groups.size());
+    if (added) groups.emplace_back();
+    groups[it->second].push_back(i);
+  }
+  std::vector<std::size_t> order;
+  order.reserve(todo.size());
+  for (std::size_t round = 0; order.size() < todo.size(); ++round)
+    for (const auto& g : groups)
+      if (round < g.size()) order.push_back(g[round]);
+  return order;
+}
+
 std::string jobs_json(const std::vector<JobSpec>& jobs) {
   json list = json::array();
   for (const auto& j : jobs) {

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <system_error>
 #include <thread>
@@ -131,10 +132,15 @@ class Runner {
  public:
   Runner(const Layout& layout, std::vector<JobSpec> jobs,
          const RunnerOptions& opt, DiskReserve& reserve)
-      : layout_(layout), jobs_(std::move(jobs)), opt_(opt), reserve_(reserve) {}
+      : layout_(layout), jobs_(std::move(jobs)), opt_(opt), reserve_(reserve) {
+    if (!opt_.list_order)
+      for (const auto& job : jobs_) group_.push_back(chunk_group(job));
+    else
+      group_.resize(jobs_.size());  // no groups: the list's order
+  }
 
   void run(const std::vector<std::size_t>& todo, RunSummary& summary) {
-    todo_ = todo;
+    todo_ = opt_.list_order ? todo : interleave_chunk_groups(jobs_, todo);
     unsigned n = opt_.parallel
                      ? opt_.parallel
                      : std::max(1u, std::thread::hardware_concurrency());
@@ -168,13 +174,26 @@ class Runner {
     return path_exists(layout_.cancel_request(job));
   }
 
+  // The next job to start (under mu_): the first one left whose chunk group
+  // has no job running, else the first one left. Marks its group running.
+  std::size_t take_next() {
+    auto pick = std::find_if(todo_.begin(), todo_.end(), [&](std::size_t i) {
+      return group_[i].empty() || running_[group_[i]] == 0;
+    });
+    if (pick == todo_.end()) pick = todo_.begin();
+    std::size_t i = *pick;
+    todo_.erase(pick);
+    if (!group_[i].empty()) ++running_[group_[i]];
+    return i;
+  }
+
   void queue() {
     for (;;) {
       std::size_t i;
       {
         std::lock_guard lock(mu_);
-        if (next_ >= todo_.size() || error_) return;
-        i = todo_[next_++];
+        if (todo_.empty() || error_) return;
+        i = take_next();
       }
       try {
         run_one(jobs_[i]);
@@ -187,6 +206,10 @@ class Runner {
         else
           unrecorded_.push_back(jobs_[i].name);
       }
+      // The group is free once the job's end is recorded, so a job of the
+      // same group never starts before that end (state timestamps included).
+      std::lock_guard lock(mu_);
+      if (!group_[i].empty()) --running_[group_[i]];
     }
   }
 
@@ -364,8 +387,9 @@ class Runner {
   std::vector<JobSpec> jobs_;
   const RunnerOptions& opt_;
   DiskReserve& reserve_;
-  std::vector<std::size_t> todo_;
-  std::size_t next_ = 0;
+  std::vector<std::string> group_;  // each job's chunk group; "" for none
+  std::vector<std::size_t> todo_;   // jobs not started yet, in start order
+  std::map<std::string, unsigned> running_;  // jobs running per group
   unsigned started_ = 0;
   std::mutex mu_;
   std::exception_ptr error_;

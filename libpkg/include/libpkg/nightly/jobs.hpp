@@ -71,6 +71,30 @@ ResolvedJob resolve_job(const JobSpec& job,
                         const std::filesystem::path& nightly_dir,
                         const std::string& date);
 
+/// The job's chunk group: the part of its configuration that decides which
+/// libraries it grafts and how their bytes are compressed, so that two jobs
+/// of one group compress byte-identical chunks (issue 18's chunk cache) and
+/// jobs of different groups share none. It is the config's "os", "arch" and
+/// "accelerator" (cpu, cu126, cu130, rocm6.2: the CUDA or ROCm libraries
+/// grafted), plus "conda" for a conda package (its tar chunks are encoded
+/// unlike the deflated zip members of wheels and libtorch zips). The Python
+/// version, the C++ ABI and the libtorch variant do not enter: a manywheel
+/// job for 3.11 and one for 3.12, or a libtorch zip of the same CUDA, graft
+/// the same libraries. "" for a job whose config names no accelerator (a job
+/// file without config): the runner knows nothing of its libraries.
+std::string chunk_group(const JobSpec& job);
+
+/// The start order of the jobs \p todo (indexes into \p jobs, in job-list
+/// order) with their chunk groups interleaved: round r starts the r-th job of
+/// every group, the groups in the order of their first job, each group's jobs
+/// in list order. The first job of each group comes as early as possible
+/// (it fills the cache for the rest of its group) and consecutive jobs are of
+/// different groups while two groups are left. A job without a group is a
+/// group of its own, so a list without groups keeps its order. Deterministic:
+/// it depends on the list only.
+std::vector<std::size_t> interleave_chunk_groups(
+    const std::vector<JobSpec>& jobs, const std::vector<std::size_t>& todo);
+
 /// The stored form (what parse_jobs reads back).
 std::string jobs_json(const std::vector<JobSpec>& jobs);
 

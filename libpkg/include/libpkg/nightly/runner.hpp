@@ -30,6 +30,15 @@ enum class RunMode {
 /// How run_nightly runs the jobs.
 struct RunnerOptions {
   unsigned parallel = 0;  // queues; 0: from the number of cores
+  // Start order. By default the jobs' chunk groups are interleaved
+  // (interleave_chunk_groups) and a free queue starts the first job, in that
+  // order, whose group has no job running, if there is one: jobs running at
+  // once are of different groups whenever enough groups are left, so none
+  // compresses what another is compressing at the same time (the chunk cache
+  // holds no lock while compressing, so both would miss). A queue never
+  // waits: with only running groups left it starts the next job anyway.
+  // true: the job list's order, as given.
+  bool list_order = false;
   RunMode mode = RunMode::fresh;
   // Set (from a signal handler) to cancel: running children are stopped
   // (SIGTERM to their process group, SIGKILL after grace_s), every
