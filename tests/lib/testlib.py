@@ -108,7 +108,7 @@ def data_rows(rows: list, representatives) -> list:
     test suite inside the CI's time budget (scripts/test.sh)."""
     if not sanitized_build():
         return list(rows)
-    kept = [r for r in representatives(rows)]
+    kept = list(representatives(rows))
     if not kept:
         raise ValueError("data_rows: the representatives of a non-empty list are empty")
     return kept
