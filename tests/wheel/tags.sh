@@ -12,10 +12,7 @@ make_scratch
 py_facts
 cd "$SCRATCH"
 
-make_tree tree demo 1.0
-W="demo-1.0-$PYTAG-$PYTAG-$PLATTAG.whl"
-mkdir in
-"$PKGTOOL" wheel pack tree -d in >/dev/null
+pack_demo_wheel in
 
 case_begin "platform tag replaced"
 mkdir out

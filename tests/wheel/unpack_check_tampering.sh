@@ -16,10 +16,7 @@ make_scratch
 py_facts
 cd "$SCRATCH"
 
-make_tree tree demo 1.0
-W="demo-1.0-$PYTAG-$PYTAG-$PLATTAG.whl"
-mkdir good
-"$PKGTOOL" wheel pack tree -d good >/dev/null
+pack_demo_wheel good
 
 # verify's finding kinds, sorted; check_binary's integrity problems' kinds.
 # (Both exit 1 on a finding: their JSON is read once they are done.)

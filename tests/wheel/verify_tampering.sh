@@ -12,10 +12,7 @@ make_scratch
 py_facts
 cd "$SCRATCH"
 
-make_tree tree demo 1.0
-W="demo-1.0-$PYTAG-$PYTAG-$PLATTAG.whl"
-mkdir good
-"$PKGTOOL" wheel pack tree -d good >/dev/null
+pack_demo_wheel good
 expect_ok "good wheel verifies" "$PKGTOOL" wheel verify "good/$W"
 
 # kinds KIND... from a --json report, sorted and space-separated.

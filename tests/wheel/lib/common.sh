@@ -79,6 +79,15 @@ PYEOF
   printf 'MIT\n' >"$di/LICENSE"
 }
 
+# pack_demo_wheel DIR: the demo 1.0 tree (make_tree) in ./tree, packed by
+# pkgtool into a new directory DIR; W is the wheel's file name in DIR.
+pack_demo_wheel() {
+  make_tree tree demo 1.0
+  W="demo-1.0-$PYTAG-$PYTAG-$PLATTAG.whl"
+  mkdir "$1"
+  "$PKGTOOL" wheel pack tree -d "$1" >/dev/null
+}
+
 # pip_install_check WHEEL NAME VENV: installs into a fresh venv (no index,
 # no deps; the venv has no pip of its own, so pip >= 22.3's --python drives
 # it) and calls the extension and the script.
