@@ -220,4 +220,45 @@ TEST(WheelVerify, UsesDigestsFromExtraction) {
   EXPECT_EQ(partly.hashed_bytes, inflated.hashed_bytes);
 }
 
+// rewrite() checks the input's RECORD with the digests the caller took
+// while extracting (RewriteOptions::digests, what repair --strip passes)
+// instead of inflating those members again: the true digests let it
+// write, a wrong one refuses it with the hash mismatch, and nothing is
+// written.
+TEST(WheelRewrite, ChecksRecordWithTheCallersDigests) {
+  TempDir tmp;
+  auto wheel = make_wheel(tmp);
+  auto zip = ZipReader::open(wheel);
+  libpkg::archive::ExtractOptions xo;
+  xo.digests = true;
+  xo.select = [](const libpkg::archive::ZipEntry& e) {
+    return e.name == "pkg/mod.py";
+  };
+  auto extracted = libpkg::archive::extract(zip, tmp / "x", xo);
+  const std::size_t mod = zip.find("pkg/mod.py") - zip.entries().data();
+  ASSERT_TRUE(extracted.digests.at(mod).present);
+
+  WheelEdits edits;
+  edits.replace["pkg/__init__.py"] =
+      bytes_source(std::string_view("x = 1\n"), "new init");
+  RewriteOptions ro;
+  ro.digests = extracted.digests;
+  fs::create_directories(tmp / "out");
+  const fs::path good = tmp / "out" / "pkg-1.0-py3-none-any.whl";
+  EXPECT_TRUE(verify(rewrite(zip, good, edits, ro).path).ok());
+
+  auto digests = extracted.digests;
+  digests[mod].sha256[0] ^= 1;
+  ro.digests = digests;
+  try {
+    rewrite(zip, tmp / "bad.whl", edits, ro);
+    ADD_FAILURE() << "a wrong digest was not used";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::format);
+    EXPECT_NE(std::string(e.what()).find("pkg/mod.py"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(fs::exists(tmp / "bad.whl"));
+}
+
 }  // namespace

@@ -66,22 +66,30 @@ elf::EditOptions edit_options(const FileEdit& e) {
 // The analysis read the binaries in place and left only placeholders (see
 // analyze.hpp): the ones the repair rewrites (edited, or all with --strip)
 // are unpacked here by the hardened extractor, into their own directory
-// of the scratch tree. Returns the path of each by member.
-std::map<std::string, fs::path> unpack_rewritten(
-    const WheelAnalysis& analysis, const std::set<std::string>& members,
-    unsigned threads, ThreadPool* pool) {
-  std::map<std::string, fs::path> out;
+// of the scratch tree. Returns the path of each by member, and what they
+// hashed to as written (before strip changes them), which the RECORD check
+// of the rewrite then takes instead of inflating them a second time.
+struct Unpacked {
+  std::map<std::string, fs::path> path;
+  std::vector<archive::MemberDigest> digests;  // archive::ExtractReport's
+};
+
+Unpacked unpack_rewritten(const WheelAnalysis& analysis,
+                          const std::set<std::string>& members,
+                          unsigned threads, ThreadPool* pool) {
+  Unpacked out;
   if (members.empty()) return out;
   const fs::path dir = analysis.scratch->path() / "rewritten";
   archive::ExtractOptions xo;
   xo.threads = threads;
   xo.pool = pool;
   xo.max_expansion = 0;  // the zip reader's limits apply
+  xo.digests = true;
   xo.select = [&](const archive::ZipEntry& e) {
     return members.count(e.name) != 0;
   };
-  archive::extract(*analysis.zip, dir, xo);
-  for (const auto& m : members) out[m] = dir / m;
+  out.digests = archive::extract(*analysis.zip, dir, xo).digests;
+  for (const auto& m : members) out.path[m] = dir / m;
   return out;
 }
 
@@ -134,12 +142,11 @@ std::string retagged_wheel_file(const archive::ZipReader& zip,
 
 }  // namespace
 
-RepairResult write_repaired_wheel(const archive::ZipReader& zip,
-                                  const fs::path& out_dir,
-                                  const std::string& name,
-                                  const wheel::WheelEdits& edits,
-                                  const ApplyOptions& options,
-                                  u64 grafted_bytes) {
+RepairResult write_repaired_wheel(
+    const archive::ZipReader& zip, const fs::path& out_dir,
+    const std::string& name, const wheel::WheelEdits& edits,
+    const ApplyOptions& options, u64 grafted_bytes,
+    std::span<const archive::MemberDigest> digests) {
   create_output_directory(out_dir);
   wheel::RewriteOptions ro;
   ro.level = options.level;
@@ -149,6 +156,7 @@ RepairResult write_repaired_wheel(const archive::ZipReader& zip,
   ro.progress = options.progress;
   ro.cache = options.cache;
   ro.allow_unverified = options.allow_unverified;
+  ro.digests = digests;
   wheel::RewriteResult r = wheel::rewrite(zip, out_dir / name, edits, ro);
   RepairResult result;
   result.path = r.path;
@@ -190,7 +198,7 @@ RepairResult apply_repair(const WheelAnalysis& analysis, const RepairPlan& plan,
   std::set<std::string> rewritten;
   if (plan.strip)
     for (const auto& b : analysis.binaries) rewritten.insert(b.member);
-  const std::map<std::string, fs::path> unpacked =
+  const Unpacked unpacked =
       unpack_rewritten(analysis, rewritten, options.threads, options.pool);
 
   // Grafts are streamed from their system location unless --strip needs a
@@ -210,7 +218,7 @@ RepairResult apply_repair(const WheelAnalysis& analysis, const RepairPlan& plan,
     });
     pool.parallel_for(analysis.binaries.size(), [&](std::size_t i) {
       run_strip("strip", plan.strip_flag,
-                unpacked.at(analysis.binaries[i].member));
+                unpacked.path.at(analysis.binaries[i].member));
     });
   }
 
@@ -219,7 +227,7 @@ RepairResult apply_repair(const WheelAnalysis& analysis, const RepairPlan& plan,
   for (const auto& b : analysis.binaries) {
     const FileEdit* e = find_edit(b.member);
     if (plan.strip)
-      edits.replace[b.member] = edited_source(unpacked.at(b.member), e);
+      edits.replace[b.member] = edited_source(unpacked.path.at(b.member), e);
     else if (e)
       edits.replace[b.member] = edited_member(analysis, b, *e);
   }
@@ -238,7 +246,7 @@ RepairResult apply_repair(const WheelAnalysis& analysis, const RepairPlan& plan,
       wheel_member);
 
   return write_repaired_wheel(*analysis.zip, out_dir, plan.output_name, edits,
-                              options, grafted_bytes);
+                              options, grafted_bytes, unpacked.digests);
 }
 
 }  // namespace libpkg::bundle

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <span>
 
 #include "libpkg/archive/zip_reader.hpp"
 #include "libpkg/bundle/repair.hpp"
@@ -12,13 +13,14 @@
 namespace libpkg::bundle {
 
 // Writes `out_dir`/`name` (creating `out_dir`); `grafted_bytes` (what the
-// caller added) is reported as is.
-RepairResult write_repaired_wheel(const archive::ZipReader& zip,
-                                  const std::filesystem::path& out_dir,
-                                  const std::string& name,
-                                  const wheel::WheelEdits& edits,
-                                  const ApplyOptions& options,
-                                  u64 grafted_bytes);
+// caller added) is reported as is. `digests`: of the members the caller
+// extracted (wheel::RewriteOptions::digests), so they are not inflated again
+// to check RECORD.
+RepairResult write_repaired_wheel(
+    const archive::ZipReader& zip, const std::filesystem::path& out_dir,
+    const std::string& name, const wheel::WheelEdits& edits,
+    const ApplyOptions& options, u64 grafted_bytes,
+    std::span<const archive::MemberDigest> digests = {});
 
 // Adds the SBOM document `doc` as <dist_info>/sboms/pkgtool.cdx.json,
 // replacing the one an earlier repair wrote rather than adding a second.

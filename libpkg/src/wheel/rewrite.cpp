@@ -69,11 +69,15 @@ RewriteResult rewrite(const archive::ZipReader& input, const fs::path& out,
   }
   // A rewrite gives the members a fresh RECORD: unverified members would
   // come out looking verified.
-  if (!options.allow_unverified)
-    require_verified(input, options.threads,
+  if (!options.allow_unverified) {
+    VerifyOptions vo;
+    vo.threads = options.threads;
+    vo.pool = options.pool;
+    vo.digests = options.digests;
+    require_verified(input, vo,
                      "a rewrite would launder it into a fresh RECORD; use "
-                     "allow_unverified / --allow-unverified to rewrite it",
-                     options.pool);
+                     "allow_unverified / --allow-unverified to rewrite it");
+  }
   Record in_record;
   if (const auto* e = input.find(in_dist_info + "/RECORD"))
     in_record = Record::parse(input.read_text(*e),

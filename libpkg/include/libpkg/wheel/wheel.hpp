@@ -232,6 +232,10 @@ struct RewriteOptions {
   // row it copies: an unlisted input member stays unlisted, a stale hash
   // stays stale, so the output fails verification the way the input did.
   bool allow_unverified = false;
+  // Digests of input members the caller already extracted with
+  // archive::ExtractOptions::digests (VerifyOptions::digests): the check of
+  // the input's RECORD takes them instead of inflating those members again.
+  std::span<const archive::MemberDigest> digests;
 };
 
 /// What `rewrite` wrote: the output path and how many members were copied raw
