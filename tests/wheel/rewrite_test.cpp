@@ -44,6 +44,19 @@ fs::path make_wheel(const TempDir& tmp) {
   return result.path;
 }
 
+// Extracts `zip` (only `only` when given) into `dir`, hashing what it
+// writes (ExtractOptions::digests).
+libpkg::archive::ExtractReport extract_with_digests(
+    const ZipReader& zip, const fs::path& dir, const std::string& only = "") {
+  libpkg::archive::ExtractOptions xo;
+  xo.digests = true;
+  if (!only.empty())
+    xo.select = [&](const libpkg::archive::ZipEntry& e) {
+      return e.name == only;
+    };
+  return libpkg::archive::extract(zip, dir, xo);
+}
+
 std::vector<std::string> names(const fs::path& wheel) {
   auto zip = ZipReader::open(wheel);
   std::vector<std::string> out;
@@ -183,9 +196,7 @@ TEST(WheelVerify, UsesDigestsFromExtraction) {
   TempDir tmp;
   auto wheel = make_wheel(tmp);
   auto zip = ZipReader::open(wheel);
-  libpkg::archive::ExtractOptions xo;
-  xo.digests = true;
-  auto extracted = libpkg::archive::extract(zip, tmp / "x", xo);
+  auto extracted = extract_with_digests(zip, tmp / "x");
   const VerifyReport inflated = verify(zip);
   ASSERT_TRUE(inflated.ok());
 
@@ -229,12 +240,7 @@ TEST(WheelRewrite, ChecksRecordWithTheCallersDigests) {
   TempDir tmp;
   auto wheel = make_wheel(tmp);
   auto zip = ZipReader::open(wheel);
-  libpkg::archive::ExtractOptions xo;
-  xo.digests = true;
-  xo.select = [](const libpkg::archive::ZipEntry& e) {
-    return e.name == "pkg/mod.py";
-  };
-  auto extracted = libpkg::archive::extract(zip, tmp / "x", xo);
+  auto extracted = extract_with_digests(zip, tmp / "x", "pkg/mod.py");
   const std::size_t mod = zip.find("pkg/mod.py") - zip.entries().data();
   ASSERT_TRUE(extracted.digests.at(mod).present);
 
