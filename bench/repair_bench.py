@@ -558,7 +558,7 @@ def main() -> int:
                 produced = next(out.glob("*.whl"))
                 if i == 0:
                     members[side] = check_output(produced, fx, whitelist, args.pkgtool, work)
-                    outputs[side] = produced.name
+                    outputs[side] = f"{produced.name}, {produced.stat().st_size} bytes"
                 row.samples.append(s)
                 row.size = produced.stat().st_size
                 log(f"  run {i + 1} {side}: {s.wall_s:.1f} s wall, {s.user_s + s.sys_s:.1f} s CPU, "
@@ -603,7 +603,8 @@ def main() -> int:
         print(f"date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC; "
               f"{os.cpu_count()} CPUs; {platform.release()}; {len(fx.deps)} libraries, "
               f"{fx.graft_bytes / 1e9:.2f} GB grafted from {CUDA_LIB} + {SYSTEM_LIB}; "
-              f"runs {args.runs} (medians); patchelf {run_text([PATCHELF, '--version']).stdout.strip()}")
+              f"runs {args.runs} (medians); shell pipeline's patchelf: "
+              f"{run_text([PATCHELF, '--version']).stdout.strip()}")
         if args.auditwheel:
             print(f"fixture: libtorchlike.so linked against {', '.join(INCLUDED)} (no --include anywhere); "
                   f"auditwheel: {aw_version} with {aw_patchelf} ({Path(args.aw_patchelf).resolve()}), "

@@ -41,14 +41,18 @@ def uptime() -> str:
     return run_text(["uptime"]).stdout.strip()
 
 
-def auditwheel_facts(text: str) -> tuple[str | None, list[str]]:
-    """(platform tag, sonames to graft) from `auditwheel show`'s text."""
+def auditwheel_facts(text: str) -> tuple[str | None, list[str] | None]:
+    """(platform tag, sonames to graft) from `auditwheel show`'s text; the
+    list is None when auditwheel stops before listing them (it does after a
+    symbol-version constraint: "This constrains the platform tag to")."""
     flat = " ".join(text.split())
     m = re.search(r'consistent with the following platform tag: "([^"]+)"', flat)
-    libs: list[str] = []
+    libs: list[str] | None = None
     j = re.search(r"required by the wheel: (\{.*?\})", flat)
     if j:
         libs = sorted(json.loads(j.group(1)))
+    elif "requires no external shared libraries" in flat:
+        libs = []
     return (m.group(1) if m else None), libs
 
 
@@ -151,7 +155,8 @@ def main() -> int:
             pk_tag, pk_libs = pkgtool_facts(last_out["pkgtool show --json"])
             same = aw_tag == pk_tag and aw_libs == pk_libs
             print(f"platform tag: auditwheel show {aw_tag}, pkgtool show {pk_tag}; to graft: "
-                  f"auditwheel {aw_libs or 'none'}, pkgtool {pk_libs or 'none'}"
+                  f"auditwheel {'not reported' if aw_libs is None else aw_libs or 'none'}, "
+                  f"pkgtool {pk_libs or 'none'}"
                   + ("" if same else "  ** DIFFERENT **"))
     return 0
 
