@@ -32,6 +32,22 @@ first; warm page cache):
                   over the same CUDA libraries); cold and warm outputs must
                   be byte-identical to --no-cache's.
 
+  auditwheel      with --auditwheel PATH: `auditwheel repair -z 6 --plat TAG
+                  -w OUT` (LD_LIBRARY_PATH=/usr/local/cuda/lib64, the
+                  patchelf of --aw-patchelf first in PATH), cold, and with
+                  --cache also on the other-extension wheel. auditwheel has
+                  no --include, so with --auditwheel the fixture's
+                  libtorchlike.so names libcudnn_engines_precompiled.so.9 in
+                  a DT_NEEDED (linked with --no-as-needed) and no row passes
+                  --include: every tool grafts the same closure, found the
+                  same way. One more pkgtool row with auditwheel's own
+                  layout and options (`pkgtool repair -z 6 --no-default-
+                  keep-names`: <dist>.libs/, every graft renamed, --no-cache)
+                  compares like with like; the other rows keep torch/lib.
+                  The sets of grafted libraries (names without the hash)
+                  must be equal across all rows, and the outputs' sizes and
+                  platform tags are printed side by side.
+
 Both outputs are checked before their times count: zipfile reads every
 member (CRC), the member sets are equal (graft names are the same sha256
 rule in both), every ELF's NEEDED resolves (real ld.so via ldd, no
@@ -119,7 +135,9 @@ class Fixture:
     tag: str
 
 
-def build_fixture(work: Path, pkgtool: str, whitelist: set[str]) -> Fixture:
+def build_fixture(work: Path, pkgtool: str, whitelist: set[str], link_included: bool = False) -> Fixture:
+    """link_included: libtorchlike.so also gets a DT_NEEDED on each INCLUDED
+    library (for a tool without --include, auditwheel)."""
     tree = work / "tree/torchlike-1.0"
     lib = tree / "torch/lib"
     lib.mkdir(parents=True)
@@ -132,6 +150,8 @@ def build_fixture(work: Path, pkgtool: str, whitelist: set[str]) -> Fixture:
             continue
         links += [f"-L{p.parent}", f"-l{stem}"]
         calls.append(fn)
+    if link_included:
+        links += [f"-L{CUDA_LIB}"] + [f"-l:{n}" for n in INCLUDED if (CUDA_LIB / n).exists()]
     src = work / "torchlike.c"
     src.write_text(
         "#include <omp.h>\n"
@@ -296,6 +316,33 @@ def check_output(wheel: Path, fx: Fixture, whitelist: set[str], pkgtool: str, wo
     return members
 
 
+GRAFT_HASH = re.compile(r"-[0-9a-f]{8}(?=\.so)")
+
+
+def grafted(members: set[str], fx: Fixture) -> set[str]:
+    """The sonames of the libraries an output grafted (wherever it puts them:
+    torch/lib or <dist>.libs), from the member names without the hash a
+    graft may carry. A graft is named after the soname or, as auditwheel
+    does, after the file the soname resolved to (libgomp.so.1.0.0)."""
+    names = {}
+    for soname, path in fx.deps:
+        names[soname] = soname
+        names[path.resolve().name] = soname
+    out = set()
+    for m in members:
+        base = m.rsplit("/", 1)[-1]
+        if ".so" in base and "/" in m and (m.split("/")[0].endswith(".libs") or m.startswith("torch/lib/")):
+            if base != "libtorchlike.so":
+                plain = GRAFT_HASH.sub("", base)
+                out.add(names.get(plain, plain))
+    return out
+
+
+def platform_tags(wheel: Path) -> str:
+    """The platform tags of a wheel's file name (the part after the ABI tag)."""
+    return wheel.name[:-len(".whl")].split("-")[-1]
+
+
 def normalize(members: set[str]) -> set[str]:
     """Member names with dist-info tags and graft hashes blanked; the SBOM
     pkgtool adds (<dist-info>/sboms/pkgtool.cdx.json) has no counterpart in
@@ -312,6 +359,7 @@ class Row:
     label: str
     samples: list[Sample] = field(default_factory=list)
     size: int = 0
+    ref: "Row | None" = None  # the auditwheel row this one is compared with
 
     def med(self, attr: str) -> float:
         return statistics.median(getattr(s, attr) for s in self.samples)
@@ -349,7 +397,13 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=3, help="runs per row; the table shows medians")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="pkgtool -j")
     ap.add_argument("--plat", default="auto", help="pkgtool repair --plat (default %(default)s)")
-    ap.add_argument("--only", choices=["shell", "pkgtool"], help="time only one side")
+    ap.add_argument("--only", choices=["shell", "pkgtool"],
+                    help="time only one side (pkgtool: every pkgtool row, and auditwheel's if given)")
+    ap.add_argument("--auditwheel", metavar="PATH",
+                    help="also time `auditwheel repair` (e.g. the wrapper bench/get_auditwheel.sh prints); "
+                         "the fixture then links the dlopen()ed cuDNN library (see above)")
+    ap.add_argument("--aw-patchelf", default=PATCHELF, metavar="PATH",
+                    help="the patchelf auditwheel runs (put first in its PATH; default %(default)s)")
     ap.add_argument("--tmpdir", default=None, help="work directory")
     ap.add_argument("--markdown", action="store_true")
     ap.add_argument("--json", help="also write the samples to this file")
@@ -376,11 +430,21 @@ def main() -> int:
         log("note: this pkgtool has no 'repair' command: timing the shell pipeline only")
         args.only = "shell"
 
+    aw_version = aw_patchelf = None
+    if args.auditwheel:
+        p = run_text([args.auditwheel, "--version"])
+        if p.returncode != 0:
+            raise SystemExit(f"error: {args.auditwheel} --version: {p.stderr}")
+        aw_version = p.stdout.split(" installed")[0].strip()
+        aw_patchelf = run_text([args.aw_patchelf, "--version"]).stdout.strip()
+        if not aw_patchelf:
+            raise SystemExit(f"error: {args.aw_patchelf} --version printed nothing")
     whitelist = policy_whitelist(HERE.parent)
     with tempfile.TemporaryDirectory(prefix="repair-bench-", dir=args.tmpdir) as tmp:
         work = Path(tmp)
         launcher = Launcher(work)
-        fx = build_fixture(work, args.pkgtool, whitelist)
+        linked = bool(args.auditwheel)
+        fx = build_fixture(work, args.pkgtool, whitelist, link_included=linked)
         log(f"input: {fx.wheel.name} ({fx.wheel.stat().st_size / 1e6:.1f} MB); to graft: "
             f"{len(fx.deps)} libraries, {fx.graft_bytes / 1e9:.2f} GB: "
             + ", ".join(s for s, _ in fx.deps))
@@ -393,14 +457,31 @@ def main() -> int:
 
         repair_argv = [args.pkgtool, "repair", str(fx.wheel), "-z", "6", "--lib-dir", "torch/lib",
                        "--lib-path", str(CUDA_LIB), "--plat", args.plat, "-j", str(args.jobs)]
-        for inc in INCLUDED:
-            repair_argv += ["--include", inc]
+        if not linked:
+            for inc in INCLUDED:
+                repair_argv += ["--include", inc]
+        # auditwheel's layout and naming: <dist>.libs, every graft renamed.
+        aw_layout_argv = [args.pkgtool, "repair", str(fx.wheel), "-z", "6", "--no-default-keep-names",
+                          "--lib-path", str(CUDA_LIB), "--plat", args.plat, "-j", str(args.jobs), "--no-cache"]
+        aw_argv = [args.auditwheel or "auditwheel", "repair", "-z", "6", "--plat", args.plat]
+        aw_env = dict(env, LD_LIBRARY_PATH=str(CUDA_LIB))
+        if args.auditwheel:
+            awbin = work / "aw-bin"
+            awbin.mkdir()
+            (awbin / "patchelf").symlink_to(Path(args.aw_patchelf).resolve())
+            aw_env["PATH"] = f"{awbin}:{os.environ.get('PATH', '/usr/bin:/bin')}"
         shell = Row("shell pipeline (unzip, cp, patchelf, openssl, zip -6)")
-        ours = Row(f"pkgtool repair -z 6 -j {args.jobs}" + (" --no-cache" if args.cache else ""))
+        # --no-cache always: the default chunk cache would be warm from the
+        # second run on.
+        ours = Row(f"pkgtool repair -z 6 -j {args.jobs} --no-cache")
+        aw = Row(f"auditwheel repair -z 6 ({aw_version}, {aw_patchelf})")
+        aw_layout = Row(f"pkgtool repair -z 6 -j {args.jobs} --no-cache, auditwheel's layout", ref=aw)
+        ours.ref = aw
         cache_dir = work / "chunk-cache"
-        cold = Row(f"pkgtool repair -j {args.jobs}, cold cache")
-        warm = Row(f"pkgtool repair -j {args.jobs}, warm cache")
-        second = Row(f"pkgtool repair -j {args.jobs}, other extension, warm cache")
+        cold = Row(f"pkgtool repair -j {args.jobs}, cold cache", ref=aw)
+        warm = Row(f"pkgtool repair -j {args.jobs}, warm cache", ref=aw)
+        aw_second = Row("auditwheel repair -z 6, other extension")
+        second = Row(f"pkgtool repair -j {args.jobs}, other extension, warm cache", ref=aw_second)
         second_wheel = None
         if args.cache:
             # A second Python version: the same wheel with another extension
@@ -432,10 +513,15 @@ def main() -> int:
             return 0
 
         members = {}
+        outputs = {}
         for i in range(args.runs):
-            order = ["shell", "pkgtool"] if i % 2 == 0 else ["pkgtool", "shell"]
+            order = ["shell", "pkgtool"] + (["aw", "aw-layout"] if args.auditwheel else [])
+            if i % 2:
+                order.reverse()
             if args.cache:
                 order += ["cold", "warm", "second"]
+                if args.auditwheel:
+                    order.insert(len(order) - 3 if i % 2 else len(order), "aw-second")
             for side in order:
                 if args.only and side != args.only and not (args.only == "pkgtool" and side != "shell"):
                     continue
@@ -450,9 +536,15 @@ def main() -> int:
                     shutil.rmtree(unz, ignore_errors=True)
                     row = shell
                 elif side == "pkgtool":
-                    s = launcher.run(repair_argv + ["-w", str(out)] +
-                                     (["--no-cache"] if args.cache else []), env=env)
+                    s = launcher.run(repair_argv + ["-w", str(out), "--no-cache"], env=env)
                     row = ours
+                elif side == "aw-layout":
+                    s = launcher.run(aw_layout_argv + ["-w", str(out)], env=env)
+                    row = aw_layout
+                elif side in ("aw", "aw-second"):
+                    wheel_in = fx.wheel if side == "aw" else second_wheel
+                    s = launcher.run(aw_argv + ["-w", str(out), str(wheel_in)], env=aw_env)
+                    row = aw if side == "aw" else aw_second
                 else:
                     if side == "cold":
                         shutil.rmtree(cache_dir, ignore_errors=True)
@@ -466,6 +558,7 @@ def main() -> int:
                 produced = next(out.glob("*.whl"))
                 if i == 0:
                     members[side] = check_output(produced, fx, whitelist, args.pkgtool, work)
+                    outputs[side] = f"{produced.name}, {produced.stat().st_size} bytes"
                 row.samples.append(s)
                 row.size = produced.stat().st_size
                 log(f"  run {i + 1} {side}: {s.wall_s:.1f} s wall, {s.user_s + s.sys_s:.1f} s CPU, "
@@ -482,21 +575,47 @@ def main() -> int:
                 raise SystemExit(f"error: outputs differ in members: shell-only {sorted(a - b)[:5]}, "
                                  f"pkgtool-only {sorted(b - a)[:5]}")
             log("  outputs: same members (modulo graft hashes), every NEEDED resolves inside")
+        if members:
+            want = {s for s, _ in fx.deps}
+            for side, ms in members.items():
+                if grafted(ms, fx) != want:
+                    raise SystemExit(f"error: {side} grafted {sorted(grafted(ms, fx))}, expected {sorted(want)}")
+            log(f"  outputs: every row grafted the same {len(want)} libraries")
 
-        rows = [r for r in (shell, ours, cold, warm, second) if r.samples]
+        rows = [r for r in (shell, aw, aw_second, ours, aw_layout, cold, warm, second) if r.samples]
         base = shell.med("wall_s") if shell.samples else None
         header = ["pipeline", "wall s", "user+sys s", "peak RSS MiB", "output MB", "speed-up"]
-        cells = [[r.label, f"{r.med('wall_s'):.2f}", f"{r.cpu():.2f}", human_mb(r.med("rss_kib")),
-                  f"{r.size / 1e6:.0f}", human_ratio(base / r.med("wall_s")) if base else "—"]
-                 for r in rows]
+        if args.auditwheel:
+            # wall and CPU: auditwheel's / the row's (a speed-up); RSS: the
+            # row's / auditwheel's (a fraction). The reference of each row is
+            # auditwheel on the same input wheel.
+            header += ["wall × auditwheel", "CPU × auditwheel", "RSS ÷ auditwheel"]
+        cells = []
+        for r in rows:
+            c = [r.label, f"{r.med('wall_s'):.2f}", f"{r.cpu():.2f}", human_mb(r.med("rss_kib")),
+                 f"{r.size / 1e6:.1f}", human_ratio(base / r.med("wall_s")) if base else "—"]
+            if args.auditwheel:
+                ref = r.ref if r.ref is not None and r.ref.samples else None
+                c += [human_ratio(ref.med("wall_s") / r.med("wall_s")) if ref else "—",
+                      human_ratio(ref.cpu() / r.cpu()) if ref else "—",
+                      f"{r.med('rss_kib') / ref.med('rss_kib'):.2f}" if ref else "—"]
+            cells.append(c)
         print(f"date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC; "
               f"{os.cpu_count()} CPUs; {platform.release()}; {len(fx.deps)} libraries, "
               f"{fx.graft_bytes / 1e9:.2f} GB grafted from {CUDA_LIB} + {SYSTEM_LIB}; "
-              f"runs {args.runs} (medians); patchelf {run_text([PATCHELF, '--version']).stdout.strip()}")
+              f"runs {args.runs} (medians); shell pipeline's patchelf: "
+              f"{run_text([PATCHELF, '--version']).stdout.strip()}")
+        if args.auditwheel:
+            print(f"fixture: libtorchlike.so linked against {', '.join(INCLUDED)} (no --include anywhere); "
+                  f"auditwheel: {aw_version} with {aw_patchelf} ({Path(args.aw_patchelf).resolve()}), "
+                  f"/usr/bin/python3 {platform.python_version()}")
         print(table(header, cells, args.markdown))
+        for side, name in outputs.items():
+            print(f"output of {side}: {name} ({len(members[side])} members)")
         if args.json:
             Path(args.json).write_text(json.dumps([
-                {"row": r.label, "wall_s": [s.wall_s for s in r.samples],
+                {"row": r.label, "ref": r.ref.label if r.ref else None,
+                 "wall_s": [s.wall_s for s in r.samples],
                  "cpu_s": [s.user_s + s.sys_s for s in r.samples],
                  "rss_kib": [s.rss_kib for s in r.samples], "size": r.size} for r in rows], indent=1) + "\n")
     return 0

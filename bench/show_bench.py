@@ -3,11 +3,16 @@
 """Benchmark of `pkgtool show` and `check_binary --no-runtime` on the
 repaired torch-like wheel (the input of repair_bench.py, repaired once by
 `pkgtool repair` with its CUDA libraries grafted), against `auditwheel show`
-when an auditwheel is given (--auditwheel PATH; none is installed here).
+when an auditwheel is given (--auditwheel PATH, e.g. the wrapper
+bench/get_auditwheel.sh prints).
 
 Rows: median wall time, user+sys and peak RSS (wait4, bench/rusage_exec.c)
 over --runs, warm page cache, the load average (uptime) before and after.
 Every run must succeed; `show --json` must be the same in every run.
+With --auditwheel, the platform tag `auditwheel show` reports ("is consistent
+with the following platform tag") and the libraries it says need grafting
+are compared with `pkgtool show --json`'s tags.as_is and graft list, and
+printed; a difference is reported, not an error (the timings still count).
 With --unpack, `pkgtool wheel unpack` rows too (into a fresh directory under
 --tmpdir each run, removed after it, so the disk holds one unpacked copy).
 """
@@ -15,6 +20,7 @@ With --unpack, `pkgtool wheel unpack` rows too (into a fresh directory under
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import shutil
@@ -33,6 +39,26 @@ import repair_bench as rb  # noqa: E402
 
 def uptime() -> str:
     return run_text(["uptime"]).stdout.strip()
+
+
+def auditwheel_facts(text: str) -> tuple[str | None, list[str] | None]:
+    """(platform tag, sonames to graft) from `auditwheel show`'s text; the
+    list is None when auditwheel stops before listing them (it does after a
+    symbol-version constraint: "This constrains the platform tag to")."""
+    flat = " ".join(text.split())
+    m = re.search(r'consistent with the following platform tag: "([^"]+)"', flat)
+    libs: list[str] | None = None
+    j = re.search(r"required by the wheel: (\{.*?\})", flat)
+    if j:
+        libs = sorted(json.loads(j.group(1)))
+    elif "requires no external shared libraries" in flat:
+        libs = []
+    return (m.group(1) if m else None), libs
+
+
+def pkgtool_facts(text: str) -> tuple[str | None, list[str]]:
+    d = json.loads(text)
+    return d["tags"]["as_is"], sorted(e["soname"] for e in d["external_libraries"] if e["graft"])
 
 
 def main() -> int:
@@ -91,6 +117,7 @@ def main() -> int:
         before = uptime()
         samples: dict[str, list] = {k: [] for k in rows}
         first_json = None
+        last_out: dict[str, str] = {}
         for i in range(args.runs):
             for name, argv in rows.items():
                 dest = work / "unpacked"
@@ -108,6 +135,7 @@ def main() -> int:
                     elif text != first_json:
                         raise SystemExit("error: show --json differs between runs")
                 samples[name].append(s)
+                last_out[name] = s.stdout
         after = uptime()
         out_rows = []
         for name, ss in samples.items():
@@ -122,6 +150,14 @@ def main() -> int:
         print(f"load before: {before}")
         print(f"load after:  {after}")
         print(table(["command", "median wall s", "min–max s", "user+sys s", "peak RSS MiB"], out_rows, True))
+        if args.auditwheel:
+            aw_tag, aw_libs = auditwheel_facts(last_out["auditwheel show"])
+            pk_tag, pk_libs = pkgtool_facts(last_out["pkgtool show --json"])
+            same = aw_tag == pk_tag and aw_libs == pk_libs
+            print(f"platform tag: auditwheel show {aw_tag}, pkgtool show {pk_tag}; to graft: "
+                  f"auditwheel {'not reported' if aw_libs is None else aw_libs or 'none'}, "
+                  f"pkgtool {pk_libs or 'none'}"
+                  + ("" if same else "  ** DIFFERENT **"))
     return 0
 
 

@@ -25,6 +25,9 @@ packages=(
   # Python (Debian's interpreter, named explicitly as /usr/bin/python3)
   python3-dev python3-venv python3-pytest python3-wheel python3-pip
   python3-setuptools python3-pyelftools
+  # auditwheel's dependencies (bench/get_auditwheel.sh runs Debian sid's
+  # pure-Python python3-auditwheel on them; pyelftools is above)
+  python3-packaging
   # independent tools the tests cross-check against
   patchelf elfutils binutils liblief-dev libarchive-tools unzip zip
   conda-package-handling python3-zstandard zstd bzip2
