@@ -406,11 +406,14 @@ class Planner {
       }
       elf::ElfFile lib = elf::ElfFile::open(ext.realpath);
       const bool has_path = lib.rpath() || lib.runpath();
-      // auditwheel's rule: a graft that had a search path gets $ORIGIN in
-      // its place (its build-time entries would leak), so what it loads by
-      // name from its own directory (cuDNN dlopens libcudnn_graph.so.9 & co.)
-      // is still found once it sits next to them. With rpath_all every graft
-      // gets it, as build_common.sh gave $ORIGIN to every library of lib/.
+      // auditwheel's rule before 6.7: a graft that had a search path gets
+      // $ORIGIN in its place (its build-time entries would leak), so what it
+      // loads by name from its own directory (cuDNN dlopens
+      // libcudnn_graph.so.9 & co.) is still found once it sits next to them.
+      // auditwheel 6.7 clears it instead (found then only through the
+      // DT_RPATH of whatever loaded the library, if at all). With
+      // rpath_all every graft gets it, as build_common.sh gave $ORIGIN to
+      // every library of lib/.
       if (needs_grafts) {
         e.rpath = "$ORIGIN";
         e.why.push_back("finds the other grafted libraries next to it");
