@@ -19,6 +19,7 @@
 
 #include "libpkg/archive/zip_reader.hpp"
 #include "libpkg/archive/zip_writer.hpp"
+#include "libpkg/base/sha256.hpp"
 #include "writer_fixtures.hpp"
 
 namespace {
@@ -139,6 +140,45 @@ TEST(ChunkCache, SameArchiveWithAndWithoutCacheColdWarmAndAnyThreads) {
   write_zip(tmp / "x.zip", in, 1, other);
   EXPECT_EQ(read_file(tmp / "x.zip"), ref);
   EXPECT_EQ(other->counters().misses, 0u);
+}
+
+// Each member's SHA-256 (its RECORD hash) is taken chunk by chunk by
+// whichever thread reaches the chunk first, on a worker together with the
+// chunk's key: right whatever the thread count and cache state.
+TEST(ChunkCache, MemberDigestsRightColdWarmAndAnyThreads) {
+  TempDir tmp;
+  Inputs in;
+  const std::vector<std::pair<std::string, const std::vector<u8>*>> members = {
+      {"a/small.txt", &in.small},
+      {"a/text.bin", &in.text},
+      {"b/exact.bin", &in.exact},
+      {"b/noise.bin", &in.noise},
+      {"c/small2.txt", &in.small}};
+  for (unsigned threads : {1u, 2u, 4u}) {
+    SCOPED_TRACE(threads);
+    const fs::path dir = tmp / ("d" + std::to_string(threads));
+    for (int pass = 0; pass < 3; ++pass) {  // no cache, cold, warm
+      ZipWriterOptions o;
+      o.threads = threads;
+      o.chunk_size = kChunk;
+      if (pass > 0) o.cache = make_cache(dir);
+      ZipWriter w(tmp / "d.zip", o);
+      for (const auto& [name, bytes] : members)
+        w.add_bytes(
+            name, std::string_view(reinterpret_cast<const char*>(bytes->data()),
+                                   bytes->size()));
+      const auto& results = w.commit();
+      ASSERT_EQ(results.size(), members.size());
+      for (std::size_t i = 0; i < members.size(); ++i) {
+        ASSERT_TRUE(results[i].sha256.has_value()) << members[i].first;
+        EXPECT_EQ(*results[i].sha256, Sha256::of(*members[i].second))
+            << members[i].first << " pass " << pass;
+      }
+      if (pass == 2) {
+        EXPECT_EQ(o.cache->counters().hits, 16u);
+      }
+    }
+  }
 }
 
 TEST(ChunkCache, CorruptOrTruncatedEntryIsDroppedWarnedAndRecompressed) {

@@ -13,7 +13,17 @@ CacheUse cached_deflate_chunk(ChunkCache& cache, CompressorPool& pool,
     store_chunk(input, final, out);
     return CacheUse::bypassed;
   }
-  const ChunkCache::Key key = ChunkCache::key(input, level, final);
+  return deflate_chunk_with_key(cache, pool, level, input, input_crc32, final,
+                                name, ChunkCache::key(input, level, final),
+                                out);
+}
+
+CacheUse deflate_chunk_with_key(ChunkCache& cache, CompressorPool& pool,
+                                int level, std::span<const u8> input,
+                                u32 input_crc32, bool final,
+                                const std::string& name,
+                                const ChunkCache::Key& key,
+                                std::vector<u8>& out) {
   // An entry longer than compress_chunk() can produce is corrupt, and
   // refusing it keeps `out` within the writer slot's reserved capacity.
   if (cache.load(key, input, input_crc32, final,

@@ -26,4 +26,16 @@ CacheUse cached_deflate_chunk(ChunkCache& cache, CompressorPool& pool,
                               u32 input_crc32, bool final,
                               const std::string& name, std::vector<u8>& out);
 
+// The cache's half of cached_deflate_chunk(), for a caller that ran the
+// incompressible test itself (and found the chunk compressible) and
+// computed `key` (ChunkCache::key(input, level, final)) in a pass of its
+// own: the zip writer hashes the key and the member's RECORD digest
+// together.
+CacheUse deflate_chunk_with_key(ChunkCache& cache, CompressorPool& pool,
+                                int level, std::span<const u8> input,
+                                u32 input_crc32, bool final,
+                                const std::string& name,
+                                const ChunkCache::Key& key,
+                                std::vector<u8>& out);
+
 }  // namespace libpkg::archive

@@ -102,6 +102,14 @@ class ChunkCache {
   /// key() with the given encoder fingerprint (for tests).
   static Key key(std::span<const u8> input, int level, bool final,
                  std::string_view fingerprint);
+  /// What key() hashes before the input (the encoder identity, `level`,
+  /// `final`, the input's `size`): for a caller that hashes the input in a
+  /// pass of its own (the zip writer, together with the RECORD hash); a
+  /// SHA-256 over this prefix and then the input is key(). Never throws.
+  static std::string key_prefix(u64 size, int level, bool final);
+  /// key_prefix() with the given encoder fingerprint.
+  static std::string key_prefix(u64 size, int level, bool final,
+                                std::string_view fingerprint);
   /// The key of a chunk another codec compresses (the .tar.bz2 writer's
   /// blocks): SHA-256 over `identity`, the size and `input`. `identity` must
   /// name the codec, its version and what else decides its bytes (level,
