@@ -310,9 +310,10 @@ void ChunkCache::warn_unwritable(const std::string& message) {
   warn(message + " (the chunk cache stores nothing more in this run)");
 }
 
-void ChunkCache::drop(const fs::path& path, const std::string& why) {
+void ChunkCache::drop(const fs::path& path, bool count_miss,
+                      const std::string& why) {
   ++corrupt_;
-  ++misses_;
+  if (count_miss) ++misses_;
   warn(fmt::format("warning: {}: {}; removed, the chunk is compressed again",
                    path.string(), why));
   ::unlink(path.c_str());
@@ -320,14 +321,14 @@ void ChunkCache::drop(const fs::path& path, const std::string& why) {
 
 bool ChunkCache::load(const Key& key, std::span<const u8> input,
                       u32 input_crc32, bool final, u64 max_size,
-                      std::vector<u8>& out) {
+                      std::vector<u8>& out, bool count_absent) {
   // `stored` is `out`'s bytes: the check completes them in place.
   return load_checked(
       key, input, input_crc32, max_size,
       [final, &out](std::span<const u8>, std::span<const u8> in) {
         return inflates_to(out, final, in);
       },
-      "inflate", out);
+      "inflate", out, count_absent);
 }
 
 bool ChunkCache::load(const Key& key, std::span<const u8> input,
@@ -341,16 +342,17 @@ bool ChunkCache::load(const Key& key, std::span<const u8> input,
 bool ChunkCache::load_checked(const Key& key, std::span<const u8> input,
                               u32 input_crc32, u64 max_size,
                               const DecodeCheck& decodes_to_input,
-                              std::string_view verb, std::vector<u8>& out) {
+                              std::string_view verb, std::vector<u8>& out,
+                              bool count_absent) {
   if (disabled_) {
-    ++misses_;
+    if (count_absent) ++misses_;
     return false;
   }
   const fs::path path = entry_path(key);
   // O_NONBLOCK: a FIFO put there does not hang us (it fails fstat below).
   Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
   if (!fd) {
-    ++misses_;
+    if (count_absent) ++misses_;
     return false;
   }
   struct stat st {};
@@ -359,13 +361,15 @@ bool ChunkCache::load_checked(const Key& key, std::span<const u8> input,
     if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) ||
         read_full(fd.get(), h, path.string()) != h.size() ||
         !std::equal(kMagic.begin(), kMagic.end(), h.begin())) {
-      drop(path, "not a chunk cache entry, or its header is truncated");
+      drop(path, count_absent,
+           "not a chunk cache entry, or its header is truncated");
       return false;
     }
     const u64 len = get_le(h.data() + 8, 8);
     if (len > max_size || static_cast<u64>(st.st_size) != kHeaderSize + len) {
-      drop(path, fmt::format("{} bytes long, its header declares {} + {}",
-                             st.st_size, kHeaderSize, len));
+      drop(path, count_absent,
+           fmt::format("{} bytes long, its header declares {} + {}", st.st_size,
+                       kHeaderSize, len));
       return false;
     }
     out.resize(len);
@@ -373,17 +377,18 @@ bool ChunkCache::load_checked(const Key& key, std::span<const u8> input,
         crc32_of(out) != get_le(h.data() + 20, 4) ||
         get_le(h.data() + 16, 4) != input_crc32) {
       out.clear();
-      drop(path, "checksum of the stored bytes does not match");
+      drop(path, count_absent, "checksum of the stored bytes does not match");
       return false;
     }
     if (!decodes_to_input(out, input)) {
       out.clear();
-      drop(path, fmt::format("its bytes do not {} to the chunk's input", verb));
+      drop(path, count_absent,
+           fmt::format("its bytes do not {} to the chunk's input", verb));
       return false;
     }
   } catch (const Error& e) {  // a read error: same as corrupt
     out.clear();
-    drop(path, e.message());
+    drop(path, count_absent, e.message());
     return false;
   }
   // LRU order: the hit makes the entry young (mtime, which we set, rather

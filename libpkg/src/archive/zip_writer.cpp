@@ -19,7 +19,6 @@
 #include "archive/cached_deflate.hpp"
 #include "archive/deflate_chunk.hpp"
 #include "archive/edit_map.hpp"
-#include "archive/incompressible.hpp"
 #include "archive/sha256_stream.hpp"
 #include "archive/splice.hpp"
 #include "archive/writer_names.hpp"
@@ -340,21 +339,19 @@ struct ZipWriter::Impl {
     if (cache == nullptr) {
       hash();
       deflate_chunk(compressors, level, input, final, name, out);
-    } else if (looks_incompressible(input)) {
-      hash();
-      store_chunk(input, final, out);
-    } else {
+    } else if (Sha256Stream* s = digest.take(index, true)) {
+      // The key in one pass with the digest: nearly free, so the cache is
+      // looked up before the incompressible test.
       Sha256Stream key_stream;
       key_stream.update(ChunkCache::key_prefix(input.size(), level, final));
-      if (Sha256Stream* s = digest.take(index, true)) {
-        Sha256Stream::update_both(key_stream, *s, input);
-        digest.give_back();
-        hashed = true;
-      } else {
-        key_stream.update(input);
-      }
-      deflate_chunk_with_key(*cache, compressors, level, input, crc, final,
-                             name, key_stream.finish(), out);
+      Sha256Stream::update_both(key_stream, *s, input);
+      digest.give_back();
+      hashed = true;
+      cached_deflate_chunk_keyed(*cache, compressors, level, input, crc, final,
+                                 name, key_stream.finish(), out);
+    } else {
+      cached_deflate_chunk(*cache, compressors, level, input, crc, final, name,
+                           out);
     }
     hash();  // a second try: the previous chunk may be hashed by now
   }
