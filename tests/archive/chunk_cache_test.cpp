@@ -19,6 +19,7 @@
 
 #include "libpkg/archive/zip_reader.hpp"
 #include "libpkg/archive/zip_writer.hpp"
+#include "libpkg/base/sha256.hpp"
 #include "writer_fixtures.hpp"
 
 namespace {
@@ -139,6 +140,95 @@ TEST(ChunkCache, SameArchiveWithAndWithoutCacheColdWarmAndAnyThreads) {
   write_zip(tmp / "x.zip", in, 1, other);
   EXPECT_EQ(read_file(tmp / "x.zip"), ref);
   EXPECT_EQ(other->counters().misses, 0u);
+}
+
+// Each member's SHA-256 (its RECORD hash) is taken chunk by chunk by
+// whichever thread reaches the chunk first, on a worker together with the
+// chunk's key: right whatever the thread count and cache state.
+TEST(ChunkCache, MemberDigestsRightColdWarmAndAnyThreads) {
+  TempDir tmp;
+  Inputs in;
+  const std::vector<std::pair<std::string, const std::vector<u8>*>> members = {
+      {"a/small.txt", &in.small},
+      {"a/text.bin", &in.text},
+      {"b/exact.bin", &in.exact},
+      {"b/noise.bin", &in.noise},
+      {"c/small2.txt", &in.small}};
+  for (unsigned threads : {1u, 2u, 4u}) {
+    SCOPED_TRACE(threads);
+    const fs::path dir = tmp / ("d" + std::to_string(threads));
+    for (int pass = 0; pass < 3; ++pass) {  // no cache, cold, warm
+      ZipWriterOptions o;
+      o.threads = threads;
+      o.chunk_size = kChunk;
+      if (pass > 0) o.cache = make_cache(dir);
+      ZipWriter w(tmp / "d.zip", o);
+      for (const auto& [name, bytes] : members)
+        w.add_bytes(
+            name, std::string_view(reinterpret_cast<const char*>(bytes->data()),
+                                   bytes->size()));
+      const auto& results = w.commit();
+      ASSERT_EQ(results.size(), members.size());
+      for (std::size_t i = 0; i < members.size(); ++i) {
+        ASSERT_TRUE(results[i].sha256.has_value()) << members[i].first;
+        EXPECT_EQ(*results[i].sha256, Sha256::of(*members[i].second))
+            << members[i].first << " pass " << pass;
+      }
+      if (pass == 2) {
+        EXPECT_EQ(o.cache->counters().hits, 16u);
+      }
+    }
+  }
+}
+
+// Chunks of at least 1 MiB are tested for incompressibility; the writer
+// looks a chunk up before that test when it hashed the key with the
+// member's digest: random chunks are still stored, never cached, not counted
+// as misses, and the bytes are those without the cache.
+TEST(ChunkCache, IncompressibleChunksStayOutOfTheCacheAndItsCounters) {
+  TempDir tmp;
+  constexpr u64 kBig = u64{1} << 20;
+  const std::vector<u8> random = random_bytes(3 * kBig + 5, 7);
+  const std::vector<u8> random2 = random_bytes(3 * kBig + 5, 8);
+  const std::vector<u8> text = text_bytes(2 * kBig + 9);
+  auto write = [&](const fs::path& out, unsigned threads,
+                   std::shared_ptr<ChunkCache> cache) {
+    ZipWriterOptions o;
+    o.threads = threads;
+    o.chunk_size = kBig;
+    o.timestamp = 1700000000;
+    o.cache = std::move(cache);
+    ZipWriter w(out, o);
+    const std::vector<const std::vector<u8>*> members = {&random, &text,
+                                                         &random2};
+    for (std::size_t i = 0; i < members.size(); ++i)
+      w.add_bytes(
+          "m" + std::to_string(i),
+          std::string_view(reinterpret_cast<const char*>(members[i]->data()),
+                           members[i]->size()));
+    const auto& results = w.commit();
+    for (std::size_t i = 0; i < members.size(); ++i)
+      EXPECT_EQ(*results[i].sha256, Sha256::of(*members[i]));
+  };
+  write(tmp / "ref.zip", 1, nullptr);
+  const std::vector<u8> ref = read_file(tmp / "ref.zip");
+  for (unsigned threads : {1u, 2u}) {
+    SCOPED_TRACE(threads);
+    const fs::path dir = tmp / ("c" + std::to_string(threads));
+    auto cold = make_cache(dir);
+    write(tmp / "cold.zip", threads, cold);
+    EXPECT_EQ(read_file(tmp / "cold.zip"), ref);
+    // The random members' six 1 MiB chunks: stored, not cached, not
+    // counted; their last chunks (5 bytes, below the test's minimum) and
+    // the text's three chunks are cached.
+    EXPECT_EQ(cold->counters().misses, 2u + 3u);
+    EXPECT_EQ(entries(dir).size(), 2u + 3u);
+    auto warm = make_cache(dir);
+    write(tmp / "warm.zip", threads, warm);
+    EXPECT_EQ(read_file(tmp / "warm.zip"), ref);
+    EXPECT_EQ(warm->counters().hits, 2u + 3u);
+    EXPECT_EQ(warm->counters().misses, 0u);
+  }
 }
 
 TEST(ChunkCache, CorruptOrTruncatedEntryIsDroppedWarnedAndRecompressed) {

@@ -8,7 +8,8 @@ add_executable(writer_pack_tool writer_pack_tool.cpp)
 target_link_libraries(writer_pack_tool PRIVATE libpkg::libpkg fmt::fmt)
 target_compile_options(writer_pack_tool PRIVATE ${LIBPKG_WARNINGS})
 
-libpkg_add_gtest(writer_test writer_test.cpp writer_fixtures.cpp incompressible_test.cpp)
+libpkg_add_gtest(writer_test writer_test.cpp writer_fixtures.cpp incompressible_test.cpp
+  sha256_stream_test.cpp)
 target_link_libraries(writer_test PRIVATE ZLIB::ZLIB)
 
 set(WRITER_TOOL_ENV "WRITER_PACK_TOOL=$<TARGET_FILE:writer_pack_tool>")

@@ -5,7 +5,9 @@
 // Only chunks the compressor would work on go through the cache: a chunk
 // that looks_incompressible() is stored at once (the test costs ~0.3 s/GB,
 // less than the key's SHA-256 and reading an entry back), so caching it
-// would cost more than it saves.
+// would cost more than it saves. When the key costs nearly nothing (the zip
+// writer hashes it in one pass with the member's digest), the lookup comes
+// first and a hit spares the test (cached_deflate_chunk_keyed()).
 #pragma once
 
 #include <span>
@@ -25,5 +27,18 @@ CacheUse cached_deflate_chunk(ChunkCache& cache, CompressorPool& pool,
                               int level, std::span<const u8> input,
                               u32 input_crc32, bool final,
                               const std::string& name, std::vector<u8>& out);
+
+// cached_deflate_chunk() for a caller whose `key` cost it nothing (hashed
+// in one pass with the member's digest): the cache is looked up before the
+// incompressible test, so a hit spares the test (~0.3 s/GB). Same bytes as
+// cached_deflate_chunk(): a chunk that looks incompressible is never stored
+// in the cache, so its lookup finds nothing (not counted as a miss) unless
+// someone planted an entry, which load() checks like any other.
+CacheUse cached_deflate_chunk_keyed(ChunkCache& cache, CompressorPool& pool,
+                                    int level, std::span<const u8> input,
+                                    u32 input_crc32, bool final,
+                                    const std::string& name,
+                                    const ChunkCache::Key& key,
+                                    std::vector<u8>& out);
 
 }  // namespace libpkg::archive

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <string_view>
 #include <system_error>
 #include <utility>
@@ -106,29 +107,45 @@ std::vector<Item> list_items(const fs::path& dir) {
 // can write the cache directory can forge them, and the writer takes the
 // zip CRC and the RECORD hash from the input, so only this check keeps an
 // archive from carrying bytes other than its input.
-bool inflates_to(std::span<const u8> stored, bool final,
+// A non-final chunk is completed in place (`stored` gets 5 bytes more for
+// the check and loses them after) rather than copied: an entry is up to
+// 8 MiB. The inflated bytes go to a buffer kept per thread (chunk sized:
+// 8 MiB per worker of a writer that checks hits) instead of a fresh
+// zero-filled vector per hit.
+bool inflates_to(std::vector<u8>& stored, bool final,
                  std::span<const u8> input) {
-  // A non-final chunk is completed with an empty final stored block (it
-  // ends on a byte boundary), as the next chunk's bytes would complete it.
-  std::vector<u8> completed;
-  if (!final) {
-    completed.reserve(stored.size() + 5);
-    completed.assign(stored.begin(), stored.end());
-    completed.insert(completed.end(), {0x01, 0x00, 0x00, 0xff, 0xff});
-    stored = completed;
+  // An empty final stored block, as the next chunk's bytes would complete
+  // a non-final chunk (it ends on a byte boundary).
+  constexpr std::array<u8, 5> kEnd = {0x01, 0x00, 0x00, 0xff, 0xff};
+  const std::size_t len = stored.size();
+  if (!final) stored.insert(stored.end(), kEnd.begin(), kEnd.end());
+  struct Decompressor {
+    libdeflate_decompressor* d = libdeflate_alloc_decompressor();
+    ~Decompressor() { libdeflate_free_decompressor(d); }
+  };
+  thread_local Decompressor decompressor;
+  thread_local std::unique_ptr<u8[]> plain;
+  thread_local std::size_t plain_size = 0;
+  bool same = false;
+  if (decompressor.d != nullptr) {
+    if (plain_size < input.size()) {
+      plain.reset();
+      plain_size = 0;
+      plain.reset(new (std::nothrow) u8[input.size()]);
+      if (plain) plain_size = input.size();
+    }
+    size_t in_used = 0;
+    // A NULL actual_out requires exactly input.size() bytes of output; the
+    // whole entry must be consumed (no trailing bytes carried into the zip).
+    same = plain != nullptr &&
+           libdeflate_deflate_decompress_ex(
+               decompressor.d, stored.data(), stored.size(), plain.get(),
+               input.size(), &in_used, nullptr) == LIBDEFLATE_SUCCESS &&
+           in_used == stored.size() &&
+           std::memcmp(plain.get(), input.data(), input.size()) == 0;
   }
-  std::unique_ptr<libdeflate_decompressor, void (*)(libdeflate_decompressor*)>
-      d(libdeflate_alloc_decompressor(), libdeflate_free_decompressor);
-  if (!d) return false;
-  std::vector<u8> plain(input.size());
-  size_t in_used = 0;
-  // A NULL actual_out requires exactly input.size() bytes of output; the
-  // whole entry must be consumed (no trailing bytes carried into the zip).
-  return libdeflate_deflate_decompress_ex(d.get(), stored.data(), stored.size(),
-                                          plain.data(), plain.size(), &in_used,
-                                          nullptr) == LIBDEFLATE_SUCCESS &&
-         in_used == stored.size() &&
-         std::memcmp(plain.data(), input.data(), input.size()) == 0;
+  stored.resize(len);
+  return same;
 }
 
 }  // namespace
@@ -251,13 +268,22 @@ ChunkCache::Key ChunkCache::key(std::span<const u8> input, int level,
 ChunkCache::Key ChunkCache::key(std::span<const u8> input, int level,
                                 bool final, std::string_view fingerprint) {
   Sha256 h;
-  h.update(
-      fmt::format("libpkg chunk; libdeflate {}; encoder {}; rules {}; "
-                  "level {}; final {}; {} bytes\n",
-                  LIBDEFLATE_VERSION_STRING, fingerprint, kChunkRulesVersion,
-                  level, final ? 1 : 0, input.size()));
+  h.update(key_prefix(input.size(), level, final, fingerprint));
   h.update(input);
   return h.finish();
+}
+
+std::string ChunkCache::key_prefix(u64 size, int level, bool final) {
+  return key_prefix(size, level, final, encoder_fingerprint(level));
+}
+
+std::string ChunkCache::key_prefix(u64 size, int level, bool final,
+                                   std::string_view fingerprint) {
+  return fmt::format(
+      "libpkg chunk; libdeflate {}; encoder {}; rules {}; "
+      "level {}; final {}; {} bytes\n",
+      LIBDEFLATE_VERSION_STRING, fingerprint, kChunkRulesVersion, level,
+      final ? 1 : 0, size);
 }
 
 ChunkCache::Key ChunkCache::key_for(std::string_view identity,
@@ -284,9 +310,10 @@ void ChunkCache::warn_unwritable(const std::string& message) {
   warn(message + " (the chunk cache stores nothing more in this run)");
 }
 
-void ChunkCache::drop(const fs::path& path, const std::string& why) {
+void ChunkCache::drop(const fs::path& path, bool count_miss,
+                      const std::string& why) {
   ++corrupt_;
-  ++misses_;
+  if (count_miss) ++misses_;
   warn(fmt::format("warning: {}: {}; removed, the chunk is compressed again",
                    path.string(), why));
   ::unlink(path.c_str());
@@ -294,13 +321,14 @@ void ChunkCache::drop(const fs::path& path, const std::string& why) {
 
 bool ChunkCache::load(const Key& key, std::span<const u8> input,
                       u32 input_crc32, bool final, u64 max_size,
-                      std::vector<u8>& out) {
+                      std::vector<u8>& out, bool count_absent) {
+  // `stored` is `out`'s bytes: the check completes them in place.
   return load_checked(
       key, input, input_crc32, max_size,
-      [final](std::span<const u8> stored, std::span<const u8> in) {
-        return inflates_to(stored, final, in);
+      [final, &out](std::span<const u8>, std::span<const u8> in) {
+        return inflates_to(out, final, in);
       },
-      "inflate", out);
+      "inflate", out, count_absent);
 }
 
 bool ChunkCache::load(const Key& key, std::span<const u8> input,
@@ -314,16 +342,17 @@ bool ChunkCache::load(const Key& key, std::span<const u8> input,
 bool ChunkCache::load_checked(const Key& key, std::span<const u8> input,
                               u32 input_crc32, u64 max_size,
                               const DecodeCheck& decodes_to_input,
-                              std::string_view verb, std::vector<u8>& out) {
+                              std::string_view verb, std::vector<u8>& out,
+                              bool count_absent) {
   if (disabled_) {
-    ++misses_;
+    if (count_absent) ++misses_;
     return false;
   }
   const fs::path path = entry_path(key);
   // O_NONBLOCK: a FIFO put there does not hang us (it fails fstat below).
   Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
   if (!fd) {
-    ++misses_;
+    if (count_absent) ++misses_;
     return false;
   }
   struct stat st {};
@@ -332,13 +361,15 @@ bool ChunkCache::load_checked(const Key& key, std::span<const u8> input,
     if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) ||
         read_full(fd.get(), h, path.string()) != h.size() ||
         !std::equal(kMagic.begin(), kMagic.end(), h.begin())) {
-      drop(path, "not a chunk cache entry, or its header is truncated");
+      drop(path, count_absent,
+           "not a chunk cache entry, or its header is truncated");
       return false;
     }
     const u64 len = get_le(h.data() + 8, 8);
     if (len > max_size || static_cast<u64>(st.st_size) != kHeaderSize + len) {
-      drop(path, fmt::format("{} bytes long, its header declares {} + {}",
-                             st.st_size, kHeaderSize, len));
+      drop(path, count_absent,
+           fmt::format("{} bytes long, its header declares {} + {}", st.st_size,
+                       kHeaderSize, len));
       return false;
     }
     out.resize(len);
@@ -346,17 +377,18 @@ bool ChunkCache::load_checked(const Key& key, std::span<const u8> input,
         crc32_of(out) != get_le(h.data() + 20, 4) ||
         get_le(h.data() + 16, 4) != input_crc32) {
       out.clear();
-      drop(path, "checksum of the stored bytes does not match");
+      drop(path, count_absent, "checksum of the stored bytes does not match");
       return false;
     }
     if (!decodes_to_input(out, input)) {
       out.clear();
-      drop(path, fmt::format("its bytes do not {} to the chunk's input", verb));
+      drop(path, count_absent,
+           fmt::format("its bytes do not {} to the chunk's input", verb));
       return false;
     }
   } catch (const Error& e) {  // a read error: same as corrupt
     out.clear();
-    drop(path, e.message());
+    drop(path, count_absent, e.message());
     return false;
   }
   // LRU order: the hit makes the entry young (mtime, which we set, rather

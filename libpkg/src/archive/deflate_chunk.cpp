@@ -117,12 +117,16 @@ u64 deflate_chunk_capacity(u64 input_size) {
   return std::max(stored, deflated);
 }
 
-ChunkBuffers ChunkSlots::take() {
+ChunkBuffers ChunkSlots::take(bool sized) {
   {
     std::lock_guard lock(mutex_);
     if (!idle_.empty()) {
       ChunkBuffers buffers = std::move(idle_.back());
       idle_.pop_back();
+      if (!sized) {
+        buffers.input.clear();
+        buffers.output.clear();
+      }
       return buffers;
     }
   }
@@ -133,8 +137,6 @@ ChunkBuffers ChunkSlots::take() {
 }
 
 void ChunkSlots::give(ChunkBuffers&& buffers) {
-  buffers.input.clear();
-  buffers.output.clear();
   std::lock_guard lock(mutex_);
   idle_.push_back(std::move(buffers));
 }

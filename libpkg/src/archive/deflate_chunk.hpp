@@ -103,8 +103,11 @@ u64 deflate_chunk_capacity(u64 input_size);
 class ChunkSlots {
  public:
   explicit ChunkSlots(u64 chunk_size) : chunk_size_(chunk_size) {}
-  // Buffers of an idle slot, or of a new one reserved to full size.
-  ChunkBuffers take();
+  // Buffers of an idle slot, or of a new one reserved to full size; empty,
+  // or with `sized`, as long as their last user left them (with stale
+  // bytes): resizing a vector zero-fills what it adds, 8 MiB per chunk for
+  // a caller that overwrites them anyway (the zip writer's chunk jobs).
+  ChunkBuffers take(bool sized = false);
   void give(ChunkBuffers&& buffers);
 
  private:

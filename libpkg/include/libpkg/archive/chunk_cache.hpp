@@ -102,6 +102,14 @@ class ChunkCache {
   /// key() with the given encoder fingerprint (for tests).
   static Key key(std::span<const u8> input, int level, bool final,
                  std::string_view fingerprint);
+  /// What key() hashes before the input (the encoder identity, `level`,
+  /// `final`, the input's `size`): for a caller that hashes the input in a
+  /// pass of its own (the zip writer, together with the RECORD hash); a
+  /// SHA-256 over this prefix and then the input is key(). Never throws.
+  static std::string key_prefix(u64 size, int level, bool final);
+  /// key_prefix() with the given encoder fingerprint.
+  static std::string key_prefix(u64 size, int level, bool final,
+                                std::string_view fingerprint);
   /// The key of a chunk another codec compresses (the .tar.bz2 writer's
   /// blocks): SHA-256 over `identity`, the size and `input`. `identity` must
   /// name the codec, its version and what else decides its bytes (level,
@@ -119,9 +127,14 @@ class ChunkCache {
   /// inflated (as a whole stream when `final`, else as a non-final chunk)
   /// and must give exactly `input`. Thread-safe.
   /// A corrupt or mismatching entry is removed with a warning and counted as
-  /// a miss; never throws.
+  /// a miss; never throws. Without `count_absent`, a lookup that finds no
+  /// usable entry counts no miss (a dropped entry still counts as corrupt):
+  /// the zip writer looks up before its incompressible test when the key
+  /// cost it nothing, and counts the miss with count_miss() only for a
+  /// chunk it then compresses.
   bool load(const Key& key, std::span<const u8> input, u32 input_crc32,
-            bool final, u64 max_size, std::vector<u8>& out);
+            bool final, u64 max_size, std::vector<u8>& out,
+            bool count_absent = true);
   /// Whether an entry's bytes decode to exactly the chunk's input (the
   /// codec's own check of a hit; called on the loading thread).
   using DecodeCheck = std::function<bool(std::span<const u8> stored,
@@ -137,6 +150,8 @@ class ChunkCache {
   void store(const Key& key, u32 input_crc32, std::span<const u8> bytes);
   /// Input bytes whose compression a hit spared (for the counters).
   void count_saved(u64 input_bytes) { saved_ += input_bytes; }
+  /// A lookup that load(..., false) did not count.
+  void count_miss() { ++misses_; }
 
   /// The entries in the cache directory and their total size.
   struct Usage {
@@ -176,10 +191,12 @@ class ChunkCache {
   // Both load()s: `verb` names the check in the warning ("inflate").
   bool load_checked(const Key& key, std::span<const u8> input, u32 input_crc32,
                     u64 max_size, const DecodeCheck& decodes_to_input,
-                    std::string_view verb, std::vector<u8>& out);
+                    std::string_view verb, std::vector<u8>& out,
+                    bool count_absent = true);
   void warn(const std::string& message);
   void warn_unwritable(const std::string& message);
-  void drop(const std::filesystem::path& path, const std::string& why);
+  void drop(const std::filesystem::path& path, bool count_miss,
+            const std::string& why);
   // The default directory's safety rule (owned by us, closed to others);
   // false, with a warning, when it is not safe to use.
   bool default_dir_is_safe();

@@ -15,10 +15,13 @@
 // Pipeline: add*() queue members; flush()/commit() run on the calling
 // thread, which writes members strictly in add order while the pool's T
 // workers (ZipWriterOptions::threads) read, CRC and deflate chunks ahead of
-// it. Memory bound: a chunk job of more than 64 KiB takes one of the
+// it, and take each member's SHA-256 chunk by chunk when the previous chunk
+// is hashed (with the chunk cache, in one pass with the chunk's key); the
+// writing thread hashes only the chunks no worker could (docs/archives.md,
+// "Same pass"). Memory bound: a chunk job of more than 64 KiB takes one of the
 // writer's full-size slots (input buffer of chunk_size, output buffer of
 // libdeflate's bound + 6); at most 2 * T such jobs are in flight and the
-// writing thread holds one more slot while it hashes and writes, so these
+// writing thread holds one more slot while it writes, so these
 // buffers peak at (2T + 1) * (2 * chunk_size + 8 KiB) whatever the member
 // sizes and their order (8 MiB chunks: 48 MiB at T = 1, 80 MiB at T = 2).
 // Jobs of 64 KiB or less (small members) allocate their own buffers and are

@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Sha256Stream (archive/sha256_stream.hpp): plain SHA-256 whatever the
+// engine and however the bytes are split, also when two streams take the
+// same bytes at once from different block offsets; and the chunk cache's
+// key computed through it equals ChunkCache::key().
+#include "archive/sha256_stream.hpp"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <vector>
+
+#include "libpkg/archive/chunk_cache.hpp"
+#include "libpkg/base/sha256.hpp"
+
+namespace {
+
+using namespace libpkg;
+using namespace libpkg::archive;
+using Engine = Sha256Stream::Engine;
+
+std::vector<u8> noise(std::size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::vector<u8> v(n);
+  for (auto& b : v) b = static_cast<u8>(rng());
+  return v;
+}
+
+std::vector<Engine> engines() {
+  std::vector<Engine> e = {Engine::openssl};
+  if (Sha256Stream::cpu_has_sha_extensions()) e.push_back(Engine::automatic);
+  return e;
+}
+
+TEST(Sha256Stream, EnginesAgreeWithOpenSslAtEveryPaddingEdge) {
+  const std::vector<u8> data = noise(300, 1);
+  for (Engine engine : engines()) {
+    for (std::size_t n = 0; n <= 200; ++n) {
+      Sha256Stream s(engine);
+      s.update(std::span<const u8>(data).first(n));
+      EXPECT_EQ(s.finish(), Sha256::of(std::span<const u8>(data).first(n)))
+          << n;
+    }
+  }
+  Sha256Stream automatic;
+  EXPECT_EQ(automatic.accelerated(), Sha256Stream::cpu_has_sha_extensions());
+  EXPECT_FALSE(Sha256Stream(Engine::openssl).accelerated());
+}
+
+TEST(Sha256Stream, UpdateBothFromAnyOffsetsAndSplits) {
+  const std::vector<u8> data = noise(1 << 20, 2);
+  std::mt19937 rng(3);
+  for (Engine engine : engines()) {
+    for (int round = 0; round < 400; ++round) {
+      SCOPED_TRACE(round);
+      // Each stream starts with its own prefix (partial blocks of different
+      // lengths), then both take the same bytes in up to three updates.
+      const std::size_t pa = rng() % 150, pb = rng() % 150;
+      const std::size_t n =
+          round % 20 == 0 ? rng() % data.size() : rng() % 9000;
+      const std::size_t cut1 = n == 0 ? 0 : rng() % (n + 1);
+      const std::size_t cut2 = cut1 + (n == cut1 ? 0 : rng() % (n - cut1 + 1));
+      const std::span<const u8> all(data);
+      const auto body = all.subspan(1000, n);
+      Sha256Stream a(engine), b(engine);
+      Sha256 ra, rb;
+      a.update(all.first(pa));
+      ra.update(all.first(pa));
+      b.update(all.subspan(500, pb));
+      rb.update(all.subspan(500, pb));
+      for (auto piece : {body.first(cut1), body.subspan(cut1, cut2 - cut1),
+                         body.subspan(cut2)}) {
+        Sha256Stream::update_both(a, b, piece);
+        ra.update(piece);
+        rb.update(piece);
+      }
+      a.update(all.first(17));  // streams stay usable after update_both
+      ra.update(all.first(17));
+      EXPECT_EQ(a.finish(), ra.finish());
+      EXPECT_EQ(b.finish(), rb.finish());
+    }
+  }
+}
+
+TEST(Sha256Stream, MixedEnginesStillHashBoth) {
+  const std::vector<u8> data = noise(100000, 4);
+  Sha256Stream a(Engine::automatic), b(Engine::openssl);
+  Sha256Stream::update_both(a, b, data);
+  EXPECT_EQ(a.finish(), Sha256::of(data));
+  EXPECT_EQ(b.finish(), Sha256::of(data));
+}
+
+TEST(Sha256Stream, ChunkKeyThroughThePrefixEqualsChunkCacheKey) {
+  const std::vector<u8> data = noise(70000, 5);
+  for (Engine engine : engines()) {
+    for (bool final : {false, true}) {
+      for (int level : {1, 6, 9}) {
+        Sha256Stream key(engine), record(engine);
+        key.update(ChunkCache::key_prefix(data.size(), level, final));
+        Sha256Stream::update_both(key, record, data);
+        EXPECT_EQ(key.finish(), ChunkCache::key(data, level, final));
+        EXPECT_EQ(record.finish(), Sha256::of(data));
+      }
+    }
+  }
+  EXPECT_EQ(ChunkCache::key_prefix(5, 6, true, "fp"),
+            ChunkCache::key_prefix(5, 6, true, "fp"));
+  EXPECT_NE(ChunkCache::key_prefix(5, 6, true, "fp"),
+            ChunkCache::key_prefix(6, 6, true, "fp"));
+}
+
+}  // namespace
