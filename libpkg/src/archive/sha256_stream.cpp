@@ -168,8 +168,10 @@ Sha256Stream::Sha256Stream(Engine engine) : state_(kInitial) {
     fallback_.emplace();
 }
 
+// Both copy helpers return early on empty input: an empty span's data() may
+// be null, and memcpy from null is undefined even for 0 bytes.
 std::size_t Sha256Stream::fill_block(std::span<const u8> bytes) {
-  if (buffered_ == 0) return 0;
+  if (buffered_ == 0 || bytes.empty()) return 0;
   const std::size_t n = std::min(bytes.size(), block_.size() - buffered_);
   std::memcpy(block_.data() + buffered_, bytes.data(), n);
   buffered_ += n;
@@ -181,7 +183,7 @@ std::size_t Sha256Stream::fill_block(std::span<const u8> bytes) {
 }
 
 void Sha256Stream::buffer_tail(std::span<const u8> tail) {
-  std::memcpy(block_.data(), tail.data(), tail.size());
+  if (!tail.empty()) std::memcpy(block_.data(), tail.data(), tail.size());
   buffered_ = tail.size();
 }
 
