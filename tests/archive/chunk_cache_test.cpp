@@ -63,14 +63,20 @@ struct Inputs {
   std::vector<u8> small = text_bytes(1000);
 };
 
-void write_zip(const fs::path& out, const Inputs& in, unsigned threads,
-               std::shared_ptr<ChunkCache> cache) {
+// A deterministic writer's options: `threads`, `chunk_size`, `cache`.
+ZipWriterOptions writer_options(unsigned threads, u64 chunk_size,
+                                std::shared_ptr<ChunkCache> cache) {
   ZipWriterOptions o;
   o.threads = threads;
-  o.chunk_size = kChunk;
+  o.chunk_size = chunk_size;
   o.timestamp = 1700000000;
   o.cache = std::move(cache);
-  ZipWriter w(out, o);
+  return o;
+}
+
+void write_zip(const fs::path& out, const Inputs& in, unsigned threads,
+               std::shared_ptr<ChunkCache> cache) {
+  ZipWriter w(out, writer_options(threads, kChunk, std::move(cache)));
   auto as_view = [](const std::vector<u8>& v) {
     return std::string_view(reinterpret_cast<const char*>(v.data()), v.size());
   };
@@ -193,12 +199,7 @@ TEST(ChunkCache, IncompressibleChunksStayOutOfTheCacheAndItsCounters) {
   const std::vector<u8> text = text_bytes(2 * kBig + 9);
   auto write = [&](const fs::path& out, unsigned threads,
                    std::shared_ptr<ChunkCache> cache) {
-    ZipWriterOptions o;
-    o.threads = threads;
-    o.chunk_size = kBig;
-    o.timestamp = 1700000000;
-    o.cache = std::move(cache);
-    ZipWriter w(out, o);
+    ZipWriter w(out, writer_options(threads, kBig, std::move(cache)));
     const std::vector<const std::vector<u8>*> members = {&random, &text,
                                                          &random2};
     for (std::size_t i = 0; i < members.size(); ++i)

@@ -6,20 +6,25 @@
 namespace libpkg::archive {
 namespace {
 
-// The cache's half of cached_deflate_chunk(): `key` is the chunk's.
-CacheUse deflate_chunk_with_key(ChunkCache& cache, CompressorPool& pool,
-                                int level, std::span<const u8> input,
-                                u32 input_crc32, bool final,
-                                const std::string& name,
-                                const ChunkCache::Key& key,
-                                std::vector<u8>& out) {
+// A hit (its bytes in `out`, counted as saved); else nothing. Without
+// `count_absent` a lookup that finds nothing counts no miss (ChunkCache::load).
+bool load_hit(ChunkCache& cache, const ChunkCache::Key& key,
+              std::span<const u8> input, u32 input_crc32, bool final,
+              std::vector<u8>& out, bool count_absent) {
   // An entry longer than compress_chunk() can produce is corrupt, and
   // refusing it keeps `out` within the writer slot's reserved capacity.
-  if (cache.load(key, input, input_crc32, final,
-                 deflate_chunk_capacity(input.size()), out)) {
-    cache.count_saved(input.size());
-    return CacheUse::hit;
-  }
+  if (!cache.load(key, input, input_crc32, final,
+                  deflate_chunk_capacity(input.size()), out, count_absent))
+    return false;
+  cache.count_saved(input.size());
+  return true;
+}
+
+// A miss: compressed here and stored under `key`.
+CacheUse compress_and_store(ChunkCache& cache, CompressorPool& pool, int level,
+                            std::span<const u8> input, u32 input_crc32,
+                            bool final, const std::string& name,
+                            const ChunkCache::Key& key, std::vector<u8>& out) {
   compress_chunk(pool, level, input, final, name, out);
   cache.store(key, input_crc32, out);
   return CacheUse::miss;
@@ -35,9 +40,11 @@ CacheUse cached_deflate_chunk(ChunkCache& cache, CompressorPool& pool,
     store_chunk(input, final, out);
     return CacheUse::bypassed;
   }
-  return deflate_chunk_with_key(cache, pool, level, input, input_crc32, final,
-                                name, ChunkCache::key(input, level, final),
-                                out);
+  const ChunkCache::Key key = ChunkCache::key(input, level, final);
+  if (load_hit(cache, key, input, input_crc32, final, out, true))
+    return CacheUse::hit;
+  return compress_and_store(cache, pool, level, input, input_crc32, final, name,
+                            key, out);
 }
 
 CacheUse cached_deflate_chunk_keyed(ChunkCache& cache, CompressorPool& pool,
@@ -46,19 +53,15 @@ CacheUse cached_deflate_chunk_keyed(ChunkCache& cache, CompressorPool& pool,
                                     const std::string& name,
                                     const ChunkCache::Key& key,
                                     std::vector<u8>& out) {
-  if (cache.load(key, input, input_crc32, final,
-                 deflate_chunk_capacity(input.size()), out, false)) {
-    cache.count_saved(input.size());
+  if (load_hit(cache, key, input, input_crc32, final, out, false))
     return CacheUse::hit;
-  }
   if (looks_incompressible(input)) {
     store_chunk(input, final, out);
     return CacheUse::bypassed;
   }
   cache.count_miss();
-  compress_chunk(pool, level, input, final, name, out);
-  cache.store(key, input_crc32, out);
-  return CacheUse::miss;
+  return compress_and_store(cache, pool, level, input, input_crc32, final, name,
+                            key, out);
 }
 
 }  // namespace libpkg::archive

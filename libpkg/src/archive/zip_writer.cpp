@@ -54,7 +54,7 @@ constexpr u16 kFlagDeflateOptions = 0x0006;
 // together would otherwise rarely pair them (measured: 2 % of the hashing
 // fused). A job that cannot take the stream leaves the chunk to its second
 // try or to the writing thread, which gets every chunk in order.
-class MemberDigest {
+class MemberHash {
  public:
   // The stream, when chunk `index` is the next to hash and no thread is at
   // it; give_back() after hashing the chunk. With `wait_for_previous`,
@@ -117,7 +117,7 @@ struct Member {
   // written by splice_member() on the writing thread, not by chunk jobs.
   bool splice = false;
   // Kind::content written by chunk jobs: its SHA-256 (set by produce()).
-  std::shared_ptr<MemberDigest> digest;
+  std::shared_ptr<MemberHash> digest;
 };
 
 // What a worker hands back for one chunk of a member: the input bytes (the
@@ -287,7 +287,7 @@ struct ZipWriter::Impl {
         return;
       const bool final = produce_chunk + 1 == chunks;
       ChunkCache* cache = cached(m) ? options.cache.get() : nullptr;
-      if (produce_chunk == 0) m.digest = std::make_shared<MemberDigest>();
+      if (produce_chunk == 0) m.digest = std::make_shared<MemberHash>();
       in_flight.push_back(pool.submit(
           [source = m.source, digest = m.digest, index = produce_chunk, offset,
            len, final, slot, level = m.level, cache, borrowed = &compressors,
@@ -315,10 +315,10 @@ struct ZipWriter::Impl {
   }
 
   // A chunk job's work after reading its input: the member's digest (see
-  // MemberDigest) and, for a deflated member, the compressed bytes; the
+  // MemberHash) and, for a deflated member, the compressed bytes; the
   // chunk's cache key and its digest in one pass when it can take the
   // member's stream then.
-  static void run_chunk_job(MemberDigest& digest, u64 index,
+  static void run_chunk_job(MemberHash& digest, u64 index,
                             std::span<const u8> input, u32 crc, bool final,
                             int level, ChunkCache* cache,
                             CompressorPool& compressors,
