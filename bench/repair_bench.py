@@ -29,8 +29,12 @@ first; warm page cache):
                   row above): cold (cache emptied before each run), warm
                   (the same wheel again) and "other extension, warm" (the
                   wheel with a different torch/_C: a second Python version
-                  over the same CUDA libraries); cold and warm outputs must
-                  be byte-identical to --no-cache's.
+                  over the same CUDA libraries), and that again with every
+                  hit inflated and compared instead of trusted by its tag
+                  (the cache's tag key opened to others for the run, so
+                  pkgtool refuses it: the cost of another user's entries in
+                  a shared cache); cold and warm outputs must be
+                  byte-identical to --no-cache's.
 
   auditwheel      with --auditwheel PATH: `auditwheel repair -z 6 --plat TAG
                   -w OUT` (LD_LIBRARY_PATH=/usr/local/cuda/lib64, the
@@ -482,6 +486,13 @@ def main() -> int:
         warm = Row(f"pkgtool repair -j {args.jobs}, warm cache", ref=aw)
         aw_second = Row("auditwheel repair -z 6, other extension")
         second = Row(f"pkgtool repair -j {args.jobs}, other extension, warm cache", ref=aw_second)
+        # The same over entries whose tags this user cannot trust (another
+        # user's in a shared cache; every entry before tags): the key file
+        # is opened to others for the run, so it is refused and each hit is
+        # inflated and compared instead.
+        untagged = Row(f"pkgtool repair -j {args.jobs}, other extension, warm cache, "
+                       "every hit inflated (untrusted tags)", ref=aw_second)
+        key_file = cache_dir / f".hit-key-{os.geteuid()}"
         second_wheel = None
         if args.cache:
             # A second Python version: the same wheel with another extension
@@ -519,9 +530,9 @@ def main() -> int:
             if i % 2:
                 order.reverse()
             if args.cache:
-                order += ["cold", "warm", "second"]
+                order += ["cold", "warm", "second", "untagged"]
                 if args.auditwheel:
-                    order.insert(len(order) - 3 if i % 2 else len(order), "aw-second")
+                    order.insert(len(order) - 4 if i % 2 else len(order), "aw-second")
             for side in order:
                 if args.only and side != args.only and not (args.only == "pkgtool" and side != "shell"):
                     continue
@@ -549,10 +560,18 @@ def main() -> int:
                     if side == "cold":
                         shutil.rmtree(cache_dir, ignore_errors=True)
                     argv = list(repair_argv)
-                    if side == "second":
+                    if side in ("second", "untagged"):
                         argv[2] = str(second_wheel)
-                    s = launcher.run(argv + ["-w", str(out), "--cache-dir", str(cache_dir)], env=env)
-                    row = {"cold": cold, "warm": warm, "second": second}[side]
+                    if side == "untagged":
+                        key_file.chmod(0o644)
+                    try:
+                        s = launcher.run(argv + ["-w", str(out), "--cache-dir", str(cache_dir)], env=env)
+                    finally:
+                        if side == "untagged":
+                            key_file.chmod(0o600)
+                    if side == "untagged" and "tag key" not in s.stderr:
+                        raise SystemExit("error: the untrusted-tag run did not refuse the key")
+                    row = {"cold": cold, "warm": warm, "second": second, "untagged": untagged}[side]
                 if not s.ok:
                     raise SystemExit(f"error: {side}: {s.describe_failure()}\n{s.stderr[-3000:]}")
                 produced = next(out.glob("*.whl"))
@@ -582,7 +601,7 @@ def main() -> int:
                     raise SystemExit(f"error: {side} grafted {sorted(grafted(ms, fx))}, expected {sorted(want)}")
             log(f"  outputs: every row grafted the same {len(want)} libraries")
 
-        rows = [r for r in (shell, aw, aw_second, ours, aw_layout, cold, warm, second) if r.samples]
+        rows = [r for r in (shell, aw, aw_second, ours, aw_layout, cold, warm, second, untagged) if r.samples]
         base = shell.med("wall_s") if shell.samples else None
         header = ["pipeline", "wall s", "user+sys s", "peak RSS MiB", "output MB", "speed-up"]
         if args.auditwheel:

@@ -6,20 +6,25 @@
 #include "libpkg/archive/chunk_cache.hpp"
 
 #include <gtest/gtest.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "archive/hit_tag.hpp"
 #include "libpkg/archive/zip_reader.hpp"
 #include "libpkg/archive/zip_writer.hpp"
 #include "libpkg/base/sha256.hpp"
+#include "planted_entry.hpp"
 #include "writer_fixtures.hpp"
 
 namespace {
@@ -27,6 +32,9 @@ namespace {
 using namespace libpkg;
 using namespace libpkg::archive;
 using namespace writer_test;
+using libpkg::archive::testing::entry_path;
+using libpkg::archive::testing::plant_entry;
+using libpkg::archive::testing::set_hit_tag;
 namespace fs = std::filesystem;
 
 constexpr u64 kChunk = 64 * 1024;
@@ -108,11 +116,13 @@ std::vector<u8> stored_block(const std::vector<u8>& input, bool final = true) {
   return out;
 }
 
+// The entries (and temporary files) under `dir`: its files but the tag key.
 std::vector<fs::path> entries(const fs::path& dir) {
   std::vector<fs::path> out;
   if (!fs::exists(dir)) return out;
   for (const auto& e : fs::recursive_directory_iterator(dir))
-    if (e.is_regular_file()) out.push_back(e.path());
+    if (e.is_regular_file() && e.path() != hit_key_path(dir))
+      out.push_back(e.path());
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -296,9 +306,9 @@ TEST(ChunkCache, EntryOfAnotherChunkIsNotUsed) {
 TEST(ChunkCache, PlantedEntryWithForgedChecksumsIsRejected) {
   // Someone who can write the cache directory plants, under the right key,
   // an entry whose stream inflates to other bytes, with the input CRC of the
-  // real chunk and a correct CRC of its own bytes. The writer takes the zip
-  // CRC and RECORD hash from the input, so using it would silently put
-  // other bytes in the archive.
+  // real chunk, a correct CRC of its own bytes and a guessed tag. The writer
+  // takes the zip CRC and RECORD hash from the input, so using it would
+  // silently put other bytes in the archive.
   TempDir tmp;
   Inputs in;
   write_zip(tmp / "ref.zip", in, 1, nullptr);
@@ -310,8 +320,9 @@ TEST(ChunkCache, PlantedEntryWithForgedChecksumsIsRejected) {
       stored_block(std::vector<u8>(other.begin(), other.end() - 1), false);
   const std::vector<u8> last = stored_block({other.back()}, true);
   forged.insert(forged.end(), last.begin(), last.end());
-  planter->store(ChunkCache::key(in.exact, 6, true), zlib_crc32(in.exact),
-                 forged);
+  // The planter cannot read this user's tag key: its tag is a guess.
+  plant_entry(*planter, ChunkCache::key(in.exact, 6, true),
+              zlib_crc32(in.exact), forged);
   ASSERT_EQ(entries(tmp / "c").size(), 1u);
   Log log;
   auto cache = make_cache(tmp / "c", &log);
@@ -329,6 +340,164 @@ TEST(ChunkCache, PlantedEntryWithForgedChecksumsIsRejected) {
   write_zip(tmp / "warm.zip", in, 1, warm);
   EXPECT_EQ(warm->counters().hits, 16u);
   EXPECT_EQ(read_file(tmp / "warm.zip"), read_file(tmp / "ref.zip"));
+}
+
+TEST(ChunkCache, OwnEntriesAreTrustedByTheirTagOthersInflated) {
+  TempDir tmp;
+  Inputs in;
+  write_zip(tmp / "ref.zip", in, 1, nullptr);
+  const std::vector<u8> ref = read_file(tmp / "ref.zip");
+  const fs::path dir = tmp / "c";
+  auto cold = make_cache(dir);
+  write_zip(tmp / "cold.zip", in, 2, cold);
+  // The first store made this user's key: private, 32 bytes.
+  const fs::path key_file = hit_key_path(dir);
+  ASSERT_TRUE(fs::is_regular_file(key_file));
+  EXPECT_EQ(fs::file_size(key_file), 32u);
+  EXPECT_EQ(fs::status(key_file).permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::owner_write);
+  const std::vector<u8> key = read_file(key_file);
+  for (unsigned threads : {1u, 2u}) {
+    auto warm = make_cache(dir);
+    write_zip(tmp / "warm.zip", in, threads, warm);
+    EXPECT_EQ(read_file(tmp / "warm.zip"), ref) << threads;
+    EXPECT_EQ(warm->counters().hits, 16u);
+    EXPECT_EQ(warm->counters().tagged_hits, 16u);
+  }
+  // Another user's key (or a new one after `cache clear`): the same
+  // entries are no longer trusted by their tag, each hit is inflated and
+  // still used; new entries get the current key's tags.
+  write_file(key_file, random_bytes(32, 5));
+  auto other = make_cache(dir);
+  write_zip(tmp / "other.zip", in, 2, other);
+  EXPECT_EQ(read_file(tmp / "other.zip"), ref);
+  EXPECT_EQ(other->counters().hits, 16u);
+  EXPECT_EQ(other->counters().tagged_hits, 0u);
+  EXPECT_EQ(other->counters().corrupt, 0u);
+  // Untagged entries (written before tags, or without a key): the same.
+  write_file(key_file, key);
+  for (const fs::path& e : entries(dir)) set_hit_tag(e, 0);
+  auto untagged = make_cache(dir);
+  write_zip(tmp / "untagged.zip", in, 2, untagged);
+  EXPECT_EQ(read_file(tmp / "untagged.zip"), ref);
+  EXPECT_EQ(untagged->counters().hits, 16u);
+  EXPECT_EQ(untagged->counters().tagged_hits, 0u);
+}
+
+TEST(ChunkCache, TagBindsTheEntryToItsKey) {
+  // A tagged entry copied to the key of the same input at another level
+  // passes every checksum and even inflates to the input; its tag names
+  // the other key, so it is not trusted by it (the inflate decides).
+  TempDir tmp;
+  auto cache = make_cache(tmp / "c");
+  const std::vector<u8> a = text_bytes(5000);
+  const auto k6 = ChunkCache::key(a, 6, true), k9 = ChunkCache::key(a, 9, true);
+  cache->store(k6, zlib_crc32(a), stored_block(a));
+  fs::create_directories(entry_path(*cache, k9).parent_path());
+  fs::copy_file(entry_path(*cache, k6), entry_path(*cache, k9));
+  std::vector<u8> out;
+  EXPECT_TRUE(cache->load(k6, a, zlib_crc32(a), true, 10000, out));
+  EXPECT_EQ(cache->counters().tagged_hits, 1u);
+  EXPECT_TRUE(cache->load(k9, a, zlib_crc32(a), true, 10000, out));
+  EXPECT_EQ(cache->counters().tagged_hits, 1u);
+  EXPECT_EQ(cache->counters().hits, 2u);
+}
+
+TEST(ChunkCache, TagKeyThatIsNotPrivateAndOursIsRefused) {
+  TempDir tmp;
+  Inputs in;
+  write_zip(tmp / "ref.zip", in, 1, nullptr);
+  const std::vector<u8> ref = read_file(tmp / "ref.zip");
+  const fs::path dir = tmp / "c";
+  write_zip(tmp / "cold.zip", in, 2, make_cache(dir));
+  const fs::path key_file = hit_key_path(dir);
+  const std::vector<u8> key = read_file(key_file);
+  const fs::path elsewhere = tmp / "key";
+  write_file(elsewhere, key);
+  fs::permissions(elsewhere, fs::perms::owner_read | fs::perms::owner_write);
+  struct Case {
+    std::string what;
+    std::function<void()> make;
+  };
+  const std::vector<Case> cases = {
+      {"open to other users",
+       [&] {
+         fs::permissions(key_file,
+                         fs::perms::group_read | fs::perms::others_read,
+                         fs::perm_options::add);
+       }},
+      {"cannot open",  // a symlink to the right key is not followed
+       [&] {
+         fs::remove(key_file);
+         fs::create_symlink(elsewhere, key_file);
+       }},
+      {"hard links",
+       [&] {
+         fs::remove(key_file);
+         fs::create_hard_link(elsewhere, key_file);
+       }},
+      {"bytes long",
+       [&] {
+         fs::remove(key_file);
+         write_file(key_file, std::vector<u8>(key.begin(), key.end() - 1));
+         fs::permissions(key_file,
+                         fs::perms::owner_read | fs::perms::owner_write);
+       }},
+      {"not a regular file",
+       [&] {
+         fs::remove(key_file);
+         fs::create_directory(key_file);
+       }},
+  };
+  for (const Case& c : cases) {
+    fs::remove_all(key_file);
+    write_file(key_file, key);
+    fs::permissions(key_file, fs::perms::owner_read | fs::perms::owner_write);
+    c.make();
+    Log log;
+    auto cache = make_cache(dir, &log);
+    write_zip(tmp / "out.zip", in, 2, cache);
+    EXPECT_EQ(read_file(tmp / "out.zip"), ref) << c.what;
+    EXPECT_EQ(cache->counters().hits, 16u) << c.what;
+    EXPECT_EQ(cache->counters().tagged_hits, 0u) << c.what;
+    ASSERT_EQ(log.lines.size(), 1u) << c.what;  // warned once, not per hit
+    EXPECT_NE(log.lines[0].find(key_file.string()), std::string::npos)
+        << log.lines[0];
+    EXPECT_NE(log.lines[0].find(c.what), std::string::npos) << log.lines[0];
+  }
+  // Refused, never replaced: the planted directory is still there.
+  EXPECT_TRUE(fs::is_directory(key_file));
+}
+
+TEST(ChunkCache, HitTagIsTheDocumentedHmac) {
+  // hit_tag() against OpenSSL's HMAC over the message hit_tag.hpp documents,
+  // for stored sizes around the halves' 64-byte rounding.
+  HitKey key{};
+  for (size_t i = 0; i < key.size(); ++i) key[i] = static_cast<u8>(3 * i + 1);
+  ChunkCache::Key chunk{};
+  for (size_t i = 0; i < chunk.size(); ++i) chunk[i] = static_cast<u8>(200 - i);
+  for (size_t n : {0, 1, 63, 64, 127, 128, 129, 1000, 70001}) {
+    const std::vector<u8> stored = random_bytes(n, static_cast<u32>(n));
+    const size_t half = n / 2 / 64 * 64;
+    std::string m = "libpkg chunk hit tag 1\n";
+    m.append(reinterpret_cast<const char*>(chunk.data()), chunk.size());
+    const u32 crc = 0xdeadbeef;
+    for (int i = 0; i < 4; ++i) m.push_back(static_cast<char>(crc >> (8 * i)));
+    for (u64 v : {u64{n}, u64{half}})
+      for (int i = 0; i < 8; ++i) m.push_back(static_cast<char>(v >> (8 * i)));
+    for (const auto& d : {Sha256::of(std::span(stored).first(half)),
+                          Sha256::of(std::span(stored).subspan(half))})
+      m.append(reinterpret_cast<const char*>(d.data()), d.size());
+    unsigned char mac[32];
+    unsigned int len = 0;
+    ASSERT_NE(HMAC(EVP_sha256(), key.data(), key.size(),
+                   reinterpret_cast<const unsigned char*>(m.data()), m.size(),
+                   mac, &len),
+              nullptr);
+    u64 want = 0;
+    for (int i = 7; i >= 0; --i) want = (want << 8) | mac[i];
+    EXPECT_EQ(hit_tag(key, chunk, crc, stored), want == 0 ? 1 : want) << n;
+  }
 }
 
 TEST(ChunkCache, KeyDependsOnContentLevelAndFinality) {

@@ -19,6 +19,7 @@
 #include "libpkg/archive/chunk_cache.hpp"
 #include "libpkg/archive/tar.hpp"
 #include "libpkg/base/error.hpp"
+#include "planted_entry.hpp"
 #include "segment_fixtures.hpp"
 
 namespace libpkg::archive {
@@ -236,8 +237,8 @@ TEST(TarBz2, PlantedEntryWithForgedChecksumsIsRefused) {
   compress_bzip2_block(other, 1, "test", forged);
   std::vector<std::string> log;
   auto cache = open_cache(tmp.path() / "cache", &log);
-  cache->store(ChunkCache::key_for(bzip2_encoder_identity(1), first),
-               libdeflate_crc32(0, first.data(), first.size()), forged);
+  plant_entry(*cache, ChunkCache::key_for(bzip2_encoder_identity(1), first),
+              libdeflate_crc32(0, first.data(), first.size()), forged);
   const Written w = write(tmp.path() / "p.tar.bz2", entries, 2, cache);
   EXPECT_EQ(w.bytes, write(tmp.path() / "q.tar.bz2", entries, 2).bytes);
   EXPECT_EQ(w.counters.corrupt, 1u);

@@ -11,6 +11,7 @@
 
 #include "../base/temp_dir.hpp"
 #include "libpkg/base/error.hpp"
+#include "planted_entry.hpp"
 #include "segment_fixtures.hpp"
 
 namespace libpkg::archive {
@@ -134,7 +135,8 @@ TEST(ZstdFrames, PlantedEntryWithForgedChecksumsIsRefused) {
   // stores it, as the one entry whose frame holds 8 MiB.
   write(entries, 2, open_cache(tmp.path() / "p", nullptr));
   size_t replaced = 0;
-  for (const auto& sub : fs::directory_iterator(tmp.path() / "p"))
+  for (const auto& sub : fs::directory_iterator(tmp.path() / "p")) {
+    if (!sub.is_directory()) continue;  // the tag key
     for (const auto& e : fs::directory_iterator(sub.path())) {
       // The entry whose stored frame decodes to the first 8 MiB.
       std::vector<u8> bytes = read_file(e.path());
@@ -146,10 +148,11 @@ TEST(ZstdFrames, PlantedEntryWithForgedChecksumsIsRefused) {
       ChunkCache::Key key{};
       for (size_t i = 0; i < key.size(); ++i)
         key[i] = static_cast<u8>(std::stoi(name.substr(2 * i, 2), nullptr, 16));
-      planted->store(key, libdeflate_crc32(0, first.data(), first.size()),
-                     forged);
+      plant_entry(*planted, key,
+                  libdeflate_crc32(0, first.data(), first.size()), forged);
       ++replaced;
     }
+  }
   ASSERT_EQ(replaced, 1u);
   const Written w = write(entries, 2, planted);
   EXPECT_EQ(w.bytes, clean.bytes);

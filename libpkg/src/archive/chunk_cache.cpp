@@ -20,6 +20,7 @@
 #include <utility>
 
 #include "archive/deflate_chunk.hpp"
+#include "archive/hit_tag.hpp"
 #include "libpkg/base/error.hpp"
 #include "libpkg/base/fd.hpp"
 #include "libpkg/base/sha256.hpp"
@@ -31,7 +32,8 @@ namespace {
 // "LPKCHK" + format version: a new layout gets new magic, and old entries
 // are then dropped as unreadable rather than misread.
 constexpr std::array<u8, 8> kMagic = {'L', 'P', 'K', 'C', 'H', 'K', '0', '1'};
-// magic, stored length (u64), input CRC-32, stored bytes' CRC-32, reserved.
+// magic, stored length (u64), input CRC-32, stored bytes' CRC-32, hit tag
+// (u64; reserved and 0 before tags, so older entries simply have none).
 constexpr size_t kHeaderSize = 8 + 8 + 4 + 4 + 8;
 constexpr std::string_view kTempPrefix = ".tmp-";
 // A temporary file this old belongs to a writer that died (a live writer
@@ -380,7 +382,17 @@ bool ChunkCache::load_checked(const Key& key, std::span<const u8> input,
       drop(path, count_absent, "checksum of the stored bytes does not match");
       return false;
     }
-    if (!decodes_to_input(out, input)) {
+    // Our own entry with our tag: its bytes are the ones we stored for this
+    // key (hit_tag.hpp). Anyone else's, or a tag that does not match: the
+    // codec's check.
+    const u64 tag = get_le(h.data() + 24, 8);
+    bool tagged = false;
+    if (tag != 0 && st.st_uid == ::geteuid())
+      if (const auto k = tag_key(false))
+        tagged = hit_tag(*k, key, input_crc32, out) == tag;
+    if (tagged) {
+      ++tagged_hits_;
+    } else if (!decodes_to_input(out, input)) {
       out.clear();
       drop(path, count_absent,
            fmt::format("its bytes do not {} to the chunk's input", verb));
@@ -430,6 +442,7 @@ void ChunkCache::store(const Key& key, u32 input_crc32,
   put_le(h.data() + 8, bytes.size(), 8);
   put_le(h.data() + 16, input_crc32, 4);
   put_le(h.data() + 20, crc32_of(bytes), 4);
+  put_le(h.data() + 24, tag_of(key, input_crc32, bytes), 8);
   try {
     write_all(fd.get(), h, tmp);
     write_all(fd.get(), bytes, tmp);
@@ -444,6 +457,46 @@ void ChunkCache::store(const Key& key, u32 input_crc32,
     return;
   }
   stored_ += bytes.size();
+}
+
+std::optional<HitKey> ChunkCache::tag_key(bool create) {
+  std::lock_guard lock(key_mutex_);
+  switch (key_state_) {
+    case KeyState::present:
+      return key_;
+    case KeyState::unavailable:
+      return std::nullopt;
+    case KeyState::absent:
+      if (!create) return std::nullopt;  // looked already: no file
+      break;
+    case KeyState::unread:
+      break;
+  }
+  const HitKeyFile file = read_hit_key(options_.dir, create);
+  if (file.key) {
+    key_ = *file.key;
+    key_state_ = KeyState::present;
+    return key_;
+  }
+  if (!file.refused.empty())
+    warn(
+        fmt::format("warning: {}; not used as the chunk cache's tag key: "
+                    "every hit is checked by inflating it (slower)",
+                    file.refused));
+  key_state_ = create || !file.refused.empty() ? KeyState::unavailable
+                                               : KeyState::absent;
+  return std::nullopt;
+}
+
+u64 ChunkCache::tag_of(const Key& key, u32 input_crc32,
+                       std::span<const u8> bytes) {
+  const auto k = tag_key(true);
+  if (!k) return 0;
+  try {
+    return hit_tag(*k, key, input_crc32, bytes);
+  } catch (const Error&) {
+    return 0;  // OpenSSL failed: an untagged entry is still a valid one
+  }
 }
 
 ChunkCache::Usage ChunkCache::usage() const {
@@ -498,6 +551,7 @@ void ChunkCache::clear() {
     std::error_code ec;
     fs::remove(i.path, ec);
   }
+  ::unlink(hit_key_path(options_.dir).c_str());
   std::error_code ec;
   for (fs::directory_iterator it(options_.dir, ec), end; !ec && it != end;
        it.increment(ec)) {
@@ -515,6 +569,7 @@ ChunkCache::Counters ChunkCache::counters() const {
   c.corrupt = corrupt_;
   c.bytes_saved = saved_;
   c.bytes_stored = stored_;
+  c.tagged_hits = tagged_hits_;
   return c;
 }
 

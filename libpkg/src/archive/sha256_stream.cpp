@@ -202,17 +202,22 @@ void Sha256Stream::update(std::span<const u8> bytes) {
 
 void Sha256Stream::update_both(Sha256Stream& a, Sha256Stream& b,
                                std::span<const u8> bytes) {
+  update_pair(a, bytes, b, bytes);
+}
+
+void Sha256Stream::update_pair(Sha256Stream& a, std::span<const u8> x,
+                               Sha256Stream& b, std::span<const u8> y) {
   if (!a.accelerated() || !b.accelerated()) {
-    a.update(bytes);
-    b.update(bytes);
+    a.update(x);
+    b.update(y);
     return;
   }
-  a.length_ += bytes.size();
-  b.length_ += bytes.size();
+  a.length_ += x.size();
+  b.length_ += y.size();
   // Each stream first completes its own partial block; from there both
-  // take whole blocks, at their own offsets into `bytes`.
-  std::span<const u8> x = bytes.subspan(a.fill_block(bytes));
-  std::span<const u8> y = bytes.subspan(b.fill_block(bytes));
+  // take whole blocks, each from its own bytes.
+  x = x.subspan(a.fill_block(x));
+  y = y.subspan(b.fill_block(y));
   const std::size_t nx = a.buffered_ != 0 ? 0 : x.size() / 64;
   const std::size_t ny = b.buffered_ != 0 ? 0 : y.size() / 64;
   const std::size_t both = std::min(nx, ny);

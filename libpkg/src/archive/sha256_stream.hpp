@@ -47,6 +47,11 @@ class Sha256Stream {
   /// extensions.
   static void update_both(Sha256Stream& a, Sha256Stream& b,
                           std::span<const u8> bytes);
+  /// a.update(x) and b.update(y), interleaved as update_both() does for the
+  /// whole blocks both have (the chunk cache's hit tag hashes the two halves
+  /// of an entry this way).
+  static void update_pair(Sha256Stream& a, std::span<const u8> x,
+                          Sha256Stream& b, std::span<const u8> y);
   /// Whether this CPU has the SHA extensions (and SSSE3, SSE4.1) the
   /// automatic engine uses; never throws.
   static bool cpu_has_sha_extensions();

@@ -13,7 +13,9 @@
 //
 // Layout: DIR/<2 hex>/<62 hex> per key. An entry is a 32-byte header (magic
 // with the format version, stored length, CRC-32 of the chunk's input,
-// CRC-32 of the stored bytes, reserved) followed by the stored bytes.
+// CRC-32 of the stored bytes, hit tag: 0 in entries written without a key,
+// as all were before tags) followed by the stored bytes. DIR/.hit-key-<uid>
+// is each user's tag key.
 // - Writes go to a temporary file in the entry's directory, renamed into
 //   place: readers see a whole entry or none. No lock is taken, ever: two
 //   processes storing one key write the same bytes, and the last rename
@@ -30,9 +32,11 @@
 //   Lookups keep working on whatever is readable.
 // The checksums guard against accidents (a crash, a full disk, bit rot).
 // Against someone who can write the cache directory (a shared cache, a
-// planted entry with forged CRCs), a hit is inflated and compared with the
-// chunk's input before use: a cache can only save time, never change what
-// an archive contains.
+// planted entry with forged CRCs), a hit is used only if it is this user's
+// own entry with a valid tag, a MAC under a key only this user can read
+// (archive/hit_tag.hpp, the header's last 8 bytes), or else if it inflates
+// to exactly the chunk's input: a cache can only save time, never change
+// what an archive contains.
 #pragma once
 
 #include <array>
@@ -123,9 +127,10 @@ class ChunkCache {
 
   /// On a hit replaces `out` with the entry's bytes (at most `max_size`,
   /// else the entry is corrupt) and returns true. `input_crc32` is the
-  /// CRC-32 of `input`, checked against the entry's; then the entry is
-  /// inflated (as a whole stream when `final`, else as a non-final chunk)
-  /// and must give exactly `input`. Thread-safe.
+  /// CRC-32 of `input`, checked against the entry's; then, unless the entry
+  /// is this user's with a valid tag, it is inflated (as a whole stream when
+  /// `final`, else as a non-final chunk) and must give exactly `input`.
+  /// Thread-safe.
   /// A corrupt or mismatching entry is removed with a warning and counted as
   /// a miss; never throws. Without `count_absent`, a lookup that finds no
   /// usable entry counts no miss (a dropped entry still counts as corrupt):
@@ -170,7 +175,8 @@ class ChunkCache {
   /// prune(max_bytes()) when this object stored anything: writers call it
   /// after commit.
   void prune_if_stored();
-  /// Removes every entry and temporary file.
+  /// Removes every entry and temporary file, and this user's tag key (the
+  /// next store makes a new one).
   /// Removes empty two-hex-digit subdirectories too; failures are skipped,
   /// never throws.
   void clear();
@@ -182,6 +188,7 @@ class ChunkCache {
     u64 corrupt = 0;       // entries dropped
     u64 bytes_saved = 0;   // input bytes not compressed thanks to hits
     u64 bytes_stored = 0;  // compressed bytes written to the cache
+    u64 tagged_hits = 0;   // hits trusted by their tag, not inflated
   };
   /// A snapshot of this object's counters; never throws.
   Counters counters() const;
@@ -202,6 +209,12 @@ class ChunkCache {
   bool default_dir_is_safe();
   // Creates the default directory (0700) once, for the first store().
   void make_default_dir();
+  // This user's tag key (hit_tag.hpp), read at the first call, created by
+  // the first store() (`create`) when missing; none when refused or not
+  // creatable (entries are then stored with tag 0, hits inflated).
+  std::optional<std::array<u8, 32>> tag_key(bool create);
+  // The tag store() writes for `bytes`: 0 without a key.
+  u64 tag_of(const Key& key, u32 input_crc32, std::span<const u8> bytes);
 
   ChunkCacheOptions options_;
   std::mutex log_mutex_;
@@ -209,7 +222,14 @@ class ChunkCache {
   bool default_ = false;               // options_.dir is default_dir()
   std::once_flag made_;                // make_default_dir() ran
   std::atomic<bool> disabled_{false};  // the default directory is unsafe
-  std::atomic<u64> hits_{0}, misses_{0}, corrupt_{0}, saved_{0}, stored_{0};
+  std::atomic<u64> hits_{0}, misses_{0}, corrupt_{0}, saved_{0}, stored_{0},
+      tagged_hits_{0};
+  // tag_key()'s state: not read yet, no file (yet), a key, refused or not
+  // creatable (final: no more attempts in this run).
+  enum class KeyState { unread, absent, present, unavailable };
+  std::mutex key_mutex_;
+  KeyState key_state_ = KeyState::unread;
+  std::array<u8, 32> key_{};
 };
 
 }  // namespace libpkg::archive
