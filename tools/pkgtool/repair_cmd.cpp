@@ -312,6 +312,7 @@ int run_repair(const std::vector<std::string>& args) {
   ao.timestamp = libpkg::archive::source_date_epoch();
   ao.allow_unverified = allow_unverified;
   if (!dry_run) ao.cache = cache.open();
+  ro.cache = ao.cache;  // also memoizes the grafts' content hashes
 
   for (const auto& w : flags.wheels) {
     if (flags.accepted_as_pure(w)) {

@@ -341,6 +341,64 @@ bool ChunkCache::load(const Key& key, std::span<const u8> input,
                       "decode", out);
 }
 
+namespace {
+
+// An entry read whole: the stat of its file, its header, its bytes.
+struct ReadEntry {
+  struct stat st {};
+  std::array<u8, kHeaderSize> header{};
+  u32 input_crc32() const {
+    return static_cast<u32>(get_le(header.data() + 16, 4));
+  }
+  u64 tag() const { return get_le(header.data() + 24, 8); }
+};
+
+// Reads the entry open on `fd` into `out` (at most `max_size` bytes, the
+// stored CRC checked); "" or why it is corrupt. Throws Errc::io on a read
+// error.
+std::string read_entry(int fd, const fs::path& path, u64 max_size, ReadEntry& e,
+                       std::vector<u8>& out) {
+  if (::fstat(fd, &e.st) != 0 || !S_ISREG(e.st.st_mode) ||
+      read_full(fd, e.header, path.string()) != e.header.size() ||
+      !std::equal(kMagic.begin(), kMagic.end(), e.header.begin()))
+    return "not a chunk cache entry, or its header is truncated";
+  const u64 len = get_le(e.header.data() + 8, 8);
+  if (len > max_size || static_cast<u64>(e.st.st_size) != kHeaderSize + len)
+    return fmt::format("{} bytes long, its header declares {} + {}",
+                       e.st.st_size, kHeaderSize, len);
+  out.resize(len);
+  if (read_full(fd, out, path.string()) != len ||
+      crc32_of(out) != get_le(e.header.data() + 20, 4)) {
+    out.clear();
+    return "checksum of the stored bytes does not match";
+  }
+  return {};
+}
+
+// O_NONBLOCK: a FIFO put there does not hang us (read_entry's fstat
+// refuses it).
+Fd open_entry(const fs::path& path) {
+  return Fd(
+      ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+}
+
+// LRU order: a hit makes the entry young (mtime, which we set, rather than
+// atime, which relatime/noatime mounts do not keep). Not our file (a shared
+// cache): the order is only approximate, not an error.
+void touch(int fd) {
+  const struct timespec times[2] = {{0, UTIME_OMIT}, {0, UTIME_NOW}};
+  (void)::futimens(fd, times);
+}
+
+}  // namespace
+
+bool ChunkCache::own_tag_matches(const ReadEntryView& e, const Key& key,
+                                 std::span<const u8> bytes) {
+  if (e.tag == 0 || e.uid != ::geteuid()) return false;
+  const auto k = tag_key(false);
+  return k && hit_tag(*k, key, e.input_crc32, bytes) == e.tag;
+}
+
 bool ChunkCache::load_checked(const Key& key, std::span<const u8> input,
                               u32 input_crc32, u64 max_size,
                               const DecodeCheck& decodes_to_input,
@@ -351,46 +409,26 @@ bool ChunkCache::load_checked(const Key& key, std::span<const u8> input,
     return false;
   }
   const fs::path path = entry_path(key);
-  // O_NONBLOCK: a FIFO put there does not hang us (it fails fstat below).
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+  Fd fd = open_entry(path);
   if (!fd) {
     if (count_absent) ++misses_;
     return false;
   }
-  struct stat st {};
-  std::array<u8, kHeaderSize> h{};
   try {
-    if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) ||
-        read_full(fd.get(), h, path.string()) != h.size() ||
-        !std::equal(kMagic.begin(), kMagic.end(), h.begin())) {
-      drop(path, count_absent,
-           "not a chunk cache entry, or its header is truncated");
-      return false;
-    }
-    const u64 len = get_le(h.data() + 8, 8);
-    if (len > max_size || static_cast<u64>(st.st_size) != kHeaderSize + len) {
-      drop(path, count_absent,
-           fmt::format("{} bytes long, its header declares {} + {}", st.st_size,
-                       kHeaderSize, len));
-      return false;
-    }
-    out.resize(len);
-    if (read_full(fd.get(), out, path.string()) != len ||
-        crc32_of(out) != get_le(h.data() + 20, 4) ||
-        get_le(h.data() + 16, 4) != input_crc32) {
+    ReadEntry e;
+    std::string corrupt = read_entry(fd.get(), path, max_size, e, out);
+    if (corrupt.empty() && e.input_crc32() != input_crc32) {
       out.clear();
-      drop(path, count_absent, "checksum of the stored bytes does not match");
+      corrupt = "checksum of the stored bytes does not match";
+    }
+    if (!corrupt.empty()) {
+      drop(path, count_absent, corrupt);
       return false;
     }
     // Our own entry with our tag: its bytes are the ones we stored for this
     // key (hit_tag.hpp). Anyone else's, or a tag that does not match: the
     // codec's check.
-    const u64 tag = get_le(h.data() + 24, 8);
-    bool tagged = false;
-    if (tag != 0 && st.st_uid == ::geteuid())
-      if (const auto k = tag_key(false))
-        tagged = hit_tag(*k, key, input_crc32, out) == tag;
-    if (tagged) {
+    if (own_tag_matches({e.tag(), e.st.st_uid, input_crc32}, key, out)) {
       ++tagged_hits_;
     } else if (!decodes_to_input(out, input)) {
       out.clear();
@@ -403,13 +441,28 @@ bool ChunkCache::load_checked(const Key& key, std::span<const u8> input,
     drop(path, count_absent, e.message());
     return false;
   }
-  // LRU order: the hit makes the entry young (mtime, which we set, rather
-  // than atime, which relatime/noatime mounts do not keep). Not our file
-  // (a shared cache): the order is only approximate, not an error.
-  const struct timespec times[2] = {{0, UTIME_OMIT}, {0, UTIME_NOW}};
-  (void)::futimens(fd.get(), times);
+  touch(fd.get());
   ++hits_;
   return true;
+}
+
+std::optional<std::vector<u8>> ChunkCache::load_own(const Key& key,
+                                                    u64 max_size) {
+  if (disabled_) return std::nullopt;
+  const fs::path path = entry_path(key);
+  Fd fd = open_entry(path);
+  if (!fd) return std::nullopt;
+  std::vector<u8> out;
+  try {
+    ReadEntry e;
+    if (!read_entry(fd.get(), path, max_size, e, out).empty() ||
+        !own_tag_matches({e.tag(), e.st.st_uid, e.input_crc32()}, key, out))
+      return std::nullopt;  // the caller computes it again and stores it
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  touch(fd.get());
+  return out;
 }
 
 void ChunkCache::store(const Key& key, u32 input_crc32,

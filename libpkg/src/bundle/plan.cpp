@@ -6,6 +6,7 @@
 #include <map>
 
 #include "bundle/patterns.hpp"
+#include "libpkg/archive/file_digest.hpp"
 #include "libpkg/base/error.hpp"
 #include "libpkg/base/sha256.hpp"
 #include "libpkg/base/thread_pool.hpp"
@@ -253,7 +254,8 @@ class Planner {
     std::vector<std::string> sha(chosen.size());
     PoolRef pool(o_.pool, o_.threads);
     pool.parallel_for(chosen.size(), [&](std::size_t i) {
-      sha[i] = Sha256::hex(Sha256::of_file(chosen[i]->realpath));
+      sha[i] = Sha256::hex(
+          archive::file_digest(chosen[i]->realpath, o_.cache.get()));
     });
     std::set<std::string> members;
     for (const auto& e : a_.zip->entries()) members.insert(e.name);

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bundle/patterns.hpp"
+#include "libpkg/archive/file_digest.hpp"
 #include "libpkg/base/atomic_file.hpp"
 #include "libpkg/base/error.hpp"
 #include "libpkg/base/fd.hpp"
@@ -273,7 +274,7 @@ class TreePlanner {
   void name_grafts() {
     const fs::path lib = plan_.tree / o_.lib_dir;
     for (TreeGraft& g : plan_.grafts) {
-      g.sha256 = Sha256::hex(Sha256::of_file(g.source));
+      g.sha256 = Sha256::hex(archive::file_digest(g.source, o_.cache.get()));
       g.keep_name =
           g.keep_name || !o_.hash_names || matches_any(o_.keep_names, g.soname);
       g.file_name = g.keep_name ? g.soname : hashed_name(g.soname, g.sha256);

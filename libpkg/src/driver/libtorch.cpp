@@ -45,6 +45,7 @@ bundle::TreeBundleOptions bundle_options(const LibtorchDriverOptions& o,
                                          std::vector<std::string>& plan) {
   bundle::TreeBundleOptions b;
   b.skip_entries = skip;
+  b.cache = o.common.cache;  // the grafts' content hashes
   b.bundle_external = v.with_deps;
   // A without-deps zip takes its dependencies from the user's machine:
   // one this machine lacks is not the package's problem.

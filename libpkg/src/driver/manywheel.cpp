@@ -147,6 +147,7 @@ Summary run_manywheel(const ManywheelOptions& o) {
   ro.rpath_all = true;
   ro.threads = o.common.threads;
   ro.pool = o.common.pool;
+  ro.cache = o.common.cache;  // the grafts' content hashes
   ro.rpath_first = detail::install_root_dirs(rules.pypi_rpath, *ro.lib_dir);
   // build_cuda.sh forced DT_RPATH in pypi-CUDA mode so that the nvidia-*
   // wheels win over LD_LIBRARY_PATH; otherwise patchelf wrote DT_RUNPATH.

@@ -150,6 +150,12 @@ class ChunkCache {
   bool load(const Key& key, std::span<const u8> input, u32 input_crc32,
             u64 max_size, const DecodeCheck& decodes_to_input,
             std::vector<u8>& out);
+  /// The bytes stored under `key` (at most `max_size`) if the entry is this
+  /// user's own with a valid tag, for values nothing else can check (the
+  /// memoized file digests of file_digest.hpp); nullopt otherwise (absent,
+  /// corrupt, another user's, untagged): the caller computes the value and
+  /// stores it again. Not counted; thread-safe, never throws.
+  std::optional<std::vector<u8>> load_own(const Key& key, u64 max_size);
   /// Stores `bytes` under `key`; failures warn once and are otherwise
   /// ignored. Thread-safe.
   void store(const Key& key, u32 input_crc32, std::span<const u8> bytes);
@@ -213,6 +219,16 @@ class ChunkCache {
   // the first store() (`create`) when missing; none when refused or not
   // creatable (entries are then stored with tag 0, hits inflated).
   std::optional<std::array<u8, 32>> tag_key(bool create);
+  // What own_tag_matches() needs of an entry's file and header.
+  struct ReadEntryView {
+    u64 tag;
+    unsigned uid;  // the entry file's owner
+    u32 input_crc32;
+  };
+  // Whether the entry (of this user, tag not 0) carries the tag of `bytes`
+  // under this user's key.
+  bool own_tag_matches(const ReadEntryView& e, const Key& key,
+                       std::span<const u8> bytes);
   // The tag store() writes for `bytes`: 0 without a key.
   u64 tag_of(const Key& key, u32 input_crc32, std::span<const u8> bytes);
 

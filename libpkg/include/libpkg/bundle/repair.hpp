@@ -96,6 +96,9 @@ struct RepairOptions {
   // pass the user's -j so that -j 1 really runs on one thread.
   unsigned threads = 0;
   ThreadPool* pool = nullptr;  // the job's pool; null: own `threads`
+  // Memoizes the grafts' content hashes (archive/file_digest.hpp): the
+  // writer's chunk cache (ApplyOptions::cache); null: hashed every time.
+  std::shared_ptr<archive::ChunkCache> cache;
 };
 
 /// One library copied into the wheel: where from, its new member and name, and

@@ -83,6 +83,9 @@ struct TreeBundleOptions {
   // Missing dependencies are listed in the plan instead of failing
   // (requested libraries must still be found unless `optional`).
   bool ignore_missing = false;
+  // Memoizes the grafts' content hashes (archive/file_digest.hpp); null:
+  // hashed every time.
+  std::shared_ptr<archive::ChunkCache> cache;
 };
 
 /// One library copied into lib/: where from, its name there, and why.
