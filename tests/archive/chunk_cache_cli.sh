@@ -148,13 +148,23 @@ repair() { "$PKGTOOL" repair in/$WHL --lib-path libs --libc glibc -w "$@"; }
 expect_status 0 "repair --no-cache" repair r0 --no-cache
 expect_status 0 "repair cold" repair r1 --cache-dir cr -j 1
 expect_status 0 "repair warm" repair r2 --cache-dir cr -j 2 --json
-check "warm repair reports hits" "$PY" -c '
+check "warm repair reports hits, all trusted by their tag" "$PY" -c '
 import json, sys
 r = json.load(open(sys.argv[1]))["result"]["cache"]
-assert r["hits"] > 0 and r["misses"] == 0 and r["bytes_saved"] >= 16 << 20, r' "$SCRATCH/last.out"
-r0=$(ls r0/*.whl) r1=$(ls r1/*.whl) r2=$(ls r2/*.whl)
+assert r["hits"] > 0 and r["misses"] == 0 and r["bytes_saved"] >= 16 << 20, r
+assert r["tagged_hits"] == r["hits"], r' "$SCRATCH/last.out"
+chmod 0644 cr/.hit-key-"$(id -u)"
+expect_status 0 "repair warm, tag key open to others" repair r3 --cache-dir cr --json
+check "the open key is refused with a warning" grep -q 'not used as the chunk cache.s tag key' "$SCRATCH/last.err"
+check "its hits are inflated, none trusted by tag" "$PY" -c '
+import json, sys
+r = json.load(open(sys.argv[1]))["result"]["cache"]
+assert r["hits"] > 0 and r["misses"] == 0 and r["tagged_hits"] == 0, r' "$SCRATCH/last.out"
+chmod 0600 cr/.hit-key-"$(id -u)"
+r0=$(ls r0/*.whl) r1=$(ls r1/*.whl) r2=$(ls r2/*.whl) r3=$(ls r3/*.whl)
 expect_same_file "repair cold" "$r0" "$r1"
 expect_same_file "repair warm" "$r0" "$r2"
+expect_same_file "repair warm, hits inflated" "$r0" "$r3"
 check "repaired wheel passes testzip" testzip "$r2"
 
 case_begin "cache stats, prune, clear"

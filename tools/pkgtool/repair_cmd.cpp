@@ -182,7 +182,8 @@ void print_repair_outcome(const std::string& plan_json,
       doc["result"]["cache"] = {{"hits", c.hits},
                                 {"misses", c.misses},
                                 {"corrupt", c.corrupt},
-                                {"bytes_saved", c.bytes_saved}};
+                                {"bytes_saved", c.bytes_saved},
+                                {"tagged_hits", c.tagged_hits}};
     }
     std::printf("%s\n", doc.dump(2).c_str());
     return;

@@ -253,7 +253,8 @@ std::string Summary::to_json(int indent) const {
                                      {"misses", cache->misses},
                                      {"corrupt", cache->corrupt},
                                      {"bytes_saved", cache->bytes_saved},
-                                     {"bytes_stored", cache->bytes_stored}}
+                                     {"bytes_stored", cache->bytes_stored},
+                                     {"tagged_hits", cache->tagged_hits}}
             : nlohmann::ordered_json(nullptr);
   return j.dump(indent);
 }

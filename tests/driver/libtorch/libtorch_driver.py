@@ -664,6 +664,8 @@ def case_chunk_cache(work: Path) -> None:
         else:
             check(c is not None and c["hits"] >= 2 and c["misses"] == 0
                   and c["bytes_saved"] >= 8 << 20, "warm cache: hits and bytes saved", str(c))
+            check(c is not None and c["tagged_hits"] == c["hits"],
+                  "warm cache: every hit trusted by this user's tag", str(c))
         zips[mode] = (out / "libtorch-cxx11-abi-shared-with-deps-2.5.0.zip").read_bytes()
     check(zips["cold"] == zips["off"] and zips["warm"] == zips["off"],
           "zips byte-identical with and without the cache")
