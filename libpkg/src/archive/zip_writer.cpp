@@ -14,6 +14,7 @@
 #include <deque>
 #include <future>
 #include <mutex>
+#include <set>
 #include <utility>
 
 #include "archive/cached_deflate.hpp"
@@ -48,21 +49,55 @@ constexpr u16 kFlagDeflateOptions = 0x0006;
 // chunk's cache key (one pass, two interleaved streams: sha256_stream.hpp),
 // or, when that job came too early (the previous chunk not hashed yet) or
 // its second try at its end too, the writing thread. The only wait: a job
-// about to hash its chunk's key while another thread is hashing the
-// chunk just before (a bounded pass that waits for nothing) waits for it,
-// so that the key and the digest go in one pass; two workers started
-// together would otherwise rarely pair them (measured: 2 % of the hashing
-// fused). A job that cannot take the stream leaves the chunk to its second
-// try or to the writing thread, which gets every chunk in order.
+// about to hash its chunk's key while the previous chunk is the next to hash
+// and its job is running (reading it, or hashing it) waits until that job
+// has hashed it or ended: a bounded wait on a running job, which waits
+// only on its own predecessor, never on a later chunk. Without it, two
+// workers started together rarely paired key and digest (measured: 2 % of
+// the hashing fused); waiting only while the previous chunk was being
+// hashed, not yet while it was being read, left about half the chunks of a
+// warm repair unfused (their keys hashed alone, their digests by the
+// writing thread: 0.5 s of CPU; bench/RESULTS.md). A job that cannot take
+// the stream leaves the chunk to its second try or to the writing thread,
+// which gets every chunk in order.
 class MemberHash {
  public:
+  // A job of chunk `index` runs from begin() to end() (a Running guard).
+  void begin(u64 index) {
+    std::lock_guard lock(mutex_);
+    running_.insert(index);
+  }
+  void end(u64 index) {
+    {
+      std::lock_guard lock(mutex_);
+      running_.erase(index);
+    }
+    done_.notify_all();
+  }
+  class Running {
+   public:
+    Running(MemberHash& h, u64 index) : h_(h), index_(index) {
+      h_.begin(index_);
+    }
+    ~Running() { h_.end(index_); }
+    Running(const Running&) = delete;
+    Running& operator=(const Running&) = delete;
+
+   private:
+    MemberHash& h_;
+    u64 index_;
+  };
   // The stream, when chunk `index` is the next to hash and no thread is at
   // it; give_back() after hashing the chunk. With `wait_for_previous`,
-  // first waits while another thread hashes chunk `index` - 1.
+  // first waits while chunk `index` - 1 is the next to hash and its job is
+  // running or a thread is hashing it.
   Sha256Stream* take(u64 index, bool wait_for_previous = false) {
     std::unique_lock lock(mutex_);
     if (wait_for_previous)
-      done_.wait(lock, [&] { return !busy_ || hashed_ + 1 != index; });
+      done_.wait(lock, [&] {
+        return hashed_ + 1 != index ||
+               (!busy_ && running_.count(index - 1) == 0);
+      });
     if (busy_ || hashed_ != index) return nullptr;
     busy_ = true;
     return &stream_;
@@ -96,6 +131,7 @@ class MemberHash {
   std::condition_variable done_;  // give_back() happened
   u64 hashed_ = 0;                // chunks hashed so far
   bool busy_ = false;             // a thread is hashing chunk hashed_
+  std::set<u64> running_;         // chunks whose jobs are running
   Sha256Stream stream_;
 };
 
@@ -292,6 +328,7 @@ struct ZipWriter::Impl {
           [source = m.source, digest = m.digest, index = produce_chunk, offset,
            len, final, slot, level = m.level, cache, borrowed = &compressors,
            recycled = &slots]() -> ChunkResult {
+            const MemberHash::Running running(*digest, index);
             ChunkResult r;
             r.slot = slot;
             // Sized: resize() below then zero-fills nothing (read overwrites).
