@@ -396,7 +396,11 @@ bool ChunkCache::own_tag_matches(const ReadEntryView& e, const Key& key,
                                  std::span<const u8> bytes) {
   if (e.tag == 0 || e.uid != ::geteuid()) return false;
   const auto k = tag_key(false);
-  return k && hit_tag(*k, key, e.input_crc32, bytes) == e.tag;
+  try {
+    return k && hit_tag(*k, key, e.input_crc32, bytes) == e.tag;
+  } catch (const Error&) {
+    return false;  // OpenSSL failed: the codec's check decides instead
+  }
 }
 
 bool ChunkCache::load_checked(const Key& key, std::span<const u8> input,
@@ -534,7 +538,7 @@ std::optional<HitKey> ChunkCache::tag_key(bool create) {
   if (!file.refused.empty())
     warn(
         fmt::format("warning: {}; not used as the chunk cache's tag key: "
-                    "every hit is checked by inflating it (slower)",
+                    "every hit is checked by decoding it (slower)",
                     file.refused));
   key_state_ = create || !file.refused.empty() ? KeyState::unavailable
                                                : KeyState::absent;

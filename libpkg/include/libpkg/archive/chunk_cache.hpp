@@ -226,7 +226,7 @@ class ChunkCache {
     u32 input_crc32;
   };
   // Whether the entry (of this user, tag not 0) carries the tag of `bytes`
-  // under this user's key.
+  // under this user's key; never throws.
   bool own_tag_matches(const ReadEntryView& e, const Key& key,
                        std::span<const u8> bytes);
   // The tag store() writes for `bytes`: 0 without a key.
