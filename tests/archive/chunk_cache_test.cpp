@@ -342,6 +342,19 @@ TEST(ChunkCache, PlantedEntryWithForgedChecksumsIsRejected) {
   EXPECT_EQ(read_file(tmp / "warm.zip"), read_file(tmp / "ref.zip"));
 }
 
+// A warm write over `dir`: the archive equals `ref`, all 16 chunks hit.
+// Returns the cache for its other counters.
+std::shared_ptr<ChunkCache> expect_warm_write(
+    const TempDir& tmp, const fs::path& dir, const Inputs& in,
+    const std::vector<u8>& ref, unsigned threads, Log* log = nullptr) {
+  auto cache = make_cache(dir, log);
+  write_zip(tmp / "warm.zip", in, threads, cache);
+  EXPECT_EQ(read_file(tmp / "warm.zip"), ref) << threads;
+  EXPECT_EQ(cache->counters().hits, 16u);
+  EXPECT_EQ(cache->counters().corrupt, 0u);
+  return cache;
+}
+
 TEST(ChunkCache, OwnEntriesAreTrustedByTheirTagOthersInflated) {
   TempDir tmp;
   Inputs in;
@@ -357,31 +370,21 @@ TEST(ChunkCache, OwnEntriesAreTrustedByTheirTagOthersInflated) {
   EXPECT_EQ(fs::status(key_file).permissions() & fs::perms::all,
             fs::perms::owner_read | fs::perms::owner_write);
   const std::vector<u8> key = read_file(key_file);
-  for (unsigned threads : {1u, 2u}) {
-    auto warm = make_cache(dir);
-    write_zip(tmp / "warm.zip", in, threads, warm);
-    EXPECT_EQ(read_file(tmp / "warm.zip"), ref) << threads;
-    EXPECT_EQ(warm->counters().hits, 16u);
-    EXPECT_EQ(warm->counters().tagged_hits, 16u);
-  }
+  for (unsigned threads : {1u, 2u})
+    EXPECT_EQ(
+        expect_warm_write(tmp, dir, in, ref, threads)->counters().tagged_hits,
+        16u);
   // Another user's key (or a new one after `cache clear`): the same
   // entries are no longer trusted by their tag, each hit is inflated and
   // still used; new entries get the current key's tags.
   write_file(key_file, random_bytes(32, 5));
-  auto other = make_cache(dir);
-  write_zip(tmp / "other.zip", in, 2, other);
-  EXPECT_EQ(read_file(tmp / "other.zip"), ref);
-  EXPECT_EQ(other->counters().hits, 16u);
-  EXPECT_EQ(other->counters().tagged_hits, 0u);
-  EXPECT_EQ(other->counters().corrupt, 0u);
+  EXPECT_EQ(expect_warm_write(tmp, dir, in, ref, 2)->counters().tagged_hits,
+            0u);
   // Untagged entries (written before tags, or without a key): the same.
   write_file(key_file, key);
   for (const fs::path& e : entries(dir)) set_hit_tag(e, 0);
-  auto untagged = make_cache(dir);
-  write_zip(tmp / "untagged.zip", in, 2, untagged);
-  EXPECT_EQ(read_file(tmp / "untagged.zip"), ref);
-  EXPECT_EQ(untagged->counters().hits, 16u);
-  EXPECT_EQ(untagged->counters().tagged_hits, 0u);
+  EXPECT_EQ(expect_warm_write(tmp, dir, in, ref, 2)->counters().tagged_hits,
+            0u);
 }
 
 TEST(ChunkCache, TagBindsTheEntryToItsKey) {
@@ -454,12 +457,10 @@ TEST(ChunkCache, TagKeyThatIsNotPrivateAndOursIsRefused) {
     write_file(key_file, key);
     fs::permissions(key_file, fs::perms::owner_read | fs::perms::owner_write);
     c.make();
+    SCOPED_TRACE(c.what);
     Log log;
-    auto cache = make_cache(dir, &log);
-    write_zip(tmp / "out.zip", in, 2, cache);
-    EXPECT_EQ(read_file(tmp / "out.zip"), ref) << c.what;
-    EXPECT_EQ(cache->counters().hits, 16u) << c.what;
-    EXPECT_EQ(cache->counters().tagged_hits, 0u) << c.what;
+    auto cache = expect_warm_write(tmp, dir, in, ref, 2, &log);
+    EXPECT_EQ(cache->counters().tagged_hits, 0u);
     ASSERT_EQ(log.lines.size(), 1u) << c.what;  // warned once, not per hit
     EXPECT_NE(log.lines[0].find(key_file.string()), std::string::npos)
         << log.lines[0];

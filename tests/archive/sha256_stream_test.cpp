@@ -26,6 +26,22 @@ std::vector<u8> noise(std::size_t n, unsigned seed) {
   return v;
 }
 
+// Two streams under test and their OpenSSL references, each stream given
+// its own prefix of `all` (pa bytes from 0, pb bytes from 500: partial
+// blocks of different lengths).
+struct TwoStreams {
+  Sha256Stream a, b;
+  Sha256 ra, rb;
+  TwoStreams(Engine engine, std::span<const u8> all, std::size_t pa,
+             std::size_t pb)
+      : a(engine), b(engine) {
+    a.update(all.first(pa));
+    ra.update(all.first(pa));
+    b.update(all.subspan(500, pb));
+    rb.update(all.subspan(500, pb));
+  }
+};
+
 std::vector<Engine> engines() {
   std::vector<Engine> e = {Engine::openssl};
   if (Sha256Stream::cpu_has_sha_extensions()) e.push_back(Engine::automatic);
@@ -87,12 +103,8 @@ TEST(Sha256Stream, UpdateBothFromAnyOffsetsAndSplits) {
       const std::size_t cut2 = cut1 + (n == cut1 ? 0 : rng() % (n - cut1 + 1));
       const std::span<const u8> all(data);
       const auto body = all.subspan(1000, n);
-      Sha256Stream a(engine), b(engine);
-      Sha256 ra, rb;
-      a.update(all.first(pa));
-      ra.update(all.first(pa));
-      b.update(all.subspan(500, pb));
-      rb.update(all.subspan(500, pb));
+      TwoStreams t(engine, all, pa, pb);
+      auto& [a, b, ra, rb] = t;
       for (auto piece : {body.first(cut1), body.subspan(cut1, cut2 - cut1),
                          body.subspan(cut2)}) {
         Sha256Stream::update_both(a, b, piece);
@@ -120,12 +132,8 @@ TEST(Sha256Stream, UpdatePairHashesEachStreamItsOwnBytes) {
       const std::size_t nx = round % 10 == 0 ? 0 : rng() % 9000;
       const std::size_t ny = round % 10 == 1 ? 0 : rng() % 9000;
       const auto x = all.subspan(1000, nx), y = all.subspan(20000, ny);
-      Sha256Stream a(engine), b(engine);
-      Sha256 ra, rb;
-      a.update(all.first(pa));
-      ra.update(all.first(pa));
-      b.update(all.subspan(500, pb));
-      rb.update(all.subspan(500, pb));
+      TwoStreams t(engine, all, pa, pb);
+      auto& [a, b, ra, rb] = t;
       Sha256Stream::update_pair(a, x, b, y);
       ra.update(x);
       rb.update(y);
