@@ -2,7 +2,8 @@
 // Scratch directories and interruption: the stale sweep removes only
 // leftovers whose owner is gone (never a live one, whatever its pid says),
 // the signal-safe removal copes with deep and read-only trees, and a SIGTERM
-// removes registered scratch before the process dies by it.
+// removes registered scratch before the process dies by it, whichever thread
+// the signal lands on and while other threads keep writing.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -11,9 +12,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include "libpkg/base/scratch_dir.hpp"
 #include "libpkg/base/signal_cleanup.hpp"
@@ -100,5 +104,80 @@ TEST(SignalCleanup, SigtermRemovesScratchAndDiesByTheSignal) {
   ASSERT_EQ(::waitpid(child, &status, 0), child);
   EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM) << status;
   EXPECT_TRUE(fs::is_empty(parent));
+  fs::remove_all(parent);
+}
+
+namespace {
+
+// Runs `body` in a forked child and expects it to die by SIGTERM.
+template <typename Body>
+void expect_death_by_sigterm(Body&& body) {
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    body();
+    ::_exit(0);  // not reached when the signal did its work
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM) << status;
+}
+
+}  // namespace
+
+// The creating thread blocks SIGTERM while it creates and registers the
+// path, so a signal sent in that window lands on another thread (a pool
+// worker's). That handler must wait for the path instead of missing it.
+TEST(SignalCleanup, SignalOnAnotherThreadWhileThePathIsCreated) {
+  const fs::path parent = fresh_parent("window");
+  expect_death_by_sigterm([&] {
+    std::thread idle([] {
+      for (;;) ::pause();
+    });
+    idle.detach();
+    auto cleanup = libpkg::SignalCleanup::create([&] {
+      fs::path dir = parent / "made";
+      fs::create_directory(dir);
+      ::kill(::getpid(), SIGTERM);  // delivered to `idle`: ours is blocked
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      return dir;
+    });
+    for (;;) ::pause();
+  });
+  EXPECT_TRUE(fs::is_empty(parent));
+  fs::remove_all(parent);
+}
+
+// A thread that keeps creating entries in the registered directory while
+// the handler removes it (up to 50000, as a pool extracting a wheel would):
+// the handler rescans until the directory is gone.
+TEST(SignalCleanup, RemovesScratchWhileAnotherThreadWritesIntoIt) {
+  const fs::path parent = fresh_parent("busy");
+  for (int round = 0; round < 20; ++round) {
+    expect_death_by_sigterm([&] {
+      ScratchDir scratch(parent, "s-");
+      const fs::path dir = scratch.path();
+      std::atomic<int> made{0};
+      std::thread writer([&] {
+        sigset_t set;
+        ::sigemptyset(&set);
+        ::sigaddset(&set, SIGTERM);
+        ::pthread_sigmask(SIG_BLOCK, &set, nullptr);
+        for (int i = 0; i < 50000; ++i) {
+          const std::string f = (dir / ("f" + std::to_string(i))).string();
+          const int fd =
+              ::open(f.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+          if (fd < 0) break;  // the directory is gone
+          ::close(fd);
+          made.fetch_add(1);
+        }
+        made.store(1 << 30);
+      });
+      writer.detach();
+      while (made.load() < 200) std::this_thread::yield();
+      ::raise(SIGTERM);
+    });
+    EXPECT_TRUE(fs::is_empty(parent)) << "round " << round;
+  }
   fs::remove_all(parent);
 }

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -24,7 +25,11 @@ enum SlotState : int { kFree = 0, kFilling = 1, kActive = 2 };
 
 struct Slot {
   std::atomic<int> state{kFree};
-  pid_t owner = 0;  // a forked child (before exec) must not remove our tree
+  // A forked child (before exec) must not remove our tree.
+  std::atomic<pid_t> owner{0};
+  // The thread filling the slot (kFilling): a handler running on another
+  // thread waits for it, one running on this thread cannot.
+  std::atomic<pid_t> filler{0};
   char path[PATH_MAX] = {};
 };
 
@@ -53,13 +58,32 @@ int open_dir_at(int at, const char* name) {
   return fd;
 }
 
+pid_t current_tid() { return static_cast<pid_t>(::syscall(SYS_gettid)); }
+
+// A path being created is registered before it exists (the slot is
+// kFilling), so a signal delivered to another thread in that window, whose
+// handler must not miss the path, waits here until the creating thread
+// (which has the signals blocked, so runs on) has published it. Bounded: a
+// thread stopped for good must not hang the process's death.
+void wait_while_filling(const Slot& slot, pid_t self, pid_t tid) {
+  const struct timespec tick = {0, 1000000};  // 1 ms
+  for (int waited = 0; waited < 5000; ++waited) {
+    if (slot.state.load() != kFilling || slot.owner.load() != self ||
+        slot.filler.load() == tid)
+      return;
+    ::nanosleep(&tick, nullptr);
+  }
+}
+
 void on_signal(int sig) {
   static std::atomic<bool> busy{false};
   const int saved_errno = errno;
   if (!busy.exchange(true)) {
     const pid_t self = ::getpid();
+    const pid_t tid = current_tid();
     for (Slot& slot : g_slots) {
-      if (slot.state.load() == kActive && slot.owner == self)
+      wait_while_filling(slot, self, tid);
+      if (slot.state.load() == kActive && slot.owner.load() == self)
         remove_tree_signal_safe(slot.path);
     }
   } else {
@@ -109,13 +133,14 @@ bool remove_tree_signal_safe(const char* path) {
   // deep): descend into the first non-empty subdirectory, climb back through
   // ".." once a directory is scanned, and rescan the parent. Entries created
   // meanwhile by still-running threads are caught by the rescans; `budget`
-  // bounds the work when something cannot be removed.
+  // and `reads` bound the work when something cannot be removed or another
+  // thread keeps creating entries.
   alignas(8) static char buffer[32 * 1024];
   int depth = 0;
   for (int budget = 100000; budget > 0; --budget) {
     bool descended = false;
     ::lseek(fd, 0, SEEK_SET);
-    for (;;) {
+    for (int reads = 0; reads < 256; ++reads) {
       long n = ::syscall(SYS_getdents64, fd, buffer, sizeof buffer);
       if (n <= 0) break;
       for (long off = 0; off < n && !descended;) {
@@ -136,7 +161,15 @@ bool remove_tree_signal_safe(const char* path) {
       if (descended) break;
     }
     if (descended) continue;
-    if (depth == 0) break;
+    if (depth == 0) {
+      // Another thread may have created an entry since the scan: rescan.
+      if (::rmdir(path) == 0 || errno == ENOENT) {
+        ::close(fd);
+        return true;
+      }
+      if (errno != ENOTEMPTY && errno != EEXIST) break;
+      continue;
+    }
     int up = ::openat(fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     ::close(fd);
     if (up < 0) return false;
@@ -162,20 +195,34 @@ SignalCleanup::BlockSignals::~BlockSignals() {
   ::pthread_sigmask(SIG_SETMASK, reinterpret_cast<sigset_t*>(saved), nullptr);
 }
 
-SignalCleanup::SignalCleanup(const std::filesystem::path& path) {
-  std::error_code ec;
-  const std::string absolute = std::filesystem::absolute(path, ec).string();
-  if (ec || absolute.size() >= PATH_MAX) return;
+int SignalCleanup::claim() {
   install_handlers();
   for (int i = 0; i < kSlots; ++i) {
+    Slot& slot = g_slots[i];
     int expected = kFree;
-    if (!g_slots[i].state.compare_exchange_strong(expected, kFilling)) continue;
-    std::memcpy(g_slots[i].path, absolute.c_str(), absolute.size() + 1);
-    g_slots[i].owner = ::getpid();
-    g_slots[i].state.store(kActive);
-    slot_ = i;
+    if (!slot.state.compare_exchange_strong(expected, kFilling)) continue;
+    slot.filler.store(current_tid());
+    slot.owner.store(::getpid());
+    return i;
+  }
+  return -1;
+}
+
+void SignalCleanup::publish(const std::filesystem::path& path) {
+  if (slot_ < 0) return;
+  std::error_code ec;
+  const std::string absolute = std::filesystem::absolute(path, ec).string();
+  if (ec || absolute.size() >= PATH_MAX) {
+    release();
     return;
   }
+  std::memcpy(g_slots[slot_].path, absolute.c_str(), absolute.size() + 1);
+  g_slots[slot_].state.store(kActive);
+}
+
+SignalCleanup::SignalCleanup(const std::filesystem::path& path)
+    : slot_(claim()) {
+  publish(path);
 }
 
 SignalCleanup::~SignalCleanup() { release(); }

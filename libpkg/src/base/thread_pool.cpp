@@ -4,6 +4,8 @@
 #include <chrono>
 #include <exception>
 
+#include "libpkg/base/signal_cleanup.hpp"
+
 namespace libpkg {
 
 namespace {
@@ -20,6 +22,9 @@ unsigned ThreadPool::default_threads() {
 ThreadPool::ThreadPool(unsigned threads) {
   if (threads == 0) threads = default_threads();
   workers_.reserve(threads);
+  // Workers never take SIGINT/SIGTERM: the cleanup handler runs on a thread
+  // outside the pool, which is not meanwhile laying out the tree it removes.
+  SignalCleanup::BlockSignals block;
   for (unsigned i = 0; i < threads; ++i)
     workers_.emplace_back([this] { run(); });
 }

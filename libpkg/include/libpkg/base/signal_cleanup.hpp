@@ -45,24 +45,38 @@ class SignalCleanup {
   void release();
 
   /// Creates a path with `create` (e.g. mkdtemp) and registers it with no
-  /// window in which a signal would leave it behind: the handlers are
-  /// installed first and SIGINT/SIGTERM are blocked in this thread meanwhile.
+  /// window in which a signal would leave it behind. SIGINT/SIGTERM are
+  /// blocked in this thread meanwhile, and a slot is claimed before the path
+  /// exists: a handler running on another thread (a worker's) waits for the
+  /// path to be published instead of missing it.
   template <typename Create>
   static SignalCleanup create(Create&& create_path) {
     BlockSignals block;
-    return SignalCleanup(create_path());
+    SignalCleanup cleanup;
+    cleanup.slot_ = claim();
+    cleanup.publish(create_path());  // a throw releases the claimed slot
+    return cleanup;
   }
 
- private:
+  /// Blocks SIGINT/SIGTERM in this thread for its lifetime (installing the
+  /// handlers first). Threads started meanwhile inherit the block: a thread
+  /// pool starts its workers so, and the handler then runs on the thread
+  /// that sequences the work, not on a worker racing it.
   struct BlockSignals {
-    /// Blocks SIGINT/SIGTERM in this thread for its lifetime (installing the
-    /// handlers first).
     BlockSignals();
     ~BlockSignals();
     BlockSignals(const BlockSignals&) = delete;
     BlockSignals& operator=(const BlockSignals&) = delete;
     unsigned long saved[16];  // sigset_t, without <signal.h> here
   };
+
+ private:
+  /// Claims a free slot for this thread (kFilling), installing the handlers
+  /// first; -1 when the table is full.
+  static int claim();
+  /// Fills the claimed slot with `path` made absolute and activates it, or
+  /// releases it when the path cannot be made absolute or is too long.
+  void publish(const std::filesystem::path& path);
 
   int slot_ = -1;
 };
