@@ -20,6 +20,8 @@
 #include <thread>
 #include <vector>
 
+#include "archive/cached_deflate.hpp"
+#include "archive/deflate_chunk.hpp"
 #include "archive/hit_tag.hpp"
 #include "libpkg/archive/zip_reader.hpp"
 #include "libpkg/archive/zip_writer.hpp"
@@ -38,6 +40,7 @@ using libpkg::archive::testing::set_hit_tag;
 namespace fs = std::filesystem;
 
 constexpr u64 kChunk = 64 * 1024;
+constexpr u64 kEntryHeader = 32;  // an entry's bytes follow its header
 
 // Warnings the cache logged, thread-safe.
 struct Log {
@@ -199,8 +202,9 @@ TEST(ChunkCache, MemberDigestsRightColdWarmAndAnyThreads) {
 
 // Chunks of at least 1 MiB are tested for incompressibility; the writer
 // looks a chunk up before that test when it hashed the key with the
-// member's digest: random chunks are still stored, never cached, not counted
-// as misses, and the bytes are those without the cache.
+// member's digest: random chunks are still stored, never cached (at most
+// an empty marker of the verdict), not counted as misses, and the bytes are
+// those without the cache.
 TEST(ChunkCache, IncompressibleChunksStayOutOfTheCacheAndItsCounters) {
   TempDir tmp;
   constexpr u64 kBig = u64{1} << 20;
@@ -233,13 +237,59 @@ TEST(ChunkCache, IncompressibleChunksStayOutOfTheCacheAndItsCounters) {
     // counted; their last chunks (5 bytes, below the test's minimum) and
     // the text's three chunks are cached.
     EXPECT_EQ(cold->counters().misses, 2u + 3u);
-    EXPECT_EQ(entries(dir).size(), 2u + 3u);
+    std::size_t with_bytes = 0, markers = 0;
+    for (const fs::path& e : entries(dir))
+      ++(fs::file_size(e) > kEntryHeader ? with_bytes : markers);
+    EXPECT_EQ(with_bytes, 2u + 3u);
+    EXPECT_LE(markers, 6u);  // chunks looked up first (keyed with the digest)
     auto warm = make_cache(dir);
     write(tmp / "warm.zip", threads, warm);
     EXPECT_EQ(read_file(tmp / "warm.zip"), ref);
     EXPECT_EQ(warm->counters().hits, 2u + 3u);
     EXPECT_EQ(warm->counters().misses, 0u);
   }
+}
+
+// The verdict of the incompressible test is memoized in an empty marker
+// entry. This user's own marker is believed (shown by one made for a text
+// chunk, which is then stored instead of compressed: still a valid encoding
+// of the input); a planted one (a guessed tag) or one in a file others may
+// write is not, and the chunk is tested (and here compressed) again.
+TEST(ChunkCache, IncompressibleVerdictIsMemoizedInOwnMarkers) {
+  TempDir tmp;
+  auto cache = make_cache(tmp / "c");
+  CompressorPool pool;
+  const std::vector<u8> noise = random_bytes(2 << 20, 3);
+  const std::vector<u8> text = text_bytes(2 << 20);
+  auto run = [&](const std::vector<u8>& input, std::vector<u8>& out) {
+    return cached_deflate_chunk_keyed(*cache, pool, 6, input, zlib_crc32(input),
+                                      false, "m",
+                                      ChunkCache::key(input, 6, false), out);
+  };
+  std::vector<u8> first, again;
+  EXPECT_EQ(run(noise, first), CacheUse::bypassed);
+  const fs::path marker = entry_path(
+      *cache, incompressible_marker(ChunkCache::key(noise, 6, false)));
+  ASSERT_EQ(entries(tmp / "c"), std::vector<fs::path>{marker});
+  EXPECT_EQ(fs::file_size(marker), kEntryHeader);
+  EXPECT_EQ(run(noise, again), CacheUse::bypassed);
+  EXPECT_EQ(again, first);
+  EXPECT_EQ(cache->counters().misses, 0u);
+
+  const ChunkCache::Key text_marker =
+      incompressible_marker(ChunkCache::key(text, 6, false));
+  cache->store(text_marker, zlib_crc32(text), {});
+  std::vector<u8> out;
+  EXPECT_EQ(run(text, out), CacheUse::bypassed);
+  EXPECT_EQ(out.size(), first.size());  // stored blocks of the same size
+  set_hit_tag(entry_path(*cache, text_marker), 0x5a5a5a5a5a5a5a5aull);
+  EXPECT_EQ(run(text, out), CacheUse::miss);
+  EXPECT_LT(out.size(), text.size() / 2);
+  fs::remove(entry_path(*cache, ChunkCache::key(text, 6, false)));
+  cache->store(text_marker, zlib_crc32(text), {});
+  fs::permissions(entry_path(*cache, text_marker), fs::perms::group_write,
+                  fs::perm_options::add);
+  EXPECT_EQ(run(text, out), CacheUse::miss);
 }
 
 TEST(ChunkCache, CorruptOrTruncatedEntryIsDroppedWarnedAndRecompressed) {
@@ -374,17 +424,35 @@ TEST(ChunkCache, OwnEntriesAreTrustedByTheirTagOthersInflated) {
     EXPECT_EQ(
         expect_warm_write(tmp, dir, in, ref, threads)->counters().tagged_hits,
         16u);
+  // Entry files others may write (a group-writable shared cache, an ACL
+  // granting write): the tag does not cover the stored bytes, so their
+  // tags are not believed; the hits are inflated.
+  for (fs::perms opened : {fs::perms::group_write, fs::perms::others_write}) {
+    for (const fs::path& e : entries(dir))
+      fs::permissions(e, opened, fs::perm_options::add);
+    EXPECT_EQ(expect_warm_write(tmp, dir, in, ref, 2)->counters().tagged_hits,
+              0u);
+    for (const fs::path& e : entries(dir))
+      fs::permissions(e, opened, fs::perm_options::remove);
+  }
+  EXPECT_EQ(expect_warm_write(tmp, dir, in, ref, 2)->counters().tagged_hits,
+            16u);
   // Another user's key (or a new one after `cache clear`): the same
   // entries are no longer trusted by their tag, each hit is inflated and
-  // still used; new entries get the current key's tags.
+  // still used, and (being this user's) stored again with the current
+  // key's tags, trusted from the next run on.
   write_file(key_file, random_bytes(32, 5));
   EXPECT_EQ(expect_warm_write(tmp, dir, in, ref, 2)->counters().tagged_hits,
             0u);
+  EXPECT_EQ(expect_warm_write(tmp, dir, in, ref, 2)->counters().tagged_hits,
+            16u);
   // Untagged entries (written before tags, or without a key): the same.
   write_file(key_file, key);
   for (const fs::path& e : entries(dir)) set_hit_tag(e, 0);
   EXPECT_EQ(expect_warm_write(tmp, dir, in, ref, 2)->counters().tagged_hits,
             0u);
+  EXPECT_EQ(expect_warm_write(tmp, dir, in, ref, 2)->counters().tagged_hits,
+            16u);
 }
 
 TEST(ChunkCache, TagBindsTheEntryToItsKey) {
@@ -471,24 +539,19 @@ TEST(ChunkCache, TagKeyThatIsNotPrivateAndOursIsRefused) {
 }
 
 TEST(ChunkCache, HitTagIsTheDocumentedHmac) {
-  // hit_tag() against OpenSSL's HMAC over the message hit_tag.hpp documents,
-  // for stored sizes around the halves' 64-byte rounding.
+  // hit_tag() against OpenSSL's HMAC over the message hit_tag.hpp documents.
   HitKey key{};
   for (size_t i = 0; i < key.size(); ++i) key[i] = static_cast<u8>(3 * i + 1);
   ChunkCache::Key chunk{};
   for (size_t i = 0; i < chunk.size(); ++i) chunk[i] = static_cast<u8>(200 - i);
-  for (size_t n : {0, 1, 63, 64, 127, 128, 129, 1000, 70001}) {
-    const std::vector<u8> stored = random_bytes(n, static_cast<u32>(n));
-    const size_t half = n / 2 / 64 * 64;
-    std::string m = "libpkg chunk hit tag 1\n";
+  for (u64 n : {u64{0}, u64{1}, u64{70001}, u64{1} << 40}) {
+    const u32 crc = 0xdeadbeef, stored_crc = static_cast<u32>(n * 2654435761u);
+    std::string m = "libpkg chunk hit tag 2\n";
     m.append(reinterpret_cast<const char*>(chunk.data()), chunk.size());
-    const u32 crc = 0xdeadbeef;
     for (int i = 0; i < 4; ++i) m.push_back(static_cast<char>(crc >> (8 * i)));
-    for (u64 v : {u64{n}, u64{half}})
-      for (int i = 0; i < 8; ++i) m.push_back(static_cast<char>(v >> (8 * i)));
-    for (const auto& d : {Sha256::of(std::span(stored).first(half)),
-                          Sha256::of(std::span(stored).subspan(half))})
-      m.append(reinterpret_cast<const char*>(d.data()), d.size());
+    for (int i = 0; i < 8; ++i) m.push_back(static_cast<char>(n >> (8 * i)));
+    for (int i = 0; i < 4; ++i)
+      m.push_back(static_cast<char>(stored_crc >> (8 * i)));
     unsigned char mac[32];
     unsigned int len = 0;
     ASSERT_NE(HMAC(EVP_sha256(), key.data(), key.size(),
@@ -497,7 +560,8 @@ TEST(ChunkCache, HitTagIsTheDocumentedHmac) {
               nullptr);
     u64 want = 0;
     for (int i = 7; i >= 0; --i) want = (want << 8) | mac[i];
-    EXPECT_EQ(hit_tag(key, chunk, crc, stored), want == 0 ? 1 : want) << n;
+    EXPECT_EQ(hit_tag(key, chunk, crc, n, stored_crc), want == 0 ? 1 : want)
+        << n;
   }
 }
 

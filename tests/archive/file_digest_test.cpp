@@ -87,7 +87,9 @@ TEST(FileDigest, MemoizedOnlyInOwnTaggedEntriesOfAnUnchangedFile) {
   const std::vector<u8> key_bytes = read_file(hit_key_path(tmp / "c"));
   HitKey key{};
   std::copy(key_bytes.begin(), key_bytes.end(), key.begin());
-  rewrite_entry(stored[0], forged, hit_tag(key, key_of(stored[0]), 0, forged));
+  rewrite_entry(stored[0], forged,
+                hit_tag(key, key_of(stored[0]), 0, forged.size(),
+                        libdeflate_crc32(0, forged.data(), forged.size())));
   EXPECT_EQ(file_digest(lib, make_cache(tmp / "c").get()), forged);
 
   // Without a valid tag (someone who cannot read the key), or untagged:

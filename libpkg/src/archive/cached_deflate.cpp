@@ -32,6 +32,10 @@ CacheUse compress_and_store(ChunkCache& cache, CompressorPool& pool, int level,
 
 }  // namespace
 
+ChunkCache::Key incompressible_marker(const ChunkCache::Key& key) {
+  return ChunkCache::key_for("libpkg incompressible verdict", key);
+}
+
 CacheUse cached_deflate_chunk(ChunkCache& cache, CompressorPool& pool,
                               int level, std::span<const u8> input,
                               u32 input_crc32, bool final,
@@ -55,7 +59,13 @@ CacheUse cached_deflate_chunk_keyed(ChunkCache& cache, CompressorPool& pool,
                                     std::vector<u8>& out) {
   if (load_hit(cache, key, input, input_crc32, final, out, false))
     return CacheUse::hit;
+  const ChunkCache::Key marker = incompressible_marker(key);
+  if (cache.load_own(marker, 0)) {
+    store_chunk(input, final, out);
+    return CacheUse::bypassed;
+  }
   if (looks_incompressible(input)) {
+    cache.store(marker, input_crc32, {});
     store_chunk(input, final, out);
     return CacheUse::bypassed;
   }

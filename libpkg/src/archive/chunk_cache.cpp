@@ -351,6 +351,10 @@ struct ReadEntry {
     return static_cast<u32>(get_le(header.data() + 16, 4));
   }
   u64 tag() const { return get_le(header.data() + 24, 8); }
+  u64 stored_size() const { return get_le(header.data() + 8, 8); }
+  u32 stored_crc32() const {
+    return static_cast<u32>(get_le(header.data() + 20, 4));
+  }
 };
 
 // Reads the entry open on `fd` into `out` (at most `max_size` bytes, the
@@ -392,12 +396,12 @@ void touch(int fd) {
 
 }  // namespace
 
-bool ChunkCache::own_tag_matches(const ReadEntryView& e, const Key& key,
-                                 std::span<const u8> bytes) {
-  if (e.tag == 0 || e.uid != ::geteuid()) return false;
+bool ChunkCache::own_tag_matches(const ReadEntryView& e, const Key& key) {
+  if (e.tag == 0 || !trustable_entry_file(e.uid, e.mode)) return false;
   const auto k = tag_key(false);
   try {
-    return k && hit_tag(*k, key, e.input_crc32, bytes) == e.tag;
+    return k && hit_tag(*k, key, e.input_crc32, e.stored_size,
+                        e.stored_crc32) == e.tag;
   } catch (const Error&) {
     return false;  // OpenSSL failed: the codec's check decides instead
   }
@@ -432,13 +436,21 @@ bool ChunkCache::load_checked(const Key& key, std::span<const u8> input,
     // Our own entry with our tag: its bytes are the ones we stored for this
     // key (hit_tag.hpp). Anyone else's, or a tag that does not match: the
     // codec's check.
-    if (own_tag_matches({e.tag(), e.st.st_uid, input_crc32}, key, out)) {
+    if (own_tag_matches({e.tag(), e.st.st_uid, e.st.st_mode, input_crc32,
+                         e.stored_size(), e.stored_crc32()},
+                        key)) {
       ++tagged_hits_;
     } else if (!decodes_to_input(out, input)) {
       out.clear();
       drop(path, count_absent,
            fmt::format("its bytes do not {} to the chunk's input", verb));
       return false;
+    } else if (trustable_entry_file(e.st.st_uid, e.st.st_mode) &&
+               tag_key(false)) {
+      // Our own entry, proven by decoding, whose tag is missing or older
+      // (written before tags, by tag version 1, under a key since cleared):
+      // stored again with a tag, so the next run need not decode it.
+      store(key, input_crc32, out);
     }
   } catch (const Error& e) {  // a read error: same as corrupt
     out.clear();
@@ -460,7 +472,9 @@ std::optional<std::vector<u8>> ChunkCache::load_own(const Key& key,
   try {
     ReadEntry e;
     if (!read_entry(fd.get(), path, max_size, e, out).empty() ||
-        !own_tag_matches({e.tag(), e.st.st_uid, e.input_crc32()}, key, out))
+        !own_tag_matches({e.tag(), e.st.st_uid, e.st.st_mode, e.input_crc32(),
+                          e.stored_size(), e.stored_crc32()},
+                         key))
       return std::nullopt;  // the caller computes it again and stores it
   } catch (const Error&) {
     return std::nullopt;
@@ -498,8 +512,10 @@ void ChunkCache::store(const Key& key, u32 input_crc32,
   std::copy(kMagic.begin(), kMagic.end(), h.begin());
   put_le(h.data() + 8, bytes.size(), 8);
   put_le(h.data() + 16, input_crc32, 4);
-  put_le(h.data() + 20, crc32_of(bytes), 4);
-  put_le(h.data() + 24, tag_of(key, input_crc32, bytes), 8);
+  const u32 stored_crc32 = crc32_of(bytes);
+  put_le(h.data() + 20, stored_crc32, 4);
+  put_le(h.data() + 24, tag_of(key, input_crc32, bytes.size(), stored_crc32),
+         8);
   try {
     write_all(fd.get(), h, tmp);
     write_all(fd.get(), bytes, tmp);
@@ -545,12 +561,12 @@ std::optional<HitKey> ChunkCache::tag_key(bool create) {
   return std::nullopt;
 }
 
-u64 ChunkCache::tag_of(const Key& key, u32 input_crc32,
-                       std::span<const u8> bytes) {
+u64 ChunkCache::tag_of(const Key& key, u32 input_crc32, u64 stored_size,
+                       u32 stored_crc32) {
   const auto k = tag_key(true);
   if (!k) return 0;
   try {
-    return hit_tag(*k, key, input_crc32, bytes);
+    return hit_tag(*k, key, input_crc32, stored_size, stored_crc32);
   } catch (const Error&) {
     return 0;  // OpenSSL failed: an untagged entry is still a valid one
   }

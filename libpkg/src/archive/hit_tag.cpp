@@ -11,7 +11,6 @@
 #include <cstring>
 #include <string_view>
 
-#include "archive/sha256_stream.hpp"
 #include "libpkg/base/error.hpp"
 #include "libpkg/base/fd.hpp"
 #include "libpkg/base/sha256.hpp"
@@ -22,7 +21,9 @@ namespace {
 
 // Bumped with any change to what the tag covers: old tags then stop
 // matching, and those entries are inflated like anyone else's.
-constexpr std::string_view kTagVersion = "libpkg chunk hit tag 1\n";
+// (1: over the SHA-256 of the stored bytes; 2: over their length and CRC,
+// trusted only in files closed to other writers.)
+constexpr std::string_view kTagVersion = "libpkg chunk hit tag 2\n";
 
 // Reads the key from an open file if the file is ours and private, else
 // says why not.
@@ -132,29 +133,26 @@ HitKeyFile read_hit_key(const fs::path& dir, bool create) {
 }
 
 u64 hit_tag(const HitKey& key, std::span<const u8, 32> chunk_key,
-            u32 input_crc32, std::span<const u8> stored) {
-  // The two halves go through two interleaved SHA-256 streams: with the SHA
-  // extensions, twice the bytes per second of one stream.
-  const std::size_t half = stored.size() / 2 / 64 * 64;
-  Sha256Stream first, second;
-  Sha256Stream::update_pair(first, stored.first(half), second,
-                            stored.subspan(half));
-  const Sha256::Digest a = first.finish(), b = second.finish();
+            u32 input_crc32, u64 stored_size, u32 stored_crc32) {
   std::string message(kTagVersion);
   message.append(reinterpret_cast<const char*>(chunk_key.data()),
                  chunk_key.size());
-  for (int i = 0; i < 4; ++i)
-    message.push_back(static_cast<char>((input_crc32 >> (8 * i)) & 0xff));
-  for (u64 n : {u64{stored.size()}, u64{half}})
-    for (int i = 0; i < 8; ++i)
-      message.push_back(static_cast<char>((n >> (8 * i)) & 0xff));
-  message.append(reinterpret_cast<const char*>(a.data()), a.size());
-  message.append(reinterpret_cast<const char*>(b.data()), b.size());
+  const auto append_le = [&message](u64 v, int bytes) {
+    for (int i = 0; i < bytes; ++i)
+      message.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+  };
+  append_le(input_crc32, 4);
+  append_le(stored_size, 8);
+  append_le(stored_crc32, 4);
   const Sha256::Digest mac = hmac_sha256(
       key, {reinterpret_cast<const u8*>(message.data()), message.size()});
   u64 tag = 0;
   for (int i = 7; i >= 0; --i) tag = (tag << 8) | mac[static_cast<size_t>(i)];
   return tag == 0 ? 1 : tag;
+}
+
+bool trustable_entry_file(unsigned uid, unsigned mode) {
+  return uid == ::geteuid() && (mode & (S_IWGRP | S_IWOTH)) == 0;
 }
 
 }  // namespace libpkg::archive

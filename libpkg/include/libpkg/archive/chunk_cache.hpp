@@ -33,8 +33,9 @@
 // The checksums guard against accidents (a crash, a full disk, bit rot).
 // Against someone who can write the cache directory (a shared cache, a
 // planted entry with forged CRCs), a hit is used only if it is this user's
-// own entry with a valid tag, a MAC under a key only this user can read
-// (archive/hit_tag.hpp, the header's last 8 bytes), or else if it inflates
+// own entry, closed to other writers, with a valid tag, a MAC under a key
+// only this user can read (archive/hit_tag.hpp, the header's last 8 bytes),
+// or else if it inflates
 // to exactly the chunk's input: a cache can only save time, never change
 // what an archive contains.
 #pragma once
@@ -128,7 +129,8 @@ class ChunkCache {
   /// On a hit replaces `out` with the entry's bytes (at most `max_size`,
   /// else the entry is corrupt) and returns true. `input_crc32` is the
   /// CRC-32 of `input`, checked against the entry's; then, unless the entry
-  /// is this user's with a valid tag, it is inflated (as a whole stream when
+  /// is this user's (closed to other writers) with a valid tag, it is
+  /// inflated (as a whole stream when
   /// `final`, else as a non-final chunk) and must give exactly `input`.
   /// Thread-safe.
   /// A corrupt or mismatching entry is removed with a warning and counted as
@@ -219,18 +221,23 @@ class ChunkCache {
   // the first store() (`create`) when missing; none when refused or not
   // creatable (entries are then stored with tag 0, hits inflated).
   std::optional<std::array<u8, 32>> tag_key(bool create);
-  // What own_tag_matches() needs of an entry's file and header.
+  // What own_tag_matches() needs of an entry's file and header (the stored
+  // CRC already checked against the stored bytes).
   struct ReadEntryView {
     u64 tag;
-    unsigned uid;  // the entry file's owner
+    unsigned uid;   // the entry file's owner
+    unsigned mode;  // and its permission bits
     u32 input_crc32;
+    u64 stored_size;
+    u32 stored_crc32;
   };
-  // Whether the entry (of this user, tag not 0) carries the tag of `bytes`
-  // under this user's key; never throws.
-  bool own_tag_matches(const ReadEntryView& e, const Key& key,
-                       std::span<const u8> bytes);
-  // The tag store() writes for `bytes`: 0 without a key.
-  u64 tag_of(const Key& key, u32 input_crc32, std::span<const u8> bytes);
+  // Whether the entry (this user's, closed to other writers, tag not 0)
+  // carries its tag under this user's key; never throws.
+  bool own_tag_matches(const ReadEntryView& e, const Key& key);
+  // The tag store() writes for stored bytes of this size and CRC: 0 without
+  // a key.
+  u64 tag_of(const Key& key, u32 input_crc32, u64 stored_size,
+             u32 stored_crc32);
 
   ChunkCacheOptions options_;
   std::mutex log_mutex_;
