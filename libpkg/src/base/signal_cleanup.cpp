@@ -28,7 +28,9 @@ struct Slot {
   // A forked child (before exec) must not remove our tree.
   std::atomic<pid_t> owner{0};
   // The thread filling the slot (kFilling): a handler running on another
-  // thread waits for it, one running on this thread cannot.
+  // thread waits for it, one running on this thread cannot. owner and
+  // filler are 0 in a free slot (release() clears them), so a handler that
+  // reads a slot just claimed, before claim() stored them, still waits.
   std::atomic<pid_t> filler{0};
   char path[PATH_MAX] = {};
 };
@@ -68,9 +70,11 @@ pid_t current_tid() { return static_cast<pid_t>(::syscall(SYS_gettid)); }
 void wait_while_filling(const Slot& slot, pid_t self, pid_t tid) {
   const struct timespec tick = {0, 1000000};  // 1 ms
   for (int waited = 0; waited < 5000; ++waited) {
-    if (slot.state.load() != kFilling || slot.owner.load() != self ||
-        slot.filler.load() == tid)
-      return;
+    if (slot.state.load() != kFilling) return;
+    // 0: claimed a moment ago, owner and filler not stored yet. The
+    // claiming thread has the signals blocked, so it is never `tid`.
+    const pid_t owner = slot.owner.load();
+    if ((owner != self && owner != 0) || slot.filler.load() == tid) return;
     ::nanosleep(&tick, nullptr);
   }
 }
@@ -197,6 +201,9 @@ SignalCleanup::BlockSignals::~BlockSignals() {
 
 int SignalCleanup::claim() {
   install_handlers();
+  // A handler on this thread between the CAS and the stores below would
+  // wait for a filler that cannot run: no handler runs here meanwhile.
+  const BlockSignals blocked;
   for (int i = 0; i < kSlots; ++i) {
     Slot& slot = g_slots[i];
     int expected = kFree;
@@ -240,6 +247,9 @@ SignalCleanup& SignalCleanup::operator=(SignalCleanup&& other) noexcept {
 
 void SignalCleanup::release() {
   if (slot_ < 0) return;
+  // Cleared before the slot is free: the next claim() starts from 0.
+  g_slots[slot_].filler.store(0);
+  g_slots[slot_].owner.store(0);
   g_slots[slot_].state.store(kFree);
   slot_ = -1;
 }
