@@ -61,14 +61,6 @@ void rewrite_entry(const fs::path& entry, const Sha256::Digest& digest,
   libpkg::archive::testing::set_hit_tag(entry, tag);
 }
 
-// A file whose times are more than two seconds old (ctime cannot be set:
-// it is waited for).
-fs::path settled_file(const fs::path& path, const std::vector<u8>& bytes) {
-  write_file(path, bytes);
-  std::this_thread::sleep_for(std::chrono::milliseconds(2100));
-  return path;
-}
-
 TEST(FileDigest, MemoizedOnlyInOwnTaggedEntriesOfAnUnchangedFile) {
   TempDir tmp;
   const std::vector<u8> content = text_bytes(3 << 20);

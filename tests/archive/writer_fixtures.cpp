@@ -5,10 +5,12 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <random>
 #include <stdexcept>
+#include <thread>
 
 namespace writer_test {
 
@@ -79,6 +81,13 @@ void write_file(const std::filesystem::path& path, std::span<const u8> bytes) {
   out.write(reinterpret_cast<const char*>(bytes.data()),
             static_cast<std::streamsize>(bytes.size()));
   if (!out) throw std::runtime_error("cannot write " + path.string());
+}
+
+std::filesystem::path settled_file(const std::filesystem::path& path,
+                                   std::span<const u8> bytes) {
+  write_file(path, bytes);
+  std::this_thread::sleep_for(std::chrono::milliseconds(2100));
+  return path;
 }
 
 std::vector<u8> zlib_inflate_raw(std::span<const u8> deflated) {

@@ -41,6 +41,11 @@ std::vector<u8> elf_bytes(u64 size);
 
 std::vector<u8> read_file(const std::filesystem::path& path);
 void write_file(const std::filesystem::path& path, std::span<const u8> bytes);
+// write_file(), then waits until the file's times are more than two seconds
+// old (ctime cannot be set by hand), so that facts about its content may be
+// memoized (archive/file_state.hpp). Returns `path`.
+std::filesystem::path settled_file(const std::filesystem::path& path,
+                                   std::span<const u8> bytes);
 
 // Independent of the writer: zlib raw inflate of a whole deflate stream;
 // fails the test (ADD_FAILURE) and returns what it got on a bad stream.

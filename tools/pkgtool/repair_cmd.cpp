@@ -183,7 +183,8 @@ void print_repair_outcome(const std::string& plan_json,
                                 {"misses", c.misses},
                                 {"corrupt", c.corrupt},
                                 {"bytes_saved", c.bytes_saved},
-                                {"tagged_hits", c.tagged_hits}};
+                                {"tagged_hits", c.tagged_hits},
+                                {"memo_hits", c.memo_hits}};
     }
     std::printf("%s\n", doc.dump(2).c_str());
     return;

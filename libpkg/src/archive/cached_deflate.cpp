@@ -39,12 +39,14 @@ ChunkCache::Key incompressible_marker(const ChunkCache::Key& key) {
 CacheUse cached_deflate_chunk(ChunkCache& cache, CompressorPool& pool,
                               int level, std::span<const u8> input,
                               u32 input_crc32, bool final,
-                              const std::string& name, std::vector<u8>& out) {
+                              const std::string& name, std::vector<u8>& out,
+                              ChunkCache::Key* key_used) {
   if (looks_incompressible(input)) {
     store_chunk(input, final, out);
     return CacheUse::bypassed;
   }
   const ChunkCache::Key key = ChunkCache::key(input, level, final);
+  if (key_used != nullptr) *key_used = key;
   if (load_hit(cache, key, input, input_crc32, final, out, true))
     return CacheUse::hit;
   return compress_and_store(cache, pool, level, input, input_crc32, final, name,

@@ -23,10 +23,13 @@ enum class CacheUse { bypassed, hit, miss };
 
 // Same bytes in `out` as deflate_chunk(pool, level, input, final, name, out).
 // `input_crc32` is the CRC-32 of `input` (the writer computes it anyway).
+// Unless the chunk was stored (bypassed), its key is left in `key_used`
+// when given (for the member's memo, member_memo.hpp).
 CacheUse cached_deflate_chunk(ChunkCache& cache, CompressorPool& pool,
                               int level, std::span<const u8> input,
                               u32 input_crc32, bool final,
-                              const std::string& name, std::vector<u8>& out);
+                              const std::string& name, std::vector<u8>& out,
+                              ChunkCache::Key* key_used = nullptr);
 
 // cached_deflate_chunk() for a caller whose `key` cost it nothing (hashed
 // in one pass with the member's digest): the cache is looked up before the

@@ -21,6 +21,7 @@
 
 #include "archive/deflate_chunk.hpp"
 #include "archive/hit_tag.hpp"
+#include "archive/le_bytes.hpp"
 #include "libpkg/base/error.hpp"
 #include "libpkg/base/fd.hpp"
 #include "libpkg/base/sha256.hpp"
@@ -39,16 +40,6 @@ constexpr std::string_view kTempPrefix = ".tmp-";
 // A temporary file this old belongs to a writer that died (a live writer
 // holds one for the few milliseconds of writing 8 MiB).
 constexpr auto kStaleTemp = std::chrono::hours(1);
-
-void put_le(u8* p, u64 v, int bytes) {
-  for (int i = 0; i < bytes; ++i) p[i] = static_cast<u8>(v >> (8 * i));
-}
-
-u64 get_le(const u8* p, int bytes) {
-  u64 v = 0;
-  for (int i = bytes - 1; i >= 0; --i) v = (v << 8) | p[i];
-  return v;
-}
 
 u32 crc32_of(std::span<const u8> bytes) {
   return libdeflate_crc32(0, bytes.data(), bytes.size());
@@ -462,6 +453,38 @@ bool ChunkCache::load_checked(const Key& key, std::span<const u8> input,
   return true;
 }
 
+bool ChunkCache::load_tagged(const Key& key, u32 input_crc32, u64 max_size,
+                             std::vector<u8>& out) {
+  if (disabled_) return false;
+  const fs::path path = entry_path(key);
+  Fd fd = open_entry(path);
+  if (!fd) return false;
+  try {
+    ReadEntry e;
+    const std::string corrupt = read_entry(fd.get(), path, max_size, e, out);
+    if (!corrupt.empty()) {
+      drop(path, false, corrupt);
+      return false;
+    }
+    // Another CRC than the caller's: load() judges it with the input.
+    if (e.input_crc32() != input_crc32 ||
+        !own_tag_matches({e.tag(), e.st.st_uid, e.st.st_mode, input_crc32,
+                          e.stored_size(), e.stored_crc32()},
+                         key)) {
+      out.clear();
+      return false;
+    }
+  } catch (const Error& e) {  // a read error: same as corrupt
+    out.clear();
+    drop(path, false, e.message());
+    return false;
+  }
+  touch(fd.get());
+  ++tagged_hits_;
+  ++hits_;
+  return true;
+}
+
 std::optional<std::vector<u8>> ChunkCache::load_own(const Key& key,
                                                     u64 max_size) {
   if (disabled_) return std::nullopt;
@@ -643,6 +666,7 @@ ChunkCache::Counters ChunkCache::counters() const {
   c.bytes_saved = saved_;
   c.bytes_stored = stored_;
   c.tagged_hits = tagged_hits_;
+  c.memo_hits = memo_hits_;
   return c;
 }
 

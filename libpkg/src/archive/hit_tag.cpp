@@ -11,6 +11,7 @@
 #include <cstring>
 #include <string_view>
 
+#include "archive/le_bytes.hpp"
 #include "libpkg/base/error.hpp"
 #include "libpkg/base/fd.hpp"
 #include "libpkg/base/sha256.hpp"
@@ -137,17 +138,12 @@ u64 hit_tag(const HitKey& key, std::span<const u8, 32> chunk_key,
   std::string message(kTagVersion);
   message.append(reinterpret_cast<const char*>(chunk_key.data()),
                  chunk_key.size());
-  const auto append_le = [&message](u64 v, int bytes) {
-    for (int i = 0; i < bytes; ++i)
-      message.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-  };
-  append_le(input_crc32, 4);
-  append_le(stored_size, 8);
-  append_le(stored_crc32, 4);
+  append_le(message, input_crc32, 4);
+  append_le(message, stored_size, 8);
+  append_le(message, stored_crc32, 4);
   const Sha256::Digest mac = hmac_sha256(
       key, {reinterpret_cast<const u8*>(message.data()), message.size()});
-  u64 tag = 0;
-  for (int i = 7; i >= 0; --i) tag = (tag << 8) | mac[static_cast<size_t>(i)];
+  const u64 tag = get_le(mac.data(), 8);
   return tag == 0 ? 1 : tag;
 }
 

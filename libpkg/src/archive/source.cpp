@@ -12,26 +12,40 @@
 #include <string_view>
 #include <utility>
 
+#include "archive/file_state.hpp"
+#include "archive/le_bytes.hpp"
 #include "libpkg/base/error.hpp"
 #include "libpkg/base/fd.hpp"
 #include "libpkg/base/overlay.hpp"
+#include "libpkg/base/sha256.hpp"
 
 namespace libpkg::archive {
 namespace {
 
 // The file a source was made from: its size, and its device and inode so
-// that a later open by name can tell it is still the same file.
-struct Identity {
-  u64 size = 0, dev = 0, ino = 0;
-};
-
-Identity stat_regular(const std::filesystem::path& path) {
+// that a later open by name can tell it is still the same file; its times
+// name its content (file_state.hpp).
+FileState stat_regular(const std::filesystem::path& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) throw_errno(path.string(), "cannot stat");
   if (!S_ISREG(st.st_mode))
     throw Error(Errc::usage, path.string(), "not a regular file");
-  return {static_cast<u64>(st.st_size), static_cast<u64>(st.st_dev),
-          static_cast<u64>(st.st_ino)};
+  return file_state(st);
+}
+
+// Whether `path` is still the file `recorded` describes, times included.
+bool still_same(const std::filesystem::path& path, const FileState& recorded) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 &&
+         same_file_state(recorded, file_state(st));
+}
+
+// The identity of a file source's content, when the file was settled.
+std::optional<std::string> identity_of(std::string_view kind,
+                                       const FileState& file,
+                                       const std::filesystem::path& path) {
+  if (!file.settled) return std::nullopt;
+  return file_identity(kind, file, path);
 }
 
 // Reads exactly out.size() bytes at `offset` of `path`. The file is opened
@@ -41,7 +55,7 @@ Identity stat_regular(const std::filesystem::path& path) {
 // size; reaching EOF early means the file shrank since. Either would
 // corrupt the archive.
 void pread_exact(const std::filesystem::path& path, const std::string& name,
-                 const Identity& recorded, u64 offset, std::span<u8> out) {
+                 const FileState& recorded, u64 offset, std::span<u8> out) {
   if (out.empty()) return;
   // The file may have been replaced by a FIFO since it was queued: never
   // block on it.
@@ -81,11 +95,17 @@ class FileSource final : public ContentSource {
     check_range(name_, file_.size, offset, out.size());
     pread_exact(path_, name_, file_, offset, out);
   }
+  std::optional<std::string> content_identity() const override {
+    return identity_of("libpkg file content 1", file_, path_);
+  }
+  bool still_identified() const override {
+    return file_.settled && still_same(path_, file_);
+  }
 
  private:
   std::filesystem::path path_;
   std::string name_;
-  Identity file_;
+  FileState file_;
 };
 
 class BytesSource final : public ContentSource {
@@ -153,14 +173,46 @@ class OverlaySource final : public ContentSource {
                   it->bytes.data() + (lo - it->offset), hi - lo);
     }
   }
+  // The input's identity and a digest of the edit: sizes and patches.
+  std::optional<std::string> content_identity() const override {
+    std::optional<std::string> id =
+        identity_of("libpkg edited file content 1", file_, path_);
+    if (!id) return id;
+    try {
+      return *id + "; edit " + edit_digest();
+    } catch (const Error&) {
+      return std::nullopt;  // OpenSSL failed: nothing is memoized
+    }
+  }
+  bool still_identified() const override {
+    return file_.settled && still_same(path_, file_);
+  }
 
  private:
+  // Hex SHA-256 of the sizes and the patches.
+  std::string edit_digest() const {
+    Sha256 edit;
+    std::string sizes;
+    append_le(sizes, input_size_, 8);
+    append_le(sizes, size_, 8);
+    append_le(sizes, patches_.size(), 8);
+    edit.update(sizes);
+    for (const Patch& p : patches_) {
+      std::string head;
+      append_le(head, p.offset, 8);
+      append_le(head, p.bytes.size(), 8);
+      edit.update(head);
+      edit.update(p.bytes);
+    }
+    return Sha256::hex(edit.finish());
+  }
+
   std::filesystem::path path_;
   std::string name_;
   u64 input_size_;
   u64 size_;
   std::vector<Patch> patches_;
-  Identity file_;  // the input as it was when the edit was made
+  FileState file_;  // the input as it was when the edit was made
 };
 
 }  // namespace

@@ -20,6 +20,7 @@
 #include "archive/cached_deflate.hpp"
 #include "archive/deflate_chunk.hpp"
 #include "archive/edit_map.hpp"
+#include "archive/member_memo.hpp"
 #include "archive/sha256_stream.hpp"
 #include "archive/splice.hpp"
 #include "archive/writer_names.hpp"
@@ -152,17 +153,24 @@ struct Member {
   // Kind::content from an edited member (ContentSource::member_edit()):
   // written by splice_member() on the writing thread, not by chunk jobs.
   bool splice = false;
-  // Kind::content written by chunk jobs: its SHA-256 (set by produce()).
+  // Kind::content written by chunk jobs: its SHA-256 (set by produce()),
+  // unless it is written from its memo.
   std::shared_ptr<MemberHash> digest;
+  // Kind::content through the cache from a source with an identity: where
+  // its memo is kept (member_memo.hpp) and, when one was found, the memo.
+  std::optional<ChunkCache::Key> memo_key;
+  std::shared_ptr<const MemberMemo> memo;
 };
 
 // What a worker hands back for one chunk of a member: the input bytes (the
 // writing thread hashes them in order, and writes them as they are for a
 // stored member), their CRC-32 and, when deflating, the compressed bytes.
 struct ChunkResult {
-  ChunkBuffers buffers;  // input, and output when deflating
+  ChunkBuffers buffers;  // input (unless a memo spared reading it), output
+  u64 length = 0;        // of the chunk's input
   u32 crc32 = 0;
   bool slot = false;  // buffers belong to a ChunkSlots slot
+  ChunkFacts facts;   // for the member's memo
   const std::vector<u8>& input() const { return buffers.input; }
   const std::vector<u8>& deflated() const { return buffers.output; }
 };
@@ -323,22 +331,29 @@ struct ZipWriter::Impl {
         return;
       const bool final = produce_chunk + 1 == chunks;
       ChunkCache* cache = cached(m) ? options.cache.get() : nullptr;
-      if (produce_chunk == 0) m.digest = std::make_shared<MemberHash>();
+      if (produce_chunk == 0) start_member(m, cache, chunks);
       in_flight.push_back(pool.submit(
-          [source = m.source, digest = m.digest, index = produce_chunk, offset,
-           len, final, slot, level = m.level, cache, borrowed = &compressors,
-           recycled = &slots]() -> ChunkResult {
-            const MemberHash::Running running(*digest, index);
+          [source = m.source, digest = m.digest, memo = m.memo,
+           index = produce_chunk, offset, len, final, slot, level = m.level,
+           cache, borrowed = &compressors, recycled = &slots]() -> ChunkResult {
             ChunkResult r;
             r.slot = slot;
+            r.length = len;
             // Sized: resize() below then zero-fills nothing (read overwrites).
             if (slot) r.buffers = recycled->take(true);
+            if (memo) {
+              run_memo_chunk_job(*source, memo->chunks[index], offset, final,
+                                 level, *cache, *borrowed, r);
+              return r;
+            }
+            const MemberHash::Running running(*digest, index);
             std::vector<u8>& input = r.buffers.input;
             input.resize(len);
             source->read(offset, input);
             r.crc32 = crc32_of(input);
-            run_chunk_job(*digest, index, input, r.crc32, final, level, cache,
-                          *borrowed, source->name(), r.buffers.output);
+            r.facts = run_chunk_job(*digest, index, input, r.crc32, final,
+                                    level, cache, *borrowed, source->name(),
+                                    r.buffers.output);
             return r;
           }));
       if (slot) ++in_flight_slots;
@@ -351,15 +366,64 @@ struct ZipWriter::Impl {
     }
   }
 
+  // Before the first chunk of content member `m` is queued: its memo, when
+  // it goes through the cache and its source has an identity that still
+  // holds; else the stream its chunks' jobs hash it with.
+  void start_member(Member& m, ChunkCache* cache, u64 chunks) {
+    if (cache != nullptr) {
+      if (const auto identity = m.source->content_identity()) {
+        m.memo_key =
+            member_memo_key(*identity, m.size, m.level, options.chunk_size);
+        if (m.source->still_identified()) {
+          if (auto memo = load_member_memo(*cache, *m.memo_key, m.size, chunks))
+            m.memo = std::make_shared<const MemberMemo>(std::move(*memo));
+        }
+      }
+    }
+    if (!m.memo) m.digest = std::make_shared<MemberHash>();
+  }
+
+  // A chunk job following the member's memo (member_memo.hpp): an own
+  // tagged entry is copied without reading the chunk; otherwise the chunk is
+  // read, checked against the memo's CRC-32 and written as without a memo.
+  static void run_memo_chunk_job(const ContentSource& source,
+                                 const ChunkFacts& facts, u64 offset,
+                                 bool final, int level, ChunkCache& cache,
+                                 CompressorPool& compressors, ChunkResult& r) {
+    r.crc32 = facts.crc32;
+    r.facts = facts;
+    std::vector<u8>& out = r.buffers.output;
+    if (!facts.stored &&
+        cache.load_tagged(facts.key, facts.crc32,
+                          deflate_chunk_capacity(r.length), out)) {
+      cache.count_saved(r.length);
+      return;
+    }
+    std::vector<u8>& input = r.buffers.input;
+    input.resize(r.length);
+    source.read(offset, input);
+    if (crc32_of(input) != facts.crc32)
+      throw Error(Errc::io, source.name(),
+                  "content changed while it was being archived");
+    if (facts.stored)
+      store_chunk(input, final, out);
+    else
+      cached_deflate_chunk(cache, compressors, level, input, facts.crc32, final,
+                           source.name(), out);
+  }
+
   // A chunk job's work after reading its input: the member's digest (see
   // MemberHash) and, for a deflated member, the compressed bytes; the
   // chunk's cache key and its digest in one pass when it can take the
-  // member's stream then.
-  static void run_chunk_job(MemberHash& digest, u64 index,
-                            std::span<const u8> input, u32 crc, bool final,
-                            int level, ChunkCache* cache,
-                            CompressorPool& compressors,
-                            const std::string& name, std::vector<u8>& out) {
+  // member's stream then. Returns the chunk's facts for the member's memo.
+  static ChunkFacts run_chunk_job(MemberHash& digest, u64 index,
+                                  std::span<const u8> input, u32 crc,
+                                  bool final, int level, ChunkCache* cache,
+                                  CompressorPool& compressors,
+                                  const std::string& name,
+                                  std::vector<u8>& out) {
+    ChunkFacts facts;
+    facts.crc32 = crc;
     bool hashed = false;
     auto hash = [&] {
       if (hashed) return;
@@ -371,7 +435,7 @@ struct ZipWriter::Impl {
     };
     if (level == 0) {
       hash();
-      return;
+      return facts;
     }
     if (cache == nullptr) {
       hash();
@@ -384,13 +448,17 @@ struct ZipWriter::Impl {
       Sha256Stream::update_both(key_stream, *s, input);
       digest.give_back();
       hashed = true;
-      cached_deflate_chunk_keyed(*cache, compressors, level, input, crc, final,
-                                 name, key_stream.finish(), out);
+      facts.key = key_stream.finish();
+      facts.stored = cached_deflate_chunk_keyed(
+                         *cache, compressors, level, input, crc, final, name,
+                         facts.key, out) == CacheUse::bypassed;
     } else {
-      cached_deflate_chunk(*cache, compressors, level, input, crc, final, name,
-                           out);
+      facts.stored =
+          cached_deflate_chunk(*cache, compressors, level, input, crc, final,
+                               name, out, &facts.key) == CacheUse::bypassed;
     }
     hash();  // a second try: the previous chunk may be hashed by now
+    return facts;
   }
 
   ChunkResult next_chunk() {
@@ -458,27 +526,37 @@ struct ZipWriter::Impl {
     u32 crc = 0;
     u64 compressed = 0;
     const u64 chunks = chunk_count(m.size, options.chunk_size);
+    // The memo this member's facts make, when it has none yet.
+    std::optional<MemberMemo> learnt;
     ChunkResult last;
     for (u64 i = 0; i < chunks; ++i) {
       recycle(last);  // before waiting: frees a window slot's memory
       last = next_chunk();
+      // Its first chunk was queued, so start_member() has run.
+      if (i == 0 && m.memo_key && !m.memo)
+        learnt.emplace().chunks.reserve(chunks);
       // Every chunk after the first starts a fresh, byte-aligned part of
       // the stream that refers to nothing before it: a restart point.
       if (i > 0 && m.level > 0)
         rec.restart_points.push_back({i * options.chunk_size, compressed});
-      m.digest->hash_in_order(i, last.input(), m.source->name());
-      crc = crc32_join(crc, last.crc32, last.input().size());
+      if (!m.memo) m.digest->hash_in_order(i, last.input(), m.source->name());
+      if (learnt) learnt->chunks.push_back(last.facts);
+      crc = crc32_join(crc, last.crc32, last.length);
       std::span<const u8> data = m.level > 0 ? last.deflated() : last.input();
       write_at(pos, data);
       pos += data.size();
       compressed += data.size();
-      report_progress(last.input().size());
+      report_progress(last.length);
     }
     rec.crc32 = crc;
     rec.compressed_size = compressed;
     if (m.level > 0 && options.store_if_not_smaller && compressed >= m.size) {
-      if (chunks > 1) recycle(last);  // its slot serves the re-read
-      rewrite_stored(m, data_at, chunks == 1 ? &last.input() : nullptr, crc);
+      // The one chunk's input, when it was read (a memo may have spared it).
+      const std::vector<u8>* whole =
+          chunks == 1 && last.input().size() == m.size ? &last.input()
+                                                       : nullptr;
+      if (whole == nullptr) recycle(last);  // its slot serves the re-read
+      rewrite_stored(m, data_at, whole, crc);
       rec.method = kMethodStored;
       rec.compressed_size = m.size;
       rec.restart_points.clear();  // stored members are read in place
@@ -490,7 +568,28 @@ struct ZipWriter::Impl {
                   "compressed data outgrew the 4 GiB limit of a non-ZIP64 "
                   "local header");
     recycle(last);
-    finish_member(rec, header_at, false, m.digest->finish());
+    finish_member(rec, header_at, false, member_digest(m, std::move(learnt)));
+  }
+
+  // The SHA-256 of content member `m`, just written: its memo's (when the
+  // file is still the one it describes, else the archive is refused), or
+  // the one its chunks were hashed to, then memoized in `learnt` if the
+  // file did not change while it was read.
+  Sha256::Digest member_digest(const Member& m,
+                               std::optional<MemberMemo> learnt) {
+    if (m.memo) {
+      if (!m.source->still_identified())
+        throw Error(Errc::io, m.source->name(),
+                    "content changed while it was being archived");
+      options.cache->count_memo_hit();
+      return m.memo->sha256;
+    }
+    const Sha256::Digest digest = m.digest->finish();
+    if (learnt && m.source->still_identified()) {
+      learnt->sha256 = digest;
+      store_member_memo(*options.cache, *m.memo_key, m.size, *learnt);
+    }
+    return digest;
   }
 
   // Deflate did not shrink the member: its data becomes the input itself.

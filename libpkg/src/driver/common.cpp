@@ -254,7 +254,8 @@ std::string Summary::to_json(int indent) const {
                                      {"corrupt", cache->corrupt},
                                      {"bytes_saved", cache->bytes_saved},
                                      {"bytes_stored", cache->bytes_stored},
-                                     {"tagged_hits", cache->tagged_hits}}
+                                     {"tagged_hits", cache->tagged_hits},
+                                     {"memo_hits", cache->memo_hits}}
             : nlohmann::ordered_json(nullptr);
   return j.dump(indent);
 }

@@ -152,6 +152,16 @@ class ChunkCache {
   bool load(const Key& key, std::span<const u8> input, u32 input_crc32,
             u64 max_size, const DecodeCheck& decodes_to_input,
             std::vector<u8>& out);
+  /// load() for a caller that has not read the chunk (the zip writer
+  /// following a member memo, member_memo.hpp): a hit only if the entry is
+  /// this user's own, closed to other writers, with a valid tag and the
+  /// input CRC-32 `input_crc32`, since nothing else can be checked without
+  /// the input. Otherwise false and nothing counted: the caller reads the
+  /// chunk and calls load(), which checks anyone's entry by inflating it.
+  /// A corrupt entry is removed with a warning, as by load(). Thread-safe,
+  /// never throws.
+  bool load_tagged(const Key& key, u32 input_crc32, u64 max_size,
+                   std::vector<u8>& out);
   /// The bytes stored under `key` (at most `max_size`) if the entry is this
   /// user's own with a valid tag, for values nothing else can check (the
   /// memoized file digests of file_digest.hpp); nullopt otherwise (absent,
@@ -165,6 +175,8 @@ class ChunkCache {
   void count_saved(u64 input_bytes) { saved_ += input_bytes; }
   /// A lookup that load(..., false) did not count.
   void count_miss() { ++misses_; }
+  /// A member written from its memo (member_memo.hpp).
+  void count_memo_hit() { ++memo_hits_; }
 
   /// The entries in the cache directory and their total size.
   struct Usage {
@@ -197,6 +209,7 @@ class ChunkCache {
     u64 bytes_saved = 0;   // input bytes not compressed thanks to hits
     u64 bytes_stored = 0;  // compressed bytes written to the cache
     u64 tagged_hits = 0;   // hits trusted by their tag, not inflated
+    u64 memo_hits = 0;     // members written from their memo, unhashed
   };
   /// A snapshot of this object's counters; never throws.
   Counters counters() const;
@@ -246,7 +259,7 @@ class ChunkCache {
   std::once_flag made_;                // make_default_dir() ran
   std::atomic<bool> disabled_{false};  // the default directory is unsafe
   std::atomic<u64> hits_{0}, misses_{0}, corrupt_{0}, saved_{0}, stored_{0},
-      tagged_hits_{0};
+      tagged_hits_{0}, memo_hits_{0};
   // tag_key()'s state: not read yet, no file (yet), a key, refused or not
   // creatable (final: no more attempts in this run).
   enum class KeyState { unread, absent, present, unavailable };

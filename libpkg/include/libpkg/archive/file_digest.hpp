@@ -8,14 +8,10 @@
 // write anything: 0.7 s of the 3.7 s of CPU a warm-cache repair of the
 // torch-like wheel took (bench/RESULTS.md), on its critical path. The
 // digest is stored as a cache entry keyed by what identifies the file's
-// content without reading it: the effective user, device, inode, size,
-// mtime and ctime (nanoseconds) and the path. The kernel sets ctime on every
-// change to the file (and it cannot be set by hand), so another content
-// under the same key would need the clock to give the same nanosecond
-// twice. As in ccache's inode cache, a file changed in the last two seconds
-// is hashed and not memoized (a write in the same clock tick would keep its
-// times), and the file is stat'ed again after hashing: if it changed
-// meanwhile, nothing is stored.
+// content without reading it (archive/file_state.hpp: the effective user,
+// device, inode, size, mtime and ctime in nanoseconds, and the path; a file
+// changed in the last two seconds is hashed and not memoized, and one that
+// changed while it was hashed is not stored).
 //
 // Nothing can check a memoized digest short of hashing the file, so only
 // this user's own entries with a valid hit tag are used

@@ -11,6 +11,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -51,6 +52,21 @@ class ContentSource {
   /// leaves them valid instead of compressing everything again
   /// (docs/archives.md, "Splice"). Null for other sources; never throws.
   virtual const MemberEdit* member_edit() const { return nullptr; }
+  /// A name for the content that changes whenever the content does, known
+  /// without reading it: set for a file, or an edit of one, that had not
+  /// changed for two seconds when the source was made (its device, inode,
+  /// size, times and path, and the edit). A zip writer with a chunk cache
+  /// memoizes what it learnt writing such a member (its chunks' keys and
+  /// CRC-32s, its SHA-256) under it, and the next archive made from the same
+  /// file reads and hashes only what the cache lacks (docs/archives.md,
+  /// "Member memos"). nullopt for other sources; never throws.
+  virtual std::optional<std::string> content_identity() const {
+    return std::nullopt;
+  }
+  /// Whether the content is still the one content_identity() names (the
+  /// file's state is unchanged; stat'ed now). False for sources without an
+  /// identity; never throws.
+  virtual bool still_identified() const { return false; }
 };
 
 /// A shared, immutable content source.
