@@ -121,6 +121,7 @@ int run_repair_macos(const std::vector<std::string>& args) {
   ao.threads = threads;
   ao.pool = &pool;
   if (!dry_run) ao.cache = cache.open();
+  ro.cache = ao.cache;  // the grafts' content hashes
   ao.timestamp = libpkg::archive::source_date_epoch();
   ao.allow_unverified = allow_unverified;
 

@@ -14,6 +14,7 @@
 
 #include "bundle/macos_resolve.hpp"
 #include "bundle/patterns.hpp"
+#include "libpkg/archive/file_digest.hpp"
 #include "libpkg/base/error.hpp"
 #include "libpkg/base/sha256.hpp"
 #include "libpkg/base/thread_pool.hpp"
@@ -207,11 +208,12 @@ class ClosurePlanner {
       g.needed_by = u.needed_by;
       out_.grafts.push_back(std::move(g));
     }
-    // The SBOM names each graft by the hash of the file as found.
+    // The SBOM names each graft by the hash of the file as found, memoized
+    // under the file's identity as the Linux repair's graft names are.
     PoolRef pool(options_.pool, options_.threads);
     pool.parallel_for(out_.grafts.size(), [&](std::size_t i) {
-      out_.grafts[i].sha256 =
-          Sha256::hex(Sha256::of_file(out_.grafts[i].realpath));
+      out_.grafts[i].sha256 = Sha256::hex(
+          archive::file_digest(out_.grafts[i].realpath, options_.cache.get()));
     });
   }
 

@@ -28,6 +28,7 @@ bundle::MacosTreeBundlePlan plan_libtorch_macos(
   ro.refs = bundle::MacosRefs::rpath;
   ro.threads = o.common.threads;
   ro.pool = o.common.pool;
+  ro.cache = o.common.cache;  // the grafts' content hashes
   // Errors name what the user gave: the wheel, not its scratch copy.
   const std::string where = o.wheel ? o.wheel->string() : o.tree->string();
   bundle::MacosTreeBundlePlan bundle =

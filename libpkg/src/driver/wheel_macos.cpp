@@ -95,6 +95,7 @@ Summary run_wheel_macos(const WheelMacosOptions& o) {
   ro.target = target;
   ro.threads = o.common.threads;
   ro.pool = o.common.pool;
+  ro.cache = o.common.cache;  // the grafts' content hashes
   log(o, fmt::format("analysing {}", wheel->filename().string()));
   bundle::MacosRepairPlan plan = bundle::plan_macos_repair(*wheel, ro);
   detail::check_one_openmp(plan.wheel.string(), plan.binaries, plan.grafts,

@@ -72,6 +72,9 @@ struct MacosRepairOptions {
   unsigned threads = 0;
   ThreadPool* pool = nullptr;            // the job's pool; null: own `threads`
   std::filesystem::path scratch_parent;  // empty: the system temp dir
+  // Memoizes the grafts' content hashes (the SBOM's, archive/file_digest.hpp):
+  // the writer's chunk cache (ApplyOptions::cache); null: hashed every time.
+  std::shared_ptr<archive::ChunkCache> cache;
 };
 
 /// A library copied into the wheel.
