@@ -164,6 +164,7 @@ def analyze(
     libc: str | None = None,
     root: _Path | None = None,
     disable_isa_ext_check: bool = False,
+    cache_dir: _Path | None = None,
 ) -> Plan: ...
 def apply(
     plan: Plan,

@@ -284,7 +284,8 @@ void bind_repair(py::module_& m) {
          const py::object& ld_library_path, unsigned threads,
          const std::optional<std::string>& libc,
          const std::optional<std::filesystem::path>& root,
-         bool disable_isa_ext_check) {
+         bool disable_isa_ext_check,
+         const std::optional<std::filesystem::path>& cache_dir) {
         bd::RepairOptions ro;
         ro.plat = plat;
         ro.lib_sdir = lib_sdir;
@@ -302,6 +303,7 @@ void bind_repair(py::module_& m) {
         ro.ignore_missing = ignore_missing;
         ro.strip = strip;
         ro.threads = threads;
+        ro.cache = chunk_cache(cache_dir, std::nullopt);
         Plan p;
         p.analysis = analyze(wheel, lib_paths, ldpaths, exclude, include,
                              policy_file, ld_library_path, threads, libc, root,
@@ -317,9 +319,10 @@ void bind_repair(py::module_& m) {
       "only_plat"_a = false, "ignore_missing"_a = false, "strip"_a = false,
       "policy_file"_a = py::none(), "ld_library_path"_a = py::none(),
       "threads"_a = 0, "libc"_a = py::none(), "root"_a = py::none(),
-      "disable_isa_ext_check"_a = false,
+      "disable_isa_ext_check"_a = false, "cache_dir"_a = py::none(),
       "Analyses a wheel and plans its repair (keep_names None = the default "
-      "dlopen'd names).");
+      "dlopen'd names; `cache_dir`: the chunk cache apply() will use, where "
+      "the grafts' SHA-256 (their names) are memoized; none when None).");
 
   m.def(
       "apply",

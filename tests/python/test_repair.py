@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 import zipfile
 from pathlib import Path
 
@@ -80,6 +81,23 @@ def test_plan_and_apply(ext_wheel, ext_build, tmp_path):
                          cwd=site, env=env, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "1234"
+
+
+def test_analyze_memoizes_graft_digests(ext_wheel, ext_build, tmp_path):
+    # A graft is named after its library's SHA-256, memoized in the chunk
+    # cache under the file's identity once the file is 2 s old
+    # (archive/file_digest.hpp): one 64-byte entry, the same names.
+    lib = (ext_build["libdir"] / "libhelper.so.1").resolve()
+    age = time.time() - max(lib.stat().st_mtime, lib.stat().st_ctime)
+    time.sleep(max(0.0, 2.1 - age))
+    args = dict(lib_paths=[str(ext_build["libdir"])], ld_library_path=[])
+    plain = libpkg.repair.analyze(ext_wheel, **args)
+    cache = tmp_path / "cache"
+    for _ in range(2):  # stores, then reads the memo
+        plan = libpkg.repair.analyze(ext_wheel, cache_dir=cache, **args)
+        assert [g.new_soname for g in plan.grafts] == [g.new_soname for g in plain.grafts]
+    entries = [f for f in cache.rglob("*") if f.is_file() and not f.name.startswith(".")]
+    assert [f.stat().st_size for f in entries] == [64], entries
 
 
 def test_repair_options(ext_wheel, ext_build):
