@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 
@@ -149,6 +150,44 @@ TEST(MemberMemo, WarmWriteReadsOnlyStoredChunksAndIsByteIdentical) {
   const std::string text = r.read_text(*r.find("lib/text.so"));
   EXPECT_TRUE(std::equal(text.begin(), text.end(), m.text->bytes().begin(),
                          [](char a, u8 b) { return static_cast<u8>(a) == b; }));
+}
+
+// --cache-verify's mode (ChunkCacheOptions::verify_every_hit, or
+// LIBPKG_CACHE_VERIFY=1): no tag, memo or memoized digest is believed;
+// every hit is inflated against the bytes read, and nothing is retagged.
+TEST(MemberMemo, VerifyModeBelievesNoTagNorMemo) {
+  TempDir tmp;
+  Members m;
+  write(tmp / "ref.zip", m, 1, nullptr);
+  const fs::path dir = tmp / "cache";
+  write(tmp / "cold.zip", m, 2, make_cache(dir));
+  for (bool by_environment : {false, true}) {
+    SCOPED_TRACE(by_environment);
+    ChunkCacheOptions o;
+    o.dir = dir;
+    if (by_environment)
+      ::setenv("LIBPKG_CACHE_VERIFY", "1", 1);
+    else
+      o.verify_every_hit = true;
+    auto verify = std::make_shared<ChunkCache>(o);
+    ::unsetenv("LIBPKG_CACHE_VERIFY");
+    const u64 before = m.text->bytes_read();
+    write(tmp / "verified.zip", m, 2, verify);
+    EXPECT_EQ(read_file(tmp / "verified.zip"), read_file(tmp / "ref.zip"));
+    const auto c = verify->counters();
+    EXPECT_EQ(c.memo_hits, 0u);
+    EXPECT_EQ(c.tagged_hits, 0u);
+    EXPECT_EQ(c.hits, 7u);
+    EXPECT_EQ(c.misses, 0u);
+    EXPECT_EQ(m.text->bytes_read() - before, m.text->size());
+    // Only the two memos were written again (a few hundred bytes): no
+    // chunk entry was retagged.
+    EXPECT_LT(c.bytes_stored, 4096u);
+  }
+  // The same cache, trusted again.
+  auto warm = make_cache(dir);
+  write(tmp / "warm.zip", m, 2, warm);
+  EXPECT_EQ(warm->counters().memo_hits, 2u);
 }
 
 TEST(MemberMemo, MissingEntryIsReadAndCompressedAgain) {

@@ -144,7 +144,8 @@ bool inflates_to(std::vector<u8>& stored, bool final,
 }  // namespace
 
 ChunkCache::ChunkCache(ChunkCacheOptions options)
-    : options_(std::move(options)) {
+    : options_(std::move(options)),
+      verify_(options_.verify_every_hit || verify_by_environment()) {
   if (!options_.dir.empty()) return;  // given explicitly: trusted as is
   options_.dir = default_dir();
   default_ = true;
@@ -198,9 +199,22 @@ fs::path ChunkCache::default_dir() {
   return tmp / "libpkg-chunks";
 }
 
-bool ChunkCache::disabled_by_environment() {
-  const char* v = std::getenv("LIBPKG_NO_CACHE");
+namespace {
+
+// Set to anything but "" or "0".
+bool environment_flag(const char* name) {
+  const char* v = std::getenv(name);
   return v != nullptr && *v != '\0' && std::string_view(v) != "0";
+}
+
+}  // namespace
+
+bool ChunkCache::disabled_by_environment() {
+  return environment_flag("LIBPKG_NO_CACHE");
+}
+
+bool ChunkCache::verify_by_environment() {
+  return environment_flag("LIBPKG_CACHE_VERIFY");
 }
 
 std::shared_ptr<ChunkCache> ChunkCache::open(bool no_cache,
@@ -388,7 +402,8 @@ void touch(int fd) {
 }  // namespace
 
 bool ChunkCache::own_tag_matches(const ReadEntryView& e, const Key& key) {
-  if (e.tag == 0 || !trustable_entry_file(e.uid, e.mode)) return false;
+  if (verify_ || e.tag == 0 || !trustable_entry_file(e.uid, e.mode))
+    return false;
   const auto k = tag_key(false);
   try {
     return k && hit_tag(*k, key, e.input_crc32, e.stored_size,
@@ -436,7 +451,7 @@ bool ChunkCache::load_checked(const Key& key, std::span<const u8> input,
       drop(path, count_absent,
            fmt::format("its bytes do not {} to the chunk's input", verb));
       return false;
-    } else if (trustable_entry_file(e.st.st_uid, e.st.st_mode) &&
+    } else if (!verify_ && trustable_entry_file(e.st.st_uid, e.st.st_mode) &&
                tag_key(false)) {
       // Our own entry, proven by decoding, whose tag is missing or older
       // (written before tags, by tag version 1, under a key since cleared):

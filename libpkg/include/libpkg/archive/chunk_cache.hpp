@@ -61,6 +61,11 @@ namespace libpkg::archive {
 struct ChunkCacheOptions {
   std::filesystem::path dir;  // empty: ChunkCache::default_dir()
   u64 max_bytes = u64{20} << 30;
+  // Check every hit by decoding it, trusting no tag, memo or memoized
+  // digest (also LIBPKG_CACHE_VERIFY=1): for a cache on a file system that
+  // fakes ownership and permissions (some FUSE and NFS setups), where the
+  // rule that makes a tag enough does not hold. Slower, never different.
+  bool verify_every_hit = false;
   // Warnings (a dropped corrupt entry, an unwritable directory). Called from
   // the writer's worker threads, one call at a time.
   LogFn log;
@@ -88,6 +93,9 @@ class ChunkCache {
   /// LIBPKG_NO_CACHE set to anything but "" or "0".
   /// Never throws.
   static bool disabled_by_environment();
+  /// LIBPKG_CACHE_VERIFY set to anything but "" or "0" (see
+  /// ChunkCacheOptions::verify_every_hit). Never throws.
+  static bool verify_by_environment();
   /// The cache a frontend asked for: none with `no_cache` or
   /// LIBPKG_NO_CACHE, else one over `dir` (default_dir() when unset).
   /// Never throws.
@@ -256,6 +264,7 @@ class ChunkCache {
   std::mutex log_mutex_;
   std::atomic<bool> unwritable_{false};
   bool default_ = false;               // options_.dir is default_dir()
+  bool verify_ = false;                // trust no tag (verify_every_hit)
   std::once_flag made_;                // make_default_dir() ran
   std::atomic<bool> disabled_{false};  // the default directory is unsafe
   std::atomic<u64> hits_{0}, misses_{0}, corrupt_{0}, saved_{0}, stored_{0},
