@@ -84,4 +84,47 @@ TEST(Incompressible, NearlyRandomDataLosesLittle) {
   EXPECT_GT(zlib_ratio(data), 0.995);
 }
 
+// The plan judges 1 MiB pieces, a remainder under 1 MiB joining the last
+// one, and merges neighbours with the same verdict.
+TEST(Incompressible, PlanJudgesPiecesAndMergesNeighbours) {
+  constexpr libpkg::u64 kMiB = la::kIncompressiblePiece;
+  std::mt19937_64 rng(8);
+  std::vector<u8> skewed(kMiB);
+  for (auto& b : skewed) b = static_cast<u8>(rng() % 200);
+  std::vector<u8> chunk = skewed;
+  const auto noise = random_bytes(3 * kMiB, 9);
+  chunk.insert(chunk.end(), noise.begin(), noise.end());
+  // 1.5 MiB left after 4 MiB: one last piece, compressible as a whole.
+  chunk.insert(chunk.end(), skewed.begin(), skewed.end());
+  chunk.insert(chunk.end(), noise.begin(), noise.begin() + kMiB / 2);
+  const auto plan = la::plan_chunk(chunk);
+  ASSERT_EQ(plan.size(), 3u);
+  EXPECT_EQ(plan[0].begin, 0u);
+  EXPECT_EQ(plan[0].end, kMiB);
+  EXPECT_FALSE(plan[0].stored);
+  EXPECT_EQ(plan[1].begin, kMiB);
+  EXPECT_EQ(plan[1].end, 4 * kMiB);
+  EXPECT_TRUE(plan[1].stored);
+  EXPECT_EQ(plan[2].begin, 4 * kMiB);
+  EXPECT_EQ(plan[2].end, chunk.size());
+  EXPECT_FALSE(plan[2].stored);
+  EXPECT_FALSE(la::stores_whole_chunk(plan));
+
+  // Random throughout, with a 1.5 MiB last piece: stored whole.
+  const auto random = random_bytes(5 * kMiB + kMiB / 2, 10);
+  const auto all = la::plan_chunk(random);
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].end, random.size());
+  EXPECT_TRUE(la::stores_whole_chunk(all));
+
+  // Under one piece: compressed, whatever it holds; empty too.
+  const auto small = la::plan_chunk(random_bytes(kMiB - 1, 11));
+  ASSERT_EQ(small.size(), 1u);
+  EXPECT_FALSE(small[0].stored);
+  const auto empty = la::plan_chunk({});
+  ASSERT_EQ(empty.size(), 1u);
+  EXPECT_EQ(empty[0].end, 0u);
+  EXPECT_FALSE(empty[0].stored);
+}
+
 }  // namespace

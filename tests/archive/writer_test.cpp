@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 #include <thread>
@@ -658,7 +659,53 @@ TEST(DeflateChunk, JoinedChunksInflateToConcatenation) {
   EXPECT_GT(spilled, 0);
   EXPECT_GT(stored, 0);
   std::vector<u8> not_deflate = {0xff, 0xff, 0xff};
-  EXPECT_THROW(make_non_final(not_deflate, "junk"), Error);
+  EXPECT_THROW(make_non_final(not_deflate, 0, "junk"), Error);
+}
+
+// A chunk mixing compressible bytes with incompressible ones (code next to
+// packed device code in a CUDA library): the incompressible pieces are
+// stored without running the compressor (plan_chunk()), the rest is
+// deflated, and the runs join like chunks do, final or not.
+TEST(DeflateChunk, MixedChunkStoresItsIncompressiblePieces) {
+  constexpr u64 kMiB = u64{1} << 20;
+  std::vector<u8> chunk = text_bytes(kMiB);
+  const std::vector<u8> noise = random_bytes(3 * kMiB, 17);
+  chunk.insert(chunk.end(), noise.begin(), noise.end());
+  const std::vector<u8> tail = elf_bytes(kMiB + kMiB / 2);
+  chunk.insert(chunk.end(), tail.begin(), tail.end());
+  const std::vector<ChunkRun> plan = plan_chunk(chunk);
+  ASSERT_EQ(plan.size(), 3u);
+  EXPECT_FALSE(stores_whole_chunk(plan));
+  CompressorPool pool;
+  for (bool final : {false, true}) {
+    SCOPED_TRACE(final);
+    std::vector<u8> out;
+    deflate_chunk(pool, 6, chunk, final, "mixed", out);
+    // Stored blocks carry their bytes verbatim, 65 535 at a time from the
+    // run's start: the third block of the noise, whole.
+    const auto stored_at =
+        std::search(out.begin(), out.end(), noise.begin() + 2 * 65535,
+                    noise.begin() + 3 * 65535);
+    EXPECT_NE(stored_at, out.end());
+    EXPECT_LT(out.size(), noise.size() + kMiB);  // the text and ELF shrank
+    std::vector<u8> joined = out;
+    std::vector<u8> expected = chunk;
+    if (!final) {
+      const std::vector<u8> next = text_bytes(1000);
+      std::vector<u8> last;
+      deflate_chunk(pool, 6, next, true, "next", last);
+      joined.insert(joined.end(), last.begin(), last.end());
+      expected.insert(expected.end(), next.begin(), next.end());
+    }
+    EXPECT_TRUE(zlib_inflate_raw(joined) == expected);
+  }
+  // Nothing in the plan is incompressible: the same bytes as one run.
+  const std::vector<u8> text = text_bytes(3 * kMiB);
+  ASSERT_EQ(plan_chunk(text).size(), 1u);
+  std::vector<u8> whole, by_plan;
+  deflate_chunk(pool, 6, text, false, "text", whole);
+  compress_chunk(pool, 6, text, plan_chunk(text), false, "text", by_plan);
+  EXPECT_EQ(whole, by_plan);
 }
 
 TEST(Sources, OverlayServesEditedRanges) {

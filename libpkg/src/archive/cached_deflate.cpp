@@ -22,10 +22,11 @@ bool load_hit(ChunkCache& cache, const ChunkCache::Key& key,
 
 // A miss: compressed here and stored under `key`.
 CacheUse compress_and_store(ChunkCache& cache, CompressorPool& pool, int level,
-                            std::span<const u8> input, u32 input_crc32,
+                            std::span<const u8> input,
+                            const std::vector<ChunkRun>& plan, u32 input_crc32,
                             bool final, const std::string& name,
                             const ChunkCache::Key& key, std::vector<u8>& out) {
-  compress_chunk(pool, level, input, final, name, out);
+  compress_chunk(pool, level, input, plan, final, name, out);
   cache.store(key, input_crc32, out);
   return CacheUse::miss;
 }
@@ -41,7 +42,8 @@ CacheUse cached_deflate_chunk(ChunkCache& cache, CompressorPool& pool,
                               u32 input_crc32, bool final,
                               const std::string& name, std::vector<u8>& out,
                               ChunkCache::Key* key_used) {
-  if (looks_incompressible(input)) {
+  const std::vector<ChunkRun> plan = plan_chunk(input);
+  if (stores_whole_chunk(plan)) {
     store_chunk(input, final, out);
     return CacheUse::bypassed;
   }
@@ -49,8 +51,8 @@ CacheUse cached_deflate_chunk(ChunkCache& cache, CompressorPool& pool,
   if (key_used != nullptr) *key_used = key;
   if (load_hit(cache, key, input, input_crc32, final, out, true))
     return CacheUse::hit;
-  return compress_and_store(cache, pool, level, input, input_crc32, final, name,
-                            key, out);
+  return compress_and_store(cache, pool, level, input, plan, input_crc32, final,
+                            name, key, out);
 }
 
 CacheUse cached_deflate_chunk_keyed(ChunkCache& cache, CompressorPool& pool,
@@ -66,14 +68,15 @@ CacheUse cached_deflate_chunk_keyed(ChunkCache& cache, CompressorPool& pool,
     store_chunk(input, final, out);
     return CacheUse::bypassed;
   }
-  if (looks_incompressible(input)) {
+  const std::vector<ChunkRun> plan = plan_chunk(input);
+  if (stores_whole_chunk(plan)) {
     cache.store(marker, input_crc32, {});
     store_chunk(input, final, out);
     return CacheUse::bypassed;
   }
   cache.count_miss();
-  return compress_and_store(cache, pool, level, input, input_crc32, final, name,
-                            key, out);
+  return compress_and_store(cache, pool, level, input, plan, input_crc32, final,
+                            name, key, out);
 }
 
 }  // namespace libpkg::archive

@@ -53,11 +53,11 @@ u64 stored_blocks_size(u64 n) {
 
 // Stored blocks (RFC 1951 3.2.4), starting on a byte boundary as every chunk
 // does: one header byte (BFINAL in bit 0 on the last block of the final
-// chunk, BTYPE 00, padding zeros), LEN and its complement, the bytes.
+// chunk, BTYPE 00, padding zeros), LEN and its complement, the bytes;
+// appended to `out`.
 void write_stored_blocks(std::span<const u8> input, bool final,
                          std::vector<u8>& out) {
-  out.clear();
-  out.reserve(stored_blocks_size(input.size()));
+  out.reserve(out.size() + stored_blocks_size(input.size()));
   u64 pos = 0;
   do {
     const u64 len = std::min<u64>(kMaxStoredBlock, input.size() - pos);
@@ -79,34 +79,63 @@ void deflate_chunk(CompressorPool& pool, int level, std::span<const u8> input,
                    bool final, const std::string& name, std::vector<u8>& out) {
   // Packed device code and compressed sections: store without trying (see
   // incompressible.hpp), which also spares the join pass.
-  if (looks_incompressible(input))
+  const std::vector<ChunkRun> plan = plan_chunk(input);
+  if (stores_whole_chunk(plan))
     store_chunk(input, final, out);
   else
-    compress_chunk(pool, level, input, final, name, out);
+    compress_chunk(pool, level, input, plan, final, name, out);
 }
 
 void store_chunk(std::span<const u8> input, bool final, std::vector<u8>& out) {
+  out.clear();
   write_stored_blocks(input, final, out);
 }
 
-void compress_chunk(CompressorPool& pool, int level, std::span<const u8> input,
-                    bool final, const std::string& name, std::vector<u8>& out) {
-  CompressorPool::Lease lease(pool, level);
-  // +6: room for the empty stored block make_non_final() appends, so the
-  // vector never reallocates.
-  out.resize(libdeflate_deflate_compress_bound(lease.get(), input.size()) + 6);
-  size_t n = libdeflate_deflate_compress(lease.get(), input.data(),
-                                         input.size(), out.data(), out.size());
+namespace {
+
+// Appends `input` deflated by libdeflate, or as stored blocks when that is
+// not smaller, made non-final unless `final`.
+void append_compressed(libdeflate_compressor* compressor,
+                       std::span<const u8> input, bool final,
+                       const std::string& name, std::vector<u8>& out) {
+  const u64 start = out.size();
+  // +6: room for the empty stored block make_non_final() appends.
+  out.resize(start +
+             libdeflate_deflate_compress_bound(compressor, input.size()) + 6);
+  const size_t n =
+      libdeflate_deflate_compress(compressor, input.data(), input.size(),
+                                  out.data() + start, out.size() - start);
   if (n == 0) throw Error(Errc::io, name, "deflate output exceeded its bound");
-  // A chunk deflate does not shrink (already-compressed data, packed device
-  // code) is emitted as stored blocks instead: no larger, and no inflate
-  // pass is needed to make it non-final, since we write its block headers.
+  // A stretch deflate does not shrink (already-compressed data, packed
+  // device code) is emitted as stored blocks instead: no larger, and no
+  // inflate pass is needed to make it non-final, since we write its block
+  // headers.
   if (!input.empty() && stored_blocks_size(input.size()) <= n) {
+    out.resize(start);
     write_stored_blocks(input, final, out);
     return;
   }
-  out.resize(n);
-  if (!final) make_non_final(out, name);
+  out.resize(start + n);
+  if (!final) make_non_final(out, start, name);
+}
+
+}  // namespace
+
+void compress_chunk(CompressorPool& pool, int level, std::span<const u8> input,
+                    const std::vector<ChunkRun>& plan, bool final,
+                    const std::string& name, std::vector<u8>& out) {
+  CompressorPool::Lease lease(pool, level);
+  out.clear();
+  for (const ChunkRun& run : plan) {
+    const std::span<const u8> bytes =
+        input.subspan(run.begin, run.end - run.begin);
+    // Only the chunk's last run may end the member's stream.
+    const bool last = final && run.end == input.size();
+    if (run.stored)
+      write_stored_blocks(bytes, last, out);
+    else
+      append_compressed(lease.get(), bytes, last, name, out);
+  }
 }
 
 u64 deflate_chunk_capacity(u64 input_size) {
@@ -114,7 +143,12 @@ u64 deflate_chunk_capacity(u64 input_size) {
   // NULL: the bound over every compressor this libdeflate can allocate.
   const u64 deflated =
       libdeflate_deflate_compress_bound(nullptr, input_size) + 6;
-  return std::max(stored, deflated);
+  // Per run: a deflated run is at most its stored size plus the 5-byte
+  // empty block that ends it, and splitting the stored blocks at a run's
+  // end adds at most one more header. Also covers the compressor's bound of
+  // the run being compressed on top of the runs before it.
+  const u64 runs = input_size / kIncompressiblePiece + 1;
+  return std::max(stored, deflated) + 16 * runs;
 }
 
 ChunkBuffers ChunkSlots::take(bool sized) {
@@ -172,7 +206,8 @@ struct RawInflater {
 // was measured as well (1.5x faster than zlib on libcublasLt, 10% slower on
 // libnccl: the symbol-decoding dependency chain dominates either way), so
 // zlib's well-tested decoder is used.
-void make_non_final(std::vector<u8>& stream, const std::string& name) {
+void make_non_final(std::vector<u8>& out, u64 start, const std::string& name) {
+  const std::span<u8> stream(out.data() + start, out.size() - start);
   RawInflater inflater;
   z_stream& strm = inflater.strm;
   strm.next_in = stream.data();
@@ -216,8 +251,8 @@ void make_non_final(std::vector<u8>& stream, const std::string& name) {
   // Pad bits of the last byte must be zero: they become the 3-bit header
   // (BFINAL=0, BTYPE=00 stored) and the alignment of the empty stored block.
   stream.back() = static_cast<u8>(stream.back() & (0xffu >> unused));
-  if (unused < 3) stream.push_back(0);  // the header does not fit: new byte
-  for (u8 b : {u8{0x00}, u8{0x00}, u8{0xff}, u8{0xff}}) stream.push_back(b);
+  if (unused < 3) out.push_back(0);  // the header does not fit: new byte
+  for (u8 b : {u8{0x00}, u8{0x00}, u8{0xff}, u8{0xff}}) out.push_back(b);
 }
 
 }  // namespace libpkg::archive

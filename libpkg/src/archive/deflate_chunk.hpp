@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "archive/incompressible.hpp"
 #include "libpkg/base/integers.hpp"
 
 struct libdeflate_compressor;
@@ -62,24 +63,28 @@ class CompressorPool {
 // (chunk_cache.hpp): bump it with any change to those rules, so cached
 // chunks of the old rules stop matching instead of making output depend on
 // the cache's history.
-inline constexpr int kChunkRulesVersion = 1;
+// 2: the incompressible test judges 1 MiB pieces (plan_chunk()).
+inline constexpr int kChunkRulesVersion = 2;
 
 // Deflates `input` at `level` (1..12) into `out` (replacing its content,
 // reusing its capacity) as a complete raw deflate stream. When `final` is
 // false the stream is rewritten to end on a byte boundary without a BFINAL
 // block (see above), ready to be followed by another chunk. `name` is used
-// in error messages. Equals store_chunk() for input that
-// looks_incompressible(), compress_chunk() otherwise.
+// in error messages. Equals store_chunk() for input whose plan_chunk()
+// stores it whole, compress_chunk() with that plan otherwise.
 void deflate_chunk(CompressorPool& pool, int level, std::span<const u8> input,
                    bool final, const std::string& name, std::vector<u8>& out);
 
 // The two halves of deflate_chunk(), for the chunk cache, which caches only
 // what compress_chunk() produces (storing costs no more than a cache hit).
-// store_chunk: `input` as stored blocks. compress_chunk: libdeflate, then
-// stored blocks if that is not smaller, made non-final unless `final`.
+// store_chunk: `input` as stored blocks. compress_chunk: each run of `plan`
+// (plan_chunk(input)) in order, a stored run as stored blocks, the others
+// by libdeflate, or as stored blocks if that is not smaller; every run is
+// made non-final but the last one of a `final` chunk.
 void store_chunk(std::span<const u8> input, bool final, std::vector<u8>& out);
 void compress_chunk(CompressorPool& pool, int level, std::span<const u8> input,
-                    bool final, const std::string& name, std::vector<u8>& out);
+                    const std::vector<ChunkRun>& plan, bool final,
+                    const std::string& name, std::vector<u8>& out);
 
 // The buffers one chunk job needs: its input and its compressed output.
 struct ChunkBuffers {
@@ -116,11 +121,12 @@ class ChunkSlots {
   std::vector<ChunkBuffers> idle_;
 };
 
-// Rewrites a complete raw deflate stream (as libdeflate produces it: ends
-// with its BFINAL block, zero padding bits) into a non-final one: locates
-// the last block's header by inflating the stream block by block, clears
-// its BFINAL bit and appends an empty stored block. Throws Errc::format if
-// `stream` is not a single complete deflate stream.
-void make_non_final(std::vector<u8>& stream, const std::string& name);
+// Rewrites the complete raw deflate stream that `out` holds from `start`
+// on (as libdeflate produces it: ends with its BFINAL block, zero padding
+// bits) into a non-final one: locates the last block's header by inflating
+// the stream block by block, clears its BFINAL bit and appends an empty
+// stored block. Throws Errc::format if that is not a single complete
+// deflate stream.
+void make_non_final(std::vector<u8>& out, u64 start, const std::string& name);
 
 }  // namespace libpkg::archive

@@ -65,4 +65,28 @@ bool looks_incompressible(std::span<const u8> chunk) {
   return entropy_bits(chunk) >= kMinEntropyBits && few_repeats(chunk);
 }
 
+std::vector<ChunkRun> plan_chunk(std::span<const u8> chunk) {
+  std::vector<ChunkRun> plan;
+  u64 begin = 0;
+  do {
+    const u64 rest = chunk.size() - begin;
+    // The remainder joins the last piece: a short tail is too little data
+    // for the estimate, and would otherwise always be compressed.
+    const u64 end = rest < 2 * kIncompressiblePiece
+                        ? chunk.size()
+                        : begin + kIncompressiblePiece;
+    const bool stored = looks_incompressible(chunk.subspan(begin, end - begin));
+    if (!plan.empty() && plan.back().stored == stored)
+      plan.back().end = end;
+    else
+      plan.push_back({begin, end, stored});
+    begin = end;
+  } while (begin < chunk.size());
+  return plan;
+}
+
+bool stores_whole_chunk(const std::vector<ChunkRun>& plan) {
+  return plan.size() == 1 && plan.front().stored;
+}
+
 }  // namespace libpkg::archive

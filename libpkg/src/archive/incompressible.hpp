@@ -12,10 +12,19 @@
 // libraries (1 015 MiB in 131 chunks of 8 MiB) this stores 336 MiB whose
 // level-6 ratio was at least 0.995 (0.67 MB larger output overall, 0.08 %)
 // and saves about a third of the compression CPU; the test costs ~0.3 s/GB.
+//
+// The test runs on 1 MiB pieces of a chunk, not on the whole chunk: a
+// third of the CUDA libraries' chunks mix code with packed device code
+// (libcublasLt's chunks 27-64: 18-31 of their 32 quarter-MiB pieces
+// incompressible), and judged whole they were compressed, packed code
+// included. Storing the incompressible pieces of such chunks cut level 6's
+// CPU on libcublas, libcublasLt, libcudnn_engines_precompiled and libnccl
+// from 7.2 to 5.3 s (one core), for 0.05 % more output (bench/RESULTS.md).
 // Private to the archive layer.
 #pragma once
 
 #include <span>
+#include <vector>
 
 #include "libpkg/base/integers.hpp"
 
@@ -27,5 +36,25 @@ inline constexpr u64 kMinSizeForIncompressibleCheck = u64{1} << 20;
 // A pure function of the bytes (so output stays identical for any thread
 // count).
 bool looks_incompressible(std::span<const u8> chunk);
+
+// The unit the chunk plan judges: pieces of this size from the chunk's
+// start, the remainder joining the last piece (so a piece is 1-2 MiB, and a
+// chunk under 1 MiB is one piece, always compressed).
+inline constexpr u64 kIncompressiblePiece = kMinSizeForIncompressibleCheck;
+
+// A stretch of a chunk: bytes [begin, end), stored or compressed.
+struct ChunkRun {
+  u64 begin = 0;
+  u64 end = 0;
+  bool stored = false;
+};
+
+// How deflate_chunk() emits a chunk: its pieces judged by
+// looks_incompressible(), neighbours with the same verdict merged into one
+// run, in order. Never empty; a pure function of the bytes.
+std::vector<ChunkRun> plan_chunk(std::span<const u8> chunk);
+
+// Whether the plan stores the whole chunk (then no compressor is needed).
+bool stores_whole_chunk(const std::vector<ChunkRun>& plan);
 
 }  // namespace libpkg::archive
