@@ -55,14 +55,14 @@ int main(int argc, char** argv) {
              static_cast<double>(n);
     };
     const double compress = per_chunk([&](std::span<const u8> in) {
-      compress_chunk(pool, 6, in, false, "bench", out);
+      compress_chunk(pool, 6, in, plan_chunk(in), false, "bench", out);
     });
     const double key = per_chunk(
         [&](std::span<const u8> in) { (void)ChunkCache::key(in, 6, false); });
     const double miss = per_chunk([&](std::span<const u8> in) {
       const auto k = ChunkCache::key(in, 6, false);
       if (!cache.load(k, in, 0, false, deflate_chunk_capacity(size), out)) {
-        compress_chunk(pool, 6, in, false, "bench", out);
+        compress_chunk(pool, 6, in, plan_chunk(in), false, "bench", out);
         cache.store(k, 0, out);
       }
     });
