@@ -152,7 +152,7 @@ TEST(MemberMemo, WarmWriteReadsOnlyStoredChunksAndIsByteIdentical) {
                          [](char a, u8 b) { return static_cast<u8>(a) == b; }));
 }
 
-// --cache-verify's mode (ChunkCacheOptions::verify_every_hit, or
+// The verify mode (ChunkCacheOptions::verify_every_hit, or
 // LIBPKG_CACHE_VERIFY=1): no tag, memo or memoized digest is believed;
 // every hit is inflated against the bytes read, and nothing is retagged.
 TEST(MemberMemo, VerifyModeBelievesNoTagNorMemo) {

@@ -468,56 +468,60 @@ bool ChunkCache::load_checked(const Key& key, std::span<const u8> input,
   return true;
 }
 
+ChunkCache::OwnRead ChunkCache::read_own(const Key& key, u64 max_size,
+                                         std::optional<u32> input_crc32,
+                                         std::vector<u8>& out,
+                                         std::string& why) {
+  const fs::path path = entry_path(key);
+  Fd fd = open_entry(path);
+  if (!fd) return OwnRead::absent;
+  try {
+    ReadEntry e;
+    why = read_entry(fd.get(), path, max_size, e, out);
+    if (!why.empty()) return OwnRead::corrupt;
+    const u32 crc = input_crc32.value_or(e.input_crc32());
+    if (e.input_crc32() != crc ||
+        !own_tag_matches({e.tag(), e.st.st_uid, e.st.st_mode, crc,
+                          e.stored_size(), e.stored_crc32()},
+                         key))
+      return OwnRead::not_vouched;
+  } catch (const Error& e) {  // a read error: same as corrupt
+    why = e.message();
+    return OwnRead::corrupt;
+  }
+  touch(fd.get());
+  return OwnRead::vouched;
+}
+
 bool ChunkCache::load_tagged(const Key& key, u32 input_crc32, u64 max_size,
                              std::vector<u8>& out) {
   if (disabled_) return false;
-  const fs::path path = entry_path(key);
-  Fd fd = open_entry(path);
-  if (!fd) return false;
-  try {
-    ReadEntry e;
-    const std::string corrupt = read_entry(fd.get(), path, max_size, e, out);
-    if (!corrupt.empty()) {
-      drop(path, false, corrupt);
-      return false;
-    }
-    // Another CRC than the caller's: load() judges it with the input.
-    if (e.input_crc32() != input_crc32 ||
-        !own_tag_matches({e.tag(), e.st.st_uid, e.st.st_mode, input_crc32,
-                          e.stored_size(), e.stored_crc32()},
-                         key)) {
-      out.clear();
-      return false;
-    }
-  } catch (const Error& e) {  // a read error: same as corrupt
-    out.clear();
-    drop(path, false, e.message());
-    return false;
+  std::string why;
+  switch (read_own(key, max_size, input_crc32, out, why)) {
+    case OwnRead::vouched:
+      ++tagged_hits_;
+      ++hits_;
+      return true;
+    case OwnRead::corrupt:
+      drop(entry_path(key), false, why);
+      break;
+    case OwnRead::absent:
+    case OwnRead::not_vouched:  // load() judges it with the input
+      break;
   }
-  touch(fd.get());
-  ++tagged_hits_;
-  ++hits_;
-  return true;
+  out.clear();
+  return false;
 }
 
 std::optional<std::vector<u8>> ChunkCache::load_own(const Key& key,
                                                     u64 max_size) {
   if (disabled_) return std::nullopt;
-  const fs::path path = entry_path(key);
-  Fd fd = open_entry(path);
-  if (!fd) return std::nullopt;
   std::vector<u8> out;
-  try {
-    ReadEntry e;
-    if (!read_entry(fd.get(), path, max_size, e, out).empty() ||
-        !own_tag_matches({e.tag(), e.st.st_uid, e.st.st_mode, e.input_crc32(),
-                          e.stored_size(), e.stored_crc32()},
-                         key))
-      return std::nullopt;  // the caller computes it again and stores it
-  } catch (const Error&) {
+  std::string why;
+  // Anything but our own tagged entry: the caller computes the value and
+  // stores it again, replacing a corrupt entry.
+  if (read_own(key, max_size, std::nullopt, out, why) != OwnRead::vouched)
     return std::nullopt;
-  }
-  touch(fd.get());
   return out;
 }
 

@@ -255,6 +255,15 @@ class ChunkCache {
   // Whether the entry (this user's, closed to other writers, tag not 0)
   // carries its tag under this user's key; never throws.
   bool own_tag_matches(const ReadEntryView& e, const Key& key);
+  // What read_own() found under a key.
+  enum class OwnRead { absent, corrupt, not_vouched, vouched };
+  // load_tagged() and load_own(): reads the entry of `key` into `out` (at
+  // most `max_size` bytes) and checks that it is this user's own, tagged
+  // for `input_crc32` (for the entry's own input CRC-32 when nullopt); a
+  // vouched entry becomes young (LRU). `why` says what is wrong with a
+  // corrupt one (a read error included). Counts nothing, never throws.
+  OwnRead read_own(const Key& key, u64 max_size, std::optional<u32> input_crc32,
+                   std::vector<u8>& out, std::string& why);
   // The tag store() writes for stored bytes of this size and CRC: 0 without
   // a key.
   u64 tag_of(const Key& key, u32 input_crc32, u64 stored_size,
