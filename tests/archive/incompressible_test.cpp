@@ -108,7 +108,22 @@ TEST(Incompressible, PlanJudgesPiecesAndMergesNeighbours) {
   EXPECT_EQ(plan[2].begin, 4 * kMiB);
   EXPECT_EQ(plan[2].end, chunk.size());
   EXPECT_FALSE(plan[2].stored);
+  for (const auto& run : plan) EXPECT_FALSE(run.fast);  // 7.64 bits/byte
   EXPECT_FALSE(la::stores_whole_chunk(plan));
+
+  // Nearly random, but a run of zeros repeats within the window: not
+  // stored, deflated at the fast level; merged with its like neighbour.
+  auto near = random_bytes(3 * kMiB, 12);
+  std::fill(near.begin() + kMiB / 2, near.begin() + kMiB / 2 + (16 << 10), 0);
+  std::fill(near.begin() + 2 * kMiB, near.begin() + 2 * kMiB + (16 << 10), 0);
+  const auto fast = la::plan_chunk(near);
+  ASSERT_EQ(fast.size(), 3u);
+  EXPECT_TRUE(fast[0].fast);
+  EXPECT_FALSE(fast[0].stored);
+  EXPECT_EQ(fast[0].end, kMiB);
+  EXPECT_TRUE(fast[1].stored);
+  EXPECT_TRUE(fast[2].fast);
+  EXPECT_EQ(fast[2].begin, 2 * kMiB);
 
   // Random throughout, with a 1.5 MiB last piece: stored whole.
   const auto random = random_bytes(5 * kMiB + kMiB / 2, 10);

@@ -699,6 +699,21 @@ TEST(DeflateChunk, MixedChunkStoresItsIncompressiblePieces) {
     }
     EXPECT_TRUE(zlib_inflate_raw(joined) == expected);
   }
+  // A nearly random chunk that is not stored (a zero run repeats) is
+  // deflated at the fast level whatever the writer's.
+  std::vector<u8> near = random_bytes(2 * kMiB, 18);
+  std::fill(near.begin() + 4096, near.begin() + 4096 + (32 << 10), 0);
+  ASSERT_EQ(plan_chunk(near).size(), 1u);
+  ASSERT_TRUE(plan_chunk(near).front().fast);
+  std::vector<u8> at6, at1, at12;
+  deflate_chunk(pool, 6, near, true, "near", at6);
+  deflate_chunk(pool, 1, near, true, "near", at1);
+  deflate_chunk(pool, 12, near, true, "near", at12);
+  EXPECT_EQ(at6, at1);
+  EXPECT_EQ(at12, at1);
+  EXPECT_LT(at6.size(), near.size());
+  EXPECT_TRUE(zlib_inflate_raw(at6) == near);
+
   // Nothing in the plan is incompressible: the same bytes as one run.
   const std::vector<u8> text = text_bytes(3 * kMiB);
   ASSERT_EQ(plan_chunk(text).size(), 1u);

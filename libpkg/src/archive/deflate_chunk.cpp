@@ -124,17 +124,19 @@ void append_compressed(libdeflate_compressor* compressor,
 void compress_chunk(CompressorPool& pool, int level, std::span<const u8> input,
                     const std::vector<ChunkRun>& plan, bool final,
                     const std::string& name, std::vector<u8>& out) {
-  CompressorPool::Lease lease(pool, level);
   out.clear();
   for (const ChunkRun& run : plan) {
     const std::span<const u8> bytes =
         input.subspan(run.begin, run.end - run.begin);
     // Only the chunk's last run may end the member's stream.
     const bool last = final && run.end == input.size();
-    if (run.stored)
+    if (run.stored) {
       write_stored_blocks(bytes, last, out);
-    else
+    } else {
+      CompressorPool::Lease lease(
+          pool, run.fast ? std::min(level, kFastDeflateLevel) : level);
       append_compressed(lease.get(), bytes, last, name, out);
+    }
   }
 }
 

@@ -63,7 +63,8 @@ class CompressorPool {
 // (chunk_cache.hpp): bump it with any change to those rules, so cached
 // chunks of the old rules stop matching instead of making output depend on
 // the cache's history.
-// 2: the incompressible test judges 1 MiB pieces (plan_chunk()).
+// 2: the incompressible test judges 1 MiB pieces, nearly random ones are
+// deflated at level 1 (plan_chunk()).
 inline constexpr int kChunkRulesVersion = 2;
 
 // Deflates `input` at `level` (1..12) into `out` (replacing its content,
@@ -79,8 +80,9 @@ void deflate_chunk(CompressorPool& pool, int level, std::span<const u8> input,
 // what compress_chunk() produces (storing costs no more than a cache hit).
 // store_chunk: `input` as stored blocks. compress_chunk: each run of `plan`
 // (plan_chunk(input)) in order, a stored run as stored blocks, the others
-// by libdeflate, or as stored blocks if that is not smaller; every run is
-// made non-final but the last one of a `final` chunk.
+// by libdeflate at `level` (a fast run at kFastDeflateLevel), or as stored
+// blocks if that is not smaller; every run is made non-final but the last
+// one of a `final` chunk.
 void store_chunk(std::span<const u8> input, bool final, std::vector<u8>& out);
 void compress_chunk(CompressorPool& pool, int level, std::span<const u8> input,
                     const std::vector<ChunkRun>& plan, bool final,

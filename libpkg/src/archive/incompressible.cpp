@@ -9,6 +9,9 @@ namespace libpkg::archive {
 namespace {
 
 constexpr double kMinEntropyBits = 7.98;
+// Pieces at least this close to random that are not stored: deflated at
+// kFastDeflateLevel (incompressible.hpp).
+constexpr double kMinEntropyBitsForFastLevel = 7.9;
 // Repeats per sampled position, as a fraction: 15 in 10 000.
 constexpr u64 kMaxRepeatsPer10000 = 15;
 constexpr u64 kWindow = 32768;     // deflate's back-reference reach
@@ -65,6 +68,23 @@ bool looks_incompressible(std::span<const u8> chunk) {
   return entropy_bits(chunk) >= kMinEntropyBits && few_repeats(chunk);
 }
 
+namespace {
+
+// One piece's run: stored, deflated at kFastDeflateLevel, or at the
+// writer's level.
+ChunkRun judge_piece(std::span<const u8> piece, u64 begin) {
+  ChunkRun run{begin, begin + piece.size(), false, false};
+  if (piece.size() < kMinSizeForIncompressibleCheck) return run;
+  const double bits = entropy_bits(piece);
+  if (bits >= kMinEntropyBits && few_repeats(piece))
+    run.stored = true;
+  else if (bits >= kMinEntropyBitsForFastLevel)
+    run.fast = true;
+  return run;
+}
+
+}  // namespace
+
 std::vector<ChunkRun> plan_chunk(std::span<const u8> chunk) {
   std::vector<ChunkRun> plan;
   u64 begin = 0;
@@ -75,11 +95,12 @@ std::vector<ChunkRun> plan_chunk(std::span<const u8> chunk) {
     const u64 end = rest < 2 * kIncompressiblePiece
                         ? chunk.size()
                         : begin + kIncompressiblePiece;
-    const bool stored = looks_incompressible(chunk.subspan(begin, end - begin));
-    if (!plan.empty() && plan.back().stored == stored)
+    const ChunkRun run = judge_piece(chunk.subspan(begin, end - begin), begin);
+    if (!plan.empty() && plan.back().stored == run.stored &&
+        plan.back().fast == run.fast)
       plan.back().end = end;
     else
-      plan.push_back({begin, end, stored});
+      plan.push_back(run);
     begin = end;
   } while (begin < chunk.size());
   return plan;

@@ -20,6 +20,14 @@
 // included. Storing the incompressible pieces of such chunks cut level 6's
 // CPU on libcublas, libcublasLt, libcudnn_engines_precompiled and libnccl
 // from 7.2 to 5.3 s (one core), for 0.05 % more output (bench/RESULTS.md).
+//
+// Nearly random pieces that are still not stored (entropy >= 7.9 bits/byte:
+// packed code with some structure, short repeats) are deflated at level 1
+// whatever the writer's level: on those pieces of the same libraries level 1
+// was both smaller than levels 6, 9 and 12 (-0.2 MB against level 6 on
+// 107 MiB) and ~30 % faster than level 6, whose lazy matching spends bits
+// on short, distant matches that literals code as cheaply. (Below 7.9 the
+// higher levels win again, by 23 KB on 10 MiB at 7.8-7.9.)
 // Private to the archive layer.
 #pragma once
 
@@ -42,16 +50,22 @@ bool looks_incompressible(std::span<const u8> chunk);
 // chunk under 1 MiB is one piece, always compressed).
 inline constexpr u64 kIncompressiblePiece = kMinSizeForIncompressibleCheck;
 
-// A stretch of a chunk: bytes [begin, end), stored or compressed.
+// The level nearly random pieces are deflated at (see above).
+inline constexpr int kFastDeflateLevel = 1;
+
+// A stretch of a chunk: bytes [begin, end), stored, deflated at
+// kFastDeflateLevel (`fast`), or at the writer's level.
 struct ChunkRun {
   u64 begin = 0;
   u64 end = 0;
   bool stored = false;
+  bool fast = false;
 };
 
-// How deflate_chunk() emits a chunk: its pieces judged by
-// looks_incompressible(), neighbours with the same verdict merged into one
-// run, in order. Never empty; a pure function of the bytes.
+// How deflate_chunk() emits a chunk: its pieces judged (stored when
+// looks_incompressible(), fast when nearly random otherwise), neighbours
+// with the same verdict merged into one run, in order. Never empty; a pure
+// function of the bytes.
 std::vector<ChunkRun> plan_chunk(std::span<const u8> chunk);
 
 // Whether the plan stores the whole chunk (then no compressor is needed).
