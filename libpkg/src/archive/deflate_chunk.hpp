@@ -63,9 +63,10 @@ class CompressorPool {
 // (chunk_cache.hpp): bump it with any change to those rules, so cached
 // chunks of the old rules stop matching instead of making output depend on
 // the cache's history.
-// 2: the incompressible test judges 1 MiB pieces, nearly random ones are
-// deflated at level 1 (plan_chunk()).
-inline constexpr int kChunkRulesVersion = 2;
+// 2: the incompressible test judges 1 MiB pieces (plan_chunk()).
+// 3: pieces that are not stored but nearly random are deflated at level 1
+// (kFastDeflateLevel): version 2's entries hold them at the writer's level.
+inline constexpr int kChunkRulesVersion = 3;
 
 // Deflates `input` at `level` (1..12) into `out` (replacing its content,
 // reusing its capacity) as a complete raw deflate stream. When `final` is

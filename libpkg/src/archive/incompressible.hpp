@@ -24,10 +24,11 @@
 // Nearly random pieces that are still not stored (entropy >= 7.9 bits/byte:
 // packed code with some structure, short repeats) are deflated at level 1
 // whatever the writer's level: on those pieces of the same libraries level 1
-// was both smaller than levels 6, 9 and 12 (-0.2 MB against level 6 on
-// 107 MiB) and ~30 % faster than level 6, whose lazy matching spends bits
-// on short, distant matches that literals code as cheaply. (Below 7.9 the
-// higher levels win again, by 23 KB on 10 MiB at 7.8-7.9.)
+// was smaller than levels 6 and 9 (-0.15 MB against level 6 on 183 MiB),
+// within 3 KB of level 12 (which takes 4x as long) and 23 % faster than
+// level 6, whose lazy matching spends bits on short, distant matches that
+// literals code as cheaply. (Below 7.9 the higher levels win again, by
+// 23 KB on 10 MiB at 7.8-7.9; bench/RESULTS.md, session 18.)
 // Private to the archive layer.
 #pragma once
 
