@@ -3,8 +3,8 @@
 // archive layer.
 //
 // Only chunks the compressor would work on go through the cache: a chunk
-// that looks_incompressible() is stored at once (the test costs ~0.3 s/GB,
-// less than the key's SHA-256 and reading an entry back), so caching it
+// whose plan_chunk() stores it whole is stored at once (the test costs ~0.3
+// s/GB, less than the key's SHA-256 and reading an entry back), so caching it
 // would cost more than it saves. When the key costs nearly nothing (the zip
 // writer hashes it in one pass with the member's digest), the lookup comes
 // first and a hit spares the test (cached_deflate_chunk_keyed()).

@@ -60,18 +60,9 @@ bool few_repeats(std::span<const u8> chunk) {
   return repeats * 10000 <= probes * kMaxRepeatsPer10000;
 }
 
-}  // namespace
-
-bool looks_incompressible(std::span<const u8> chunk) {
-  if (chunk.size() < kMinSizeForIncompressibleCheck) return false;
-  // The entropy test is the cheaper one and rejects most compressible data.
-  return entropy_bits(chunk) >= kMinEntropyBits && few_repeats(chunk);
-}
-
-namespace {
-
 // One piece's run: stored, deflated at kFastDeflateLevel, or at the
-// writer's level.
+// writer's level. The entropy, computed once, decides both; it is the
+// cheaper test and rejects most compressible data before the repeat scan.
 ChunkRun judge_piece(std::span<const u8> piece, u64 begin) {
   ChunkRun run{begin, begin + piece.size(), false, false};
   if (piece.size() < kMinSizeForIncompressibleCheck) return run;
@@ -84,6 +75,10 @@ ChunkRun judge_piece(std::span<const u8> piece, u64 begin) {
 }
 
 }  // namespace
+
+bool looks_incompressible(std::span<const u8> chunk) {
+  return judge_piece(chunk, 0).stored;
+}
 
 std::vector<ChunkRun> plan_chunk(std::span<const u8> chunk) {
   std::vector<ChunkRun> plan;

@@ -42,8 +42,8 @@ namespace libpkg::archive {
 // Chunks smaller than this are always compressed: the estimate needs data.
 inline constexpr u64 kMinSizeForIncompressibleCheck = u64{1} << 20;
 
-// A pure function of the bytes (so output stays identical for any thread
-// count).
+// Whether plan_chunk() stores `chunk` judged as one piece. A pure function
+// of the bytes (so output stays identical for any thread count).
 bool looks_incompressible(std::span<const u8> chunk);
 
 // The unit the chunk plan judges: pieces of this size from the chunk's
