@@ -257,6 +257,32 @@ else
   fail "repair wrote no wheel"
 fi
 
+case_begin "SBOM: dpkg asked once per chunk cache"
+# dpkg and dpkg-query behind wrappers that log each call; the wrappers are
+# part of the memo's key, and a file younger than two seconds is never
+# memoized.
+mkdir -p dpkgshim
+for tool in dpkg dpkg-query; do
+  printf '#!/bin/sh\necho "%s $*" >>"%s/dpkg.log"\nexec "%s" "$@"\n' \
+    "$tool" "$SCRATCH" "$(command -v $tool)" >dpkgshim/$tool
+  chmod +x dpkgshim/$tool
+done
+sleep 2.2
+: >"$SCRATCH/dpkg.log"
+calls() { wc -l <"$SCRATCH/dpkg.log"; }
+for run in 1 2; do
+  expect_status 0 "repair with a cache, run $run" env PATH="$SCRATCH/dpkgshim:$PATH" \
+    "$PKGTOOL" repair "$W" -w o_memo$run --lib-path "$(fx sbom_libs)" --cache-dir "$SCRATCH/owner_cache"
+  [[ $run == 1 ]] && first=$(calls)
+done
+check "run 1 asked dpkg -S and dpkg-query ($first calls)" test "$first" -ge 2
+expect_eq "run 2 asked nothing" "$first" "$(calls)"
+expect_same_file "run 2's wheel (SBOM included) is the uncached run's" "$R" "$(repaired_wheel o_memo2)"
+expect_status 0 "repair with --no-cache" env PATH="$SCRATCH/dpkgshim:$PATH" \
+  "$PKGTOOL" repair "$W" -w o_memo3 --lib-path "$(fx sbom_libs)" --no-cache
+check "--no-cache asks dpkg again" test "$(calls)" -gt "$first"
+expect_same_file "and writes the same wheel" "$R" "$(repaired_wheel o_memo3)"
+
 case_begin "SBOM on an rpm build host"
 # A real rpm database (rpm's own macros through HOME: %_dbpath) in which a
 # package built here with rpmbuild owns libbar.so.1 (registered with

@@ -238,8 +238,9 @@ RepairResult apply_repair(const WheelAnalysis& analysis, const RepairPlan& plan,
     edits.add.push_back({g.member, std::move(src), 0755});
   }
   if (options.sbom && !plan.grafts.empty())
-    add_sbom(edits, *analysis.zip, analysis.dist_info,
-             sbom_json(analysis, plan));
+    add_sbom(
+        edits, *analysis.zip, analysis.dist_info,
+        sbom_json(analysis, plan, system_owner_lookup(options.cache.get())));
   const std::string wheel_member = analysis.dist_info + "/WHEEL";
   edits.replace[wheel_member] = archive::bytes_source(
       retagged_wheel_file(*analysis.zip, wheel_member, plan.platform_tags),

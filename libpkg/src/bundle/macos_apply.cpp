@@ -67,7 +67,8 @@ RepairResult apply_macos_repair(const MacosRepairPlan& plan,
       wheel_member);
 
   if (options.sbom && !plan.grafts.empty())
-    add_sbom(edits, *plan.zip, plan.dist_info, sbom_json(plan));
+    add_sbom(edits, *plan.zip, plan.dist_info,
+             sbom_json(plan, system_owner_lookup(options.cache.get())));
 
   return write_repaired_wheel(*plan.zip, out_dir, plan.output_name, edits,
                               options, grafted_bytes);

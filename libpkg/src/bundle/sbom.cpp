@@ -12,6 +12,7 @@
 #include <set>
 #include <sstream>
 
+#include "libpkg/archive/file_memo.hpp"
 #include "libpkg/base/sha256.hpp"
 #include "libpkg/base/subprocess.hpp"
 
@@ -132,16 +133,55 @@ std::optional<std::vector<std::optional<OsPackage>>> rpm_query(
   return out;
 }
 
-// True when `name` is an executable in a directory of $PATH.
-bool on_path(const std::string& name) {
+// The executable `name` in the first directory of $PATH that has one.
+std::optional<fs::path> find_on_path(const std::string& name) {
   const char* path = std::getenv("PATH");
-  if (!path) return false;
+  if (!path) return std::nullopt;
   std::istringstream dirs(path);
   for (std::string dir; std::getline(dirs, dir, ':');) {
     if (dir.empty()) continue;
-    if (::access((fs::path(dir) / name).c_str(), X_OK) == 0) return true;
+    fs::path candidate = fs::path(dir) / name;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
   }
-  return false;
+  return std::nullopt;
+}
+
+bool on_path(const std::string& name) { return find_on_path(name).has_value(); }
+
+// The owners as memo bytes: {"file": {name, version, arch, type, vendor,
+// publisher}}.
+std::vector<u8> owners_to_bytes(const std::map<fs::path, OsPackage>& owners) {
+  json doc = json::object();
+  for (const auto& [file, p] : owners)
+    doc[file.string()] = {{"name", p.name},     {"version", p.version},
+                          {"arch", p.arch},     {"type", p.type},
+                          {"vendor", p.vendor}, {"publisher", p.publisher}};
+  const std::string text = doc.dump();
+  return {text.begin(), text.end()};
+}
+
+// owners_to_bytes() read back; nullopt for anything else.
+std::optional<std::map<fs::path, OsPackage>> owners_from_bytes(
+    const std::vector<u8>& bytes) {
+  const json doc = json::parse(bytes.begin(), bytes.end(), nullptr, false);
+  if (!doc.is_object()) return std::nullopt;
+  std::map<fs::path, OsPackage> out;
+  for (const auto& [file, p] : doc.items()) {
+    if (!p.is_object()) return std::nullopt;
+    OsPackage package;
+    for (auto [field, key] : {std::pair{&package.name, "name"},
+                              {&package.version, "version"},
+                              {&package.arch, "arch"},
+                              {&package.type, "type"},
+                              {&package.vendor, "vendor"},
+                              {&package.publisher, "publisher"}}) {
+      auto it = p.find(key);
+      if (it == p.end() || !it->is_string()) return std::nullopt;
+      *field = it->get<std::string>();
+    }
+    out[file] = std::move(package);
+  }
+  return out;
 }
 
 // A version 5-style UUID from a SHA-256 of `seed`.
@@ -227,6 +267,48 @@ std::map<fs::path, OsPackage> system_owners(
   if (on_path("dpkg")) return dpkg_owners(files);
   if (on_path("rpm")) return rpm_owners(files);
   return {};
+}
+
+OwnerLookup memoized_owners(OwnerLookup lookup, archive::ChunkCache* cache,
+                            std::string kind, std::vector<fs::path> database) {
+  if (cache == nullptr) return lookup;
+  return [lookup = std::move(lookup), cache, kind = std::move(kind),
+          database = std::move(database)](const std::vector<fs::path>& files) {
+    // The key names the files as asked and as resolved (a lookup may ask
+    // for either), and the database the answer came from.
+    std::vector<fs::path> keyed = database;
+    for (const fs::path& file : files) {
+      keyed.push_back(file);
+      std::error_code ec;
+      fs::path real = fs::canonical(file, ec);
+      if (!ec && real != file) keyed.push_back(std::move(real));
+    }
+    std::optional<std::map<fs::path, OsPackage>> computed;
+    const std::vector<u8> bytes = archive::memoized_file_fact(
+        cache, "libpkg os package owners 1; " + kind, keyed, kMaxOutput, [&] {
+          computed = lookup(files);
+          return owners_to_bytes(*computed);
+        });
+    if (computed) return std::move(*computed);
+    if (auto known = owners_from_bytes(bytes)) return std::move(*known);
+    return lookup(files);
+  };
+}
+
+OwnerLookup system_owner_lookup(archive::ChunkCache* cache) {
+  if (std::optional<fs::path> dpkg = find_on_path("dpkg")) {
+    // dpkg rewrites its status file on every install and removal, and
+    // dpkg-divert its diversions file; DPKG_ADMINDIR moves both. The
+    // programs asked are part of the key too (another dpkg on PATH, or an
+    // upgraded one).
+    const char* admin = std::getenv("DPKG_ADMINDIR");
+    const fs::path dir = admin && *admin ? admin : "/var/lib/dpkg";
+    std::vector<fs::path> database{dir / "status", dir / "diversions", *dpkg};
+    if (auto query = find_on_path("dpkg-query")) database.push_back(*query);
+    return memoized_owners(dpkg_owners, cache, "dpkg", std::move(database));
+  }
+  // rpm's database lives where its macros say (%_dbpath): not memoized.
+  return system_owners;
 }
 
 std::string sbom_member(const std::string& dist_info) {

@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "libpkg/archive/chunk_cache.hpp"
 #include "libpkg/bundle/macos_repair.hpp"
 #include "libpkg/bundle/repair.hpp"
 
@@ -66,6 +67,22 @@ std::map<std::filesystem::path, OsPackage> system_owners(
 /// tests).
 using OwnerLookup = std::function<std::map<std::filesystem::path, OsPackage>(
     const std::vector<std::filesystem::path>&)>;
+
+/// `lookup`, its answers memoized in `cache` (archive/file_memo.hpp) under
+/// `kind`, the identities of the files asked (as given and resolved) and
+/// those of the `database` files the answer depends on: a change to any of
+/// them asks `lookup` again. `cache` null: `lookup` itself.
+OwnerLookup memoized_owners(OwnerLookup lookup, archive::ChunkCache* cache,
+                            std::string kind,
+                            std::vector<std::filesystem::path> database);
+
+/// system_owners for a repair with `cache` (may be null): with dpkg, its
+/// answers are memoized under dpkg's status and diversions files (every
+/// install, removal and diversion rewrites one of them) and the dpkg and
+/// dpkg-query programs found on PATH, so the jobs of a nightly ask dpkg
+/// once; rpm's answers are not memoized (its database is where rpm's
+/// macros put it).
+OwnerLookup system_owner_lookup(archive::ChunkCache* cache);
 
 /// The member name: "<dist-info>/sboms/pkgtool.cdx.json".
 std::string sbom_member(const std::string& dist_info);
