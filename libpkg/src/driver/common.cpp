@@ -209,6 +209,12 @@ std::string Summary::to_text(bool verbose) const {
         "recompressed\n",
         cache->hits, cache->misses, cache->corrupt,
         static_cast<double>(cache->bytes_saved) / 1e6);
+  if (splice && splice->members > 0)
+    out += fmt::format(
+        "spliced: {} edited member{}, {:.1f} MB of the input's deflate data "
+        "re-used\n",
+        splice->members, splice->members == 1 ? "" : "s",
+        static_cast<double>(splice->reused_bytes) / 1e6);
   if (!dry_run) out += fmt::format("{:.1f} s\n", seconds);
   return out;
 }
@@ -257,6 +263,11 @@ std::string Summary::to_json(int indent) const {
                                      {"tagged_hits", cache->tagged_hits},
                                      {"memo_hits", cache->memo_hits}}
             : nlohmann::ordered_json(nullptr);
+  // Edited members written by splicing; null when no wheel was repaired.
+  j["splice"] =
+      splice ? nlohmann::ordered_json{{"members", splice->members},
+                                      {"reused_bytes", splice->reused_bytes}}
+             : nlohmann::ordered_json(nullptr);
   return j.dump(indent);
 }
 
@@ -296,6 +307,7 @@ void write_and_check_wheel(
   ap.timestamp = o.timestamp;
   ap.progress = o.progress;
   bundle::RepairResult result = write(ap);
+  s.splice = Summary::Splice{result.spliced, result.spliced_reused_bytes};
   add_artifact(s, "wheel", result.path, /*check=*/true, result.size);
   check_artifacts(s, checks, expect);
 }

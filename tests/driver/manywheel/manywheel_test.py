@@ -361,6 +361,9 @@ def case_cpu(fx: Fixtures, tmp: Path) -> None:
         return
     check([a["path"] for a in doc["artifacts"]] == [str(w)], f"artifacts {doc['artifacts']}")
     check_report(doc, {"import": "pass", "dependencies": "pass", "rpath": "pass", "accelerator": "pass"})
+    # Its members are smaller than one chunk: copied or compressed, never
+    # spliced (case_splice has one that is).
+    check(doc.get("splice") == {"members": 0, "reused_bytes": 0}, f"splice {doc.get('splice')}")
     x = unpack(w, tmp / "x")
     priv = hashed("libprivate.so.1", f["private"])
     gomp = hashed("libgomp.so.1", f["gomp"])
@@ -385,6 +388,59 @@ def case_cpu(fx: Fixtures, tmp: Path) -> None:
     check(r.returncode == 0 and r.stdout.strip() == "42", f"import without the build tree: {r.stdout}{r.stderr}")
     r = venv_import(tmp / "venv-in", wheel, "mwpkg")
     check(r.returncode != 0 and "libprivate.so.1" in r.stderr, f"control: the input wheel fails: {r.stdout}{r.stderr}")
+
+
+def case_splice(fx: Fixtures, tmp: Path) -> None:
+    """A 20 MiB in-wheel library with a leaked build-tree RUNPATH: the driver
+    edits it by splicing its deflate data (archives.md, "Splice": of its
+    three 8 MiB chunks, at least the middle one is untouched by the edit of
+    the dynamic section), and the summary says how many members and how many
+    of the input's deflate bytes were re-used; the edited library still
+    loads."""
+    src = tmp / "blob.bin"
+    with src.open("wb") as f:  # compressible: real machine code
+        left = 20 << 20
+        for lib in sorted(Path("/usr/lib/x86_64-linux-gnu").glob("*.so*")):
+            if left == 0:
+                break
+            if lib.is_file() and not lib.is_symlink():
+                data = lib.read_bytes()[:left]
+                f.write(data)
+                left -= len(data)
+        f.write(os.urandom(left))
+    build = fx.root / "build-big"
+    t = fx.tree("mwbig", "1.0")
+    big = fx.lib(t / "mwbig/lib/libmwbig.so.1", "libmwbig.so.1",
+                 f'__asm__(".section .rodata.blob,\\"a\\"\\n.incbin \\"{src}\\"\\n.text\\n");\n'
+                 "int big_value(void) { return 41; }\n",
+                 f"-Wl,--enable-new-dtags,-rpath,$ORIGIN:{build}")
+    fx.extension(t / f"mwbig/_ext{fx.py['ext']}", "_ext", "int big_value(void);\n", "big_value() + 1",
+                 f"-L{big.parent}", "-l:libmwbig.so.1", f"-Wl,--enable-new-dtags,-rpath,$ORIGIN/lib:{build}")
+    (t / "mwbig/__init__.py").write_text("from ._ext import value\n")
+    wheel = fx.pack(t)
+    with zipfile.ZipFile(wheel) as z:
+        info = z.getinfo("mwbig/lib/libmwbig.so.1")
+    check(info.compress_type == zipfile.ZIP_DEFLATED and info.file_size > (16 << 20),
+          f"fixture: the library is deflated and over two chunks: {info}")
+    doc = driver_json("--wheel", wheel, "-o", tmp / "out")
+    if doc is None:
+        return
+    sp = doc.get("splice")
+    check(isinstance(sp, dict) and sp["members"] >= 1 and 0 < sp["reused_bytes"] <= info.compress_size,
+          f"splice {sp} (the library holds {info.compress_size} deflated bytes)")
+    p = driver("--wheel", wheel, "-o", tmp / "out-text")
+    check(p.returncode == 0 and isinstance(sp, dict)
+          and f"spliced: {sp['members']} edited member" in p.stdout and "deflate data re-used" in p.stdout,
+          f"the text summary names the splices: {p.stdout[-600:]}")
+    w = one_wheel(tmp / "out")
+    if w is None:
+        return
+    x = unpack(w, tmp / "x")
+    lib = readelf_dynamic(x / "mwbig/lib/libmwbig.so.1")
+    check(lib["RUNPATH"] is None or str(build) not in lib["RUNPATH"], f"build-tree RUNPATH dropped: {lib}")
+    check_record_and_tags(w)
+    r = venv_import(tmp / "venv", w, "mwbig")
+    check(r.returncode == 0 and r.stdout.strip() == "42", f"import of the spliced wheel: {r.stdout}{r.stderr}")
 
 
 def case_cuda(fx: Fixtures, tmp: Path) -> None:
@@ -502,6 +558,7 @@ def case_dry_run(fx: Fixtures, tmp: Path) -> None:
     if doc is None:
         return
     check(doc["dry_run"] is True and doc["artifacts"] == [] and doc["checks"] == [], f"dry-run JSON: {doc}")
+    check(doc["splice"] is None and doc["cache"] is None, f"dry run: no splice, no cache: {doc['splice']} {doc['cache']}")
     d = doc["plan_detail"]
     check(d["schema"] == "libpkg-repair-plan/1" and d["graft_dir"] == "mwpkg/lib", f"plan_detail {d.get('schema')}")
     check(any(g["member"] == f"mwpkg/lib/{priv}" for g in d["grafts"]), f"grafts {d['grafts']}")
@@ -1077,7 +1134,7 @@ def case_promised_checks(fx: Fixtures, tmp: Path) -> None:
               f"a note says why import is not promised: {doc['notes']}")
 
 
-CASES = {"cpu": case_cpu, "cuda": case_cuda, "pypi": case_pypi, "dry_run": case_dry_run,
+CASES = {"cpu": case_cpu, "splice": case_splice, "cuda": case_cuda, "pypi": case_pypi, "dry_run": case_dry_run,
          "build_command": case_build_command, "bad_input": case_bad_input, "real_cuda": case_real_cuda,
          "table_versions": case_table_versions, "table_missing": case_table_missing,
          "aarch64": case_aarch64, "real_cuda13_full": case_real_cuda13_full,

@@ -33,6 +33,7 @@ import json, sys
 s = json.load(open(sys.argv[1]))
 assert s["schema"] == "libpkg-driver/1" and s["driver"] == "wheel_macos", s
 assert s["dry_run"] is True and s["artifacts"] == [] and s["checks"] == [], s
+assert s["splice"] is None, s["splice"]
 assert "output: torch-2.5.0-cp311-none-macosx_11_0_arm64.whl" in s["plan"], s["plan"]
 ' "$SCRATCH/last.out"
 
@@ -51,6 +52,8 @@ c = s["config"]
 assert c["os"] == "macos" and c["arch"] == "arm64" and c["python"] == "3.11", c
 [a] = s["artifacts"]
 assert a["role"] == "wheel" and a["path"].endswith(out) and a["size"] > 0, a
+# Members smaller than one chunk: none spliced (libpkg-driver/1 "splice").
+assert s["splice"] == {"members": 0, "reused_bytes": 0}, s["splice"]
 [r] = s["checks"]
 assert r["passed"] is True, r
 ids = {c["id"]: c["status"] for c in r["checks"]}
