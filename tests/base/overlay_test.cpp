@@ -47,6 +47,46 @@ TEST(Overlay, EmptyOverlayIsIdentity) {
   EXPECT_EQ(output_of(o, in), in);
 }
 
+TEST(Overlay, WithoutUnchangedKeepsOnlyWhatDiffers) {
+  const std::string in = "0123456789abcdefghijklmnopqrstuvwxyz";
+  Overlay o(in.size());
+  o.write(0, as_bytes("0123"));                 // all equal: dropped
+  o.write(6, as_bytes("6X89abcdefghijklmYo"));  // 15 equal bytes between
+  o.write(30, as_bytes("uvwZZZ!!"));            // and 2 past the end
+  const Overlay t = o.without_unchanged(as_bytes(in), 15);
+  EXPECT_EQ(t.size(), o.size());
+  EXPECT_EQ(t.input_size(), o.input_size());
+  EXPECT_EQ(output_of(t, in), output_of(o, in));
+  ASSERT_EQ(t.patches().size(), 3u);
+  EXPECT_EQ(t.patches()[0].offset, 7u);
+  EXPECT_EQ(patch_text(t.patches()[0]), "X");
+  EXPECT_EQ(t.patches()[1].offset, 23u);
+  EXPECT_EQ(patch_text(t.patches()[1]), "Y");
+  EXPECT_EQ(t.patches()[2].offset, 33u);
+  EXPECT_EQ(patch_text(t.patches()[2]), "ZZZ!!");
+  EXPECT_EQ(t.size(), 38u);
+  // Equal runs shorter than the gap stay inside one patch.
+  const Overlay joined = o.without_unchanged(as_bytes(in), 16);
+  ASSERT_EQ(joined.patches().size(), 2u);
+  EXPECT_EQ(patch_text(joined.patches()[0]), "X89abcdefghijklmY");
+  EXPECT_EQ(output_of(joined, in), output_of(o, in));
+  // An overlay that changes nothing has no patch left.
+  Overlay same(in.size());
+  same.write(3, as_bytes("3456"));
+  EXPECT_TRUE(same.without_unchanged(as_bytes(in)).patches().empty());
+}
+
+TEST(Overlay, WithoutUnchangedKeepsATruncation) {
+  const std::string in = "0123456789";
+  Overlay o(in.size());
+  o.write(6, as_bytes("6Q89"));
+  o.resize(8);  // cuts the patch's last byte and the input's
+  const Overlay t = o.without_unchanged(as_bytes(in));
+  EXPECT_EQ(t.size(), 8u);
+  EXPECT_EQ(output_of(t, in), "0123456Q");
+  EXPECT_EQ(output_of(t, in), output_of(o, in));
+}
+
 TEST(Overlay, EmptyWriteIsIgnored) {
   Overlay o(10);
   o.write(3, {});

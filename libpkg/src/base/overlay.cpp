@@ -80,6 +80,39 @@ bool Overlay::is_identity(std::span<const u8> input) const {
   return true;
 }
 
+Overlay Overlay::without_unchanged(std::span<const u8> input,
+                                   u64 min_gap) const {
+  Overlay out(input_size_);
+  const u64 input_end = std::min<u64>(input.size(), input_size_);
+  for (const Patch& p : patches()) {
+    const u64 end = p.offset + p.bytes.size();
+    auto keep = [&](u64 from, u64 to) {
+      out.write(from, std::span<const u8>(p.bytes).subspan(
+                          static_cast<std::size_t>(from - p.offset),
+                          static_cast<std::size_t>(to - from)));
+    };
+    bool open = false;
+    u64 begin = 0, last_end = 0;  // the differing range being collected
+    for (u64 at = p.offset; at < end; ++at) {
+      const bool differs =
+          at >= input_end || p.bytes[at - p.offset] != input[at];
+      if (!differs) continue;
+      if (open && at - last_end >= min_gap) {
+        keep(begin, last_end);
+        open = false;
+      }
+      if (!open) {
+        begin = at;
+        open = true;
+      }
+      last_end = at + 1;
+    }
+    if (open) keep(begin, last_end);
+  }
+  out.resize(size_);  // also cuts what a resize() had cut here
+  return out;
+}
+
 void Overlay::for_each_chunk(
     std::span<const u8> input,
     const std::function<void(std::span<const u8>)>& sink) const {

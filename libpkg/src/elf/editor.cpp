@@ -663,7 +663,18 @@ EditPlan plan_edit(const ElfFile& elf, const EditOptions& options) {
       [&]<typename E>(const Reader<E>& r) {
         r.check_section_headers();
         EditModel model = build_edit_model(r, options);
-        return layout::Layout<E>(r, options, std::move(model)).run();
+        EditPlan plan = layout::Layout<E>(r, options, std::move(model)).run();
+        // Only the bytes that change: a zip writer splicing the edited
+        // member then copies the chunk of an unchanged .dynamic. A lazy
+        // view (a member read in place) has inflated what the edit read,
+        // which covers what it rewrites; ensure() makes that certain.
+        const ByteView& input = elf.bytes();
+        for (const Patch& p : plan.overlay.patches())
+          if (p.offset < input.size())
+            input.ensure(p.offset, std::min<u64>(p.bytes.size(),
+                                                 input.size() - p.offset));
+        plan.overlay = plan.overlay.without_unchanged(input.span());
+        return plan;
       });
 }
 

@@ -392,11 +392,12 @@ def case_cpu(fx: Fixtures, tmp: Path) -> None:
 
 def case_splice(fx: Fixtures, tmp: Path) -> None:
     """A 20 MiB in-wheel library with a leaked build-tree RUNPATH: the driver
-    edits it by splicing its deflate data (archives.md, "Splice": of its
-    three 8 MiB chunks, at least the middle one is untouched by the edit of
-    the dynamic section), and the summary says how many members and how many
-    of the input's deflate bytes were re-used; the edited library still
-    loads."""
+    edits it by splicing its deflate data (archives.md, "Splice"). The edit
+    changes a string in .dynstr, in its first 8 MiB chunk; its .dynamic, at
+    the end behind the 20 MiB of .rodata, is rewritten with the same bytes,
+    which the overlay leaves out, so every later chunk is copied. The
+    summary says how many members were spliced and how many of the input's
+    deflate bytes were re-used; the edited library still loads."""
     src = tmp / "blob.bin"
     with src.open("wb") as f:  # compressible: real machine code
         left = 20 << 20
@@ -425,9 +426,26 @@ def case_splice(fx: Fixtures, tmp: Path) -> None:
     doc = driver_json("--wheel", wheel, "-o", tmp / "out")
     if doc is None:
         return
+    # The input's restart points (archives.md, field 0x5052 "LPRX"): the
+    # compressed offset where its second chunk starts.
+    extra = info.extra
+    at = extra.find(b"LPRX\x01")
+    values, pos = [], at + 5
+    while 0 <= at and pos < len(extra):
+        v = shift = 0
+        while True:
+            byte = extra[pos]
+            pos += 1
+            v |= (byte & 0x7F) << shift
+            shift += 7
+            if byte < 0x80:
+                break
+        values.append(v)
+    check(len(values) == 4 and values[0] == 8 << 20, f"fixture: two restart points {values}")
     sp = doc.get("splice")
-    check(isinstance(sp, dict) and sp["members"] >= 1 and 0 < sp["reused_bytes"] <= info.compress_size,
-          f"splice {sp} (the library holds {info.compress_size} deflated bytes)")
+    check(isinstance(sp, dict) and sp["members"] == 1 and len(values) == 4
+          and sp["reused_bytes"] == info.compress_size - values[1],
+          f"splice {sp}: all but the first chunk's deflate data ({info.compress_size} bytes, points {values})")
     p = driver("--wheel", wheel, "-o", tmp / "out-text")
     check(p.returncode == 0 and isinstance(sp, dict)
           and f"spliced: {sp['members']} edited member" in p.stdout and "deflate data re-used" in p.stdout,

@@ -50,6 +50,14 @@ class Overlay {
   const std::vector<Patch>& patches() const;
   /// True when applying the overlay changes no byte of the input.
   bool is_identity(std::span<const u8> input) const;
+  /// The same output without the patched bytes that equal the input's at
+  /// their offset: a patch is cut where at least `min_gap` such bytes run
+  /// (shorter runs stay inside it); bytes past the input's end are kept.
+  /// Editors rewrite whole structures (a .dynamic section of which one
+  /// entry changed, or none); a splicing zip writer compresses again every
+  /// chunk a patch touches, and the .dynamic of a large library lies in
+  /// its data segment, behind all its code.
+  Overlay without_unchanged(std::span<const u8> input, u64 min_gap = 16) const;
 
   /// Streams the output bytes in order: unchanged input ranges as views into
   /// `input`, patched ranges from the overlay, zeros for gaps past the input.
