@@ -34,6 +34,7 @@ class StoredMember final : public MemberView {
     return ByteView(raw_, std::move(name));
   }
   u64 inflated() const override { return 0; }
+  u64 decoded() const override { return 0; }
 
  private:
   std::shared_ptr<const ZipReader> zip_;
@@ -86,6 +87,9 @@ class DeflatedMember final : public MemberView, public ByteFiller {
   ByteView view(std::string name) const override {
     return ByteView(std::span<const u8>(base_, size_), std::move(name), 0,
                     this);
+  }
+  u64 decoded() const override {
+    return decoded_.load(std::memory_order_relaxed);
   }
   u64 inflated() const override {
     std::lock_guard lock(mutex_);
@@ -152,6 +156,7 @@ class DeflatedMember final : public MemberView, public ByteFiller {
       const std::size_t got = inflater_->next(out);
       if (got == 0) break;  // only at the declared size
       pos_ += got;
+      decoded_.fetch_add(got, std::memory_order_relaxed);
     }
   }
 
@@ -216,6 +221,7 @@ class DeflatedMember final : public MemberView, public ByteFiller {
   mutable u64 pos_ = 0;  // what inflater_ has produced
   mutable std::vector<u8> scratch_;
   mutable std::exception_ptr failure_;
+  mutable std::atomic<u64> decoded_{0};
 };
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "libpkg/base/error.hpp"
 #include "libpkg/base/result.hpp"
 #include "libpkg/base/thread_pool.hpp"
+#include "libpkg/elf/format.hpp"
 #include "libpkg/elf/sniff.hpp"
 #include "libpkg/elf/view.hpp"
 #include "libpkg/wheel/wheel.hpp"
@@ -161,10 +162,31 @@ class Analyzer {
     PoolRef& pool = pool_;
     pool.parallel_for(views_.size(), [&](std::size_t i) {
       try {
-        (void)open_binary(i).needed();
+        const elf::ElfFile elf = open_binary(i);
+        if (!options_.restart_points) keep_tail(elf);
+        (void)elf.needed();
       } catch (const Error&) {
       }
     });
+  }
+
+  // A repair reads its members sequentially (no restart points): a view
+  // keeps only the ranges asked for, so a read behind what the inflater has
+  // passed starts the member over. The editor reads the section headers and
+  // their names, which GNU ld puts behind .dynamic (the data segment follows
+  // the code): reading them after .dynamic and then the names before them
+  // inflated a 400 MiB library twice more (bench/RESULTS.md). So the part
+  // from .dynamic to the end is kept whole in the same pass, when it is
+  // small (unstripped symbol tables can make it large: then as before).
+  static constexpr u64 kKeptTail = u64{16} << 20;
+  static void keep_tail(const elf::ElfFile& elf) {
+    const ByteView& bytes = elf.bytes();
+    for (const elf::ProgramHeader& ph : elf.program_headers()) {
+      if (ph.type != elf::PT_DYNAMIC || ph.offset >= bytes.size()) continue;
+      const u64 tail = bytes.size() - ph.offset;
+      if (tail <= kKeptTail) bytes.ensure(ph.offset, tail);
+      return;
+    }
   }
 
   // The members are read in place (archive/member_view.hpp); on disk there

@@ -41,6 +41,11 @@ class MemberView {
   /// How many bytes have been inflated so far (stored members: 0).
   /// Never throws.
   virtual u64 inflated() const = 0;
+  /// How many bytes the view's inflaters have produced in all, counting
+  /// what was decoded only to pass over it and every decode started over
+  /// (a read behind the inflater's position, sequentially, starts the
+  /// member again). Stored members: 0. Never throws.
+  virtual u64 decoded() const = 0;
 };
 
 /// Whether a view may enter a deflated member at its restart points
