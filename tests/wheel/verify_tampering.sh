@@ -82,6 +82,24 @@ for t in extra norecord content duplicate-row; do
   expect_status 1 "which still fails verify" "$PKGTOOL" wheel verify "rep-$t"/*.whl
 done
 
+case_begin "repair of a wheel whose ELF member fails RECORD"
+# The repair's analysis decodes each ELF member whole once and the RECORD
+# check takes that pass's SHA-256 (MemberView::digest()): it must still
+# catch a changed byte (here in the library's .comment).
+mkdir -p t-elf rep-elf rep-elf2
+target=$("${CHECK[@]}" tamper elf-content "good/$W" "t-elf/$W")
+rc=0
+json=$("$PKGTOOL" wheel verify --json "t-elf/$W") || rc=$?
+expect_eq "verify finds it" "1 hash-mismatch $target" "$rc $(kinds <<<"$json") $(member_of <<<"$json")"
+rc=0
+"$PKGTOOL" repair "t-elf/$W" -w rep-elf --plat linux >rep-elf.out 2>&1 || rc=$?
+expect_eq "repair refuses it (exit 2)" "2" "$rc"
+expect_ok "naming the member" grep -q -- "$target" rep-elf.out
+expect_ok "repair wrote nothing" test -z "$(ls -A rep-elf)"
+expect_ok "repair --allow-unverified writes it" "$PKGTOOL" repair "t-elf/$W" -w rep-elf2 \
+  --plat linux --allow-unverified
+expect_status 1 "which still fails verify" "$PKGTOOL" wheel verify rep-elf2/*.whl
+
 case_begin "expected vs actual values"
 json=$("$PKGTOOL" wheel verify --json "t-content/$W") || true
 expect_ok "hash finding carries both hashes" "${PY[@]}" -c '

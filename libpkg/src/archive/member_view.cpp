@@ -14,6 +14,7 @@
 #include "archive/reader_central.hpp"
 #include "archive/reader_inflate.hpp"
 #include "libpkg/base/error.hpp"
+#include "libpkg/base/sha256.hpp"
 
 namespace libpkg::archive {
 namespace {
@@ -35,6 +36,9 @@ class StoredMember final : public MemberView {
   }
   u64 inflated() const override { return 0; }
   u64 decoded() const override { return 0; }
+  std::optional<std::array<u8, 32>> digest() const override {
+    return std::nullopt;
+  }
 
  private:
   std::shared_ptr<const ZipReader> zip_;
@@ -90,6 +94,10 @@ class DeflatedMember final : public MemberView, public ByteFiller {
   }
   u64 decoded() const override {
     return decoded_.load(std::memory_order_relaxed);
+  }
+  std::optional<std::array<u8, 32>> digest() const override {
+    std::lock_guard lock(digest_mutex_);
+    return digest_;
   }
   u64 inflated() const override {
     std::lock_guard lock(mutex_);
@@ -155,6 +163,7 @@ class DeflatedMember final : public MemberView, public ByteFiller {
               : std::span<u8>(scratch_).first(static_cast<std::size_t>(n));
       const std::size_t got = inflater_->next(out);
       if (got == 0) break;  // only at the declared size
+      if (hash_) hash_->update(out.first(got));
       pos_ += got;
       decoded_.fetch_add(got, std::memory_order_relaxed);
     }
@@ -186,6 +195,12 @@ class DeflatedMember final : public MemberView, public ByteFiller {
                                : reader::MemberInflater::Mode::checked,
                         k);
       pos_ = k_at;
+      // Hashed along when decoding from the start: reaching the end in
+      // this one pass gives the member's SHA-256 (digest()).
+      if (k == 0 && !digest_)
+        hash_.emplace();
+      else
+        hash_.reset();
     }
     if (scratch_.empty()) scratch_.resize(kStep);
     if (pos_ < from) advance(from, /*keep=*/false);
@@ -207,6 +222,12 @@ class DeflatedMember final : public MemberView, public ByteFiller {
       inflater_->next({});
       inflater_.reset();
       pos_ = 0;
+      if (hash_) {
+        const Sha256::Digest d = hash_->finish();
+        hash_.reset();
+        std::lock_guard lock(digest_mutex_);
+        digest_ = d;
+      }
     }
   }
 
@@ -222,6 +243,11 @@ class DeflatedMember final : public MemberView, public ByteFiller {
   mutable std::vector<u8> scratch_;
   mutable std::exception_ptr failure_;
   mutable std::atomic<u64> decoded_{0};
+  // The SHA-256 of this pass, while it decodes from the start; the whole
+  // member's once a pass from the start reached the end.
+  mutable std::optional<Sha256> hash_;
+  mutable std::mutex digest_mutex_;  // digest() runs without mutex_
+  mutable std::optional<Sha256::Digest> digest_;
 };
 
 }  // namespace

@@ -163,30 +163,37 @@ class Analyzer {
     pool.parallel_for(views_.size(), [&](std::size_t i) {
       try {
         const elf::ElfFile elf = open_binary(i);
-        if (!options_.restart_points) keep_tail(elf);
-        (void)elf.needed();
+        if (options_.restart_points)
+          (void)elf.needed();
+        else
+          read_whole(elf);
       } catch (const Error&) {
       }
     });
   }
 
-  // A repair reads its members sequentially (no restart points): a view
-  // keeps only the ranges asked for, so a read behind what the inflater has
-  // passed starts the member over. The editor reads the section headers and
-  // their names, which GNU ld puts behind .dynamic (the data segment follows
-  // the code): reading them after .dynamic and then the names before them
-  // inflated a 400 MiB library twice more (bench/RESULTS.md). So the part
-  // from .dynamic to the end is kept whole in the same pass, when it is
-  // small (unstripped symbol tables can make it large: then as before).
+  // A repair reads its members sequentially (no restart points), and a
+  // view keeps only the ranges asked for: a read behind what the inflater
+  // has passed starts the member over. The editor reads the section headers
+  // and their names, which GNU ld puts behind .dynamic (the data segment
+  // follows the code): reading them after .dynamic, and the names before
+  // them, inflated a 400 MiB library twice more (bench/RESULTS.md). So the
+  // part from .dynamic to the end is kept whole in this pass when it is
+  // small (unstripped symbol tables can make it large). Either way the pass
+  // goes on to the member's end: the RECORD check reads every member whole,
+  // and takes this pass's digest instead (MemberView::digest()).
   static constexpr u64 kKeptTail = u64{16} << 20;
-  static void keep_tail(const elf::ElfFile& elf) {
+  static void read_whole(const elf::ElfFile& elf) {
     const ByteView& bytes = elf.bytes();
+    if (bytes.size() == 0) return;
     for (const elf::ProgramHeader& ph : elf.program_headers()) {
       if (ph.type != elf::PT_DYNAMIC || ph.offset >= bytes.size()) continue;
       const u64 tail = bytes.size() - ph.offset;
       if (tail <= kKeptTail) bytes.ensure(ph.offset, tail);
-      return;
+      break;
     }
+    (void)elf.needed();
+    bytes.ensure(bytes.size() - 1, 1);
   }
 
   // The members are read in place (archive/member_view.hpp); on disk there

@@ -74,6 +74,30 @@ struct Unpacked {
   std::vector<archive::MemberDigest> digests;  // archive::ExtractReport's
 };
 
+// What the RECORD check can take instead of inflating a member again,
+// indexed like the archive's entries: the digests of the unpacked members,
+// and of the binaries the analysis decoded whole in one sequential pass
+// from their start (MemberView::digest(): what a sequential read hashes).
+std::vector<archive::MemberDigest> known_digests(const WheelAnalysis& analysis,
+                                                 const Unpacked& unpacked) {
+  const auto& entries = analysis.zip->entries();
+  std::vector<archive::MemberDigest> out = unpacked.digests;
+  out.resize(entries.size());
+  for (const PackageBinary& b : analysis.binaries) {
+    if (!b.view) continue;
+    const std::optional<std::array<u8, 32>> digest = b.view->digest();
+    const archive::ZipEntry* entry = analysis.zip->find(b.member);
+    if (!digest || entry == nullptr) continue;
+    archive::MemberDigest& d =
+        out[static_cast<std::size_t>(entry - entries.data())];
+    if (d.present || !d.error.empty()) continue;
+    d.present = true;
+    d.sha256 = *digest;
+    d.size = entry->uncompressed_size;
+  }
+  return out;
+}
+
 Unpacked unpack_rewritten(const WheelAnalysis& analysis,
                           const std::set<std::string>& members,
                           unsigned threads, ThreadPool* pool) {
@@ -247,7 +271,8 @@ RepairResult apply_repair(const WheelAnalysis& analysis, const RepairPlan& plan,
       wheel_member);
 
   return write_repaired_wheel(*analysis.zip, out_dir, plan.output_name, edits,
-                              options, grafted_bytes, unpacked.digests);
+                              options, grafted_bytes,
+                              known_digests(analysis, unpacked));
 }
 
 }  // namespace libpkg::bundle

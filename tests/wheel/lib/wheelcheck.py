@@ -128,6 +128,7 @@ def rewrite(src, dst, members):
 def cmd_tamper(kind, src, dst):
     """Each kind changes exactly one thing:
     content  - a member's bytes changed (same size), RECORD stale
+    elf-content - the same for the ELF member (its .comment: still loads)
     size     - a RECORD size field wrong (hash right)
     missing  - a member listed in RECORD removed from the archive
     extra    - a member added that RECORD doesn't list
@@ -154,6 +155,10 @@ def cmd_tamper(kind, src, dst):
     for i, data in members:
         if kind == "content" and i.filename == target:
             data = data.replace(b"hello", b"HELLO")
+        if kind == "elf-content" and data.startswith(b"\x7fELF"):
+            assert b"GCC: (" in data, i.filename
+            data = data.replace(b"GCC: (", b"gcc: (")
+            target = i.filename
         if kind == "missing" and i.filename == target:
             continue
         if kind == "norecord" and i.filename == rec_name:

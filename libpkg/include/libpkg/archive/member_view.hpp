@@ -18,7 +18,9 @@
 // docs/archives.md ("Restart points").
 #pragma once
 
+#include <array>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "libpkg/archive/zip_reader.hpp"
@@ -46,6 +48,13 @@ class MemberView {
   /// (a read behind the inflater's position, sequentially, starts the
   /// member again). Stored members: 0. Never throws.
   virtual u64 decoded() const = 0;
+  /// The SHA-256 of the whole member when one inflater decoded it from its
+  /// start to its declared end without starting over (the stream's end and
+  /// CRC-32 checked there, as a full read checks them): what a sequential
+  /// read would hash, so a repair's RECORD check need not inflate it again.
+  /// nullopt otherwise (read in part, entered at a restart point, started
+  /// over, or stored). Never throws.
+  virtual std::optional<std::array<u8, 32>> digest() const = 0;
 };
 
 /// Whether a view may enter a deflated member at its restart points
