@@ -107,13 +107,14 @@ struct Summary {
   double seconds = 0;                 // wall time of the whole job
   // The chunk cache's lookups during the job (unset: no cache was used).
   std::optional<archive::ChunkCache::Counters> cache;
-  // Edited members of a repaired wheel written by splicing: their deflate
-  // data re-used from the input wheel where the edit left it valid, the
-  // rest compressed (archives.md, "Splice"). Unset: no wheel was repaired.
+  /// Edited members of a repaired wheel written by splicing: their deflate
+  /// data re-used from the input wheel where the edit left it valid, the
+  /// rest compressed (archives.md, "Splice").
   struct Splice {
     u64 members = 0;       // members spliced
     u64 reused_bytes = 0;  // input deflate bytes copied, not recompressed
   };
+  // Unset: no wheel was repaired (libtorch, conda, a dry run).
   std::optional<Splice> splice;
 
   /// True when no check failed (and vacuously when none ran).
