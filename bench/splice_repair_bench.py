@@ -20,6 +20,12 @@ same run, fresh output directory each time; the chunk cache is off):
     extension (Debian's patchelf); `zip -q -r -6`. No RECORD rewrite (which
     only flatters the pipeline).
 
+--symbols N links N exported functions with long C++-like names into
+libbig.so (left unstripped, as gcc leaves it): a .dynstr of 140 bytes per
+symbol in front of the code, and .symtab/.strtab as large behind
+.dynamic, as in a real libtorch. The repair then reads tables behind its
+first pass through the library (docs/archives.md, resume points).
+
 --input zipfile re-zips the wheel with Python's zipfile (deflate level 6,
 as setuptools' bdist_wheel writes wheels): libbig.so then has no restart
 points and is spliced block by block; the default (`pkgtool wheel pack`)
@@ -68,7 +74,16 @@ def run(argv, **kw) -> None:
         raise SystemExit(f"error: {' '.join(map(str, argv[:3]))}: {p.stderr}")
 
 
-def build_wheel(work: Path, size_mb: int, pkgtool: str) -> tuple[Path, Path]:
+def symbols_asm(path: Path, n: int) -> None:
+    """n exported one-instruction functions with ~140-byte mangled names."""
+    with open(path, "w") as f:
+        f.write(".text\n")
+        for i in range(n):
+            name = f"_ZN2at6native{i % 26 + 100}{chr(97 + i % 26) * 100}{i}ERKNS_6TensorESt8optionalIlE"
+            f.write(f".globl {name}\n.type {name},@function\n{name}:\nret\n")
+
+
+def build_wheel(work: Path, size_mb: int, pkgtool: str, symbols: int = 0) -> tuple[Path, Path]:
     """The wheel and the build directory holding libext.so."""
     src, build, tree = work / "src", work / "build", work / "tree"
     for d in (src, build, tree / "bigpkg/lib"):
@@ -87,8 +102,12 @@ def build_wheel(work: Path, size_mb: int, pkgtool: str) -> tuple[Path, Path]:
         "static struct PyModuleDef d = {PyModuleDef_HEAD_INIT, \"_ext\", 0, -1, m};\n"
         "PyMODINIT_FUNC PyInit__ext(void) { return PyModule_Create(&d); }\n")
     run(["gcc", "-O1", "-fPIC", "-shared", "-Wl,-soname,libext.so", "-o", build / "libext.so", src / "ext.c"])
+    extra = []
+    if symbols:
+        symbols_asm(src / "syms.s", symbols)
+        extra = [src / "syms.s"]
     run(["gcc", "-O1", "-fPIC", "-shared", "-Wl,-soname,libbig.so", "-o", tree / "bigpkg/lib/libbig.so",
-         src / "big.c", f"-L{build}", "-lext", f"-Wl,--enable-new-dtags,-rpath,{build}"])
+         src / "big.c", *extra, f"-L{build}", "-lext", f"-Wl,--enable-new-dtags,-rpath,{build}"])
     ext = sysconfig.get_config_var("EXT_SUFFIX")
     run(["gcc", "-O1", "-fPIC", "-shared", f"-I{inc}", "-o", tree / f"bigpkg/_ext{ext}", src / "mod.c",
          f"-L{tree / 'bigpkg/lib'}", "-lbig", "-Wl,--enable-new-dtags,-rpath,$ORIGIN/lib"])
@@ -131,12 +150,15 @@ def check_output(whl: Path, work: Path, label: str) -> None:
 
 
 def main() -> int:
-    a = repair_bench_args(__doc__).parse_args()
+    ap = repair_bench_args(__doc__)
+    ap.add_argument("--symbols", type=int, default=0, metavar="N",
+                    help="exported functions with long names in libbig.so (see above)")
+    a = ap.parse_args()
     require_tools("gcc", "patchelf", "zip", "unzip", "readelf", a.pkgtool)
     with tempfile.TemporaryDirectory(prefix="splice-repair-bench.", dir=a.tmpdir) as tmp:
         work = Path(tmp)
         log(f"building the wheel with a {a.size_mb} MiB libbig.so ...")
-        wheel, build = build_wheel(work, a.size_mb, a.pkgtool)
+        wheel, build = build_wheel(work, a.size_mb, a.pkgtool, a.symbols)
         writer = rewrite_input(wheel, a.input)
         (work / "pipeline.sh").write_text(pipeline_script(wheel, build))
         launcher = Launcher(work)
@@ -168,7 +190,8 @@ def main() -> int:
             log(f"run {r}: " + ", ".join(f"{n} {v[-1][0]:.2f} s ({v[-1][1]:.2f} s CPU)" for n, v in rows.items()))
             shutil.rmtree(d)
         print(f"{machine_line()}; "
-              f"wheel {wheel.stat().st_size / 1e6:.0f} MB, libbig.so {a.size_mb} MiB of blob "
+              f"wheel {wheel.stat().st_size / 1e6:.0f} MB, libbig.so {a.size_mb} MiB of blob"
+              f"{f' and {a.symbols} exported symbols (unstripped)' if a.symbols else ''} "
               f"(written by {writer}); runs {a.runs} (median); chunk cache off")
         out_rows = [wall_cpu_row(n, v, sizes[n], rows["pipeline"]) for n, v in rows.items()]
         print(table(WALL_CPU_HEADER, out_rows, a.markdown))

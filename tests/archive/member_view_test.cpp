@@ -12,7 +12,9 @@
 #include <random>
 #include <thread>
 
+#include "archive/reader_inflate.hpp"
 #include "libpkg/base/error.hpp"
+#include "libpkg/base/sha256.hpp"
 #include "reader_zip_builder.hpp"
 
 namespace libpkg::archive {
@@ -20,9 +22,10 @@ namespace {
 
 using namespace reader_testing;
 
-// 16 MiB of mixed text and noise: compressible, but not trivially.
-Bytes content() {
-  Bytes b(16u << 20);
+// 16 MiB (or `size`) of mixed text and noise: compressible, but not
+// trivially.
+Bytes content(std::size_t size = 16u << 20) {
+  Bytes b(size);
   std::mt19937 rng(7);
   for (std::size_t i = 0; i < b.size(); ++i)
     b[i] = (i / 4096) % 3 == 0 ? static_cast<std::uint8_t>(rng())
@@ -121,6 +124,103 @@ TEST(MemberView, CrcIsCheckedWhenTheMemberIsReadToItsEnd) {
   ByteView v = view->view("lib.so");
   EXPECT_NO_THROW(v.range(0, 1u << 20, "head"));
   EXPECT_THROW(v.range(0, data.size(), "all"), Error);
+}
+
+// The inflater's own resume points (zran.c's technique) start another
+// inflater exactly where it stood: between two blocks, at any bit, with the
+// window back-references reach.
+TEST(ResumePoints, EveryPointResumesToTheSameBytes) {
+  const Bytes data = content();
+  auto zip = zip_of({file("lib.so", data, 8)});
+  const ZipEntry& entry = zip->entries()[0];
+  const std::span<const u8> raw = zip->raw(entry);
+  std::vector<reader::ResumePoint> points;
+  Bytes all(data.size());
+  {
+    reader::MemberInflater first("test.zip", entry, raw);
+    first.record_resume_points(points, 1u << 20);
+    std::size_t have = 0;
+    while (std::size_t got =
+               first.next(std::span<u8>(all).subspan(have, 100000)))
+      have += got;
+    ASSERT_EQ(have, data.size());
+  }
+  EXPECT_EQ(all, data);
+  ASSERT_GE(points.size(), 12u);
+  std::size_t unaligned = 0;
+  u64 last = 0;
+  for (const reader::ResumePoint& p : points) {
+    EXPECT_GE(p.produced, last + (1u << 20));
+    last = p.produced;
+    unaligned += p.bit % 8 != 0;
+    ASSERT_EQ(p.window.size(), 32768u);
+    EXPECT_TRUE(std::equal(p.window.begin(), p.window.end(),
+                           data.begin() + (p.produced - 32768)));
+    reader::MemberInflater resumed("test.zip", entry, raw, false, p);
+    Bytes rest(data.size() - p.produced);
+    std::size_t have = 0;
+    while (std::size_t got = resumed.next(std::span<u8>(rest).subspan(have)))
+      have += got;
+    ASSERT_EQ(have, rest.size());
+    EXPECT_TRUE(std::equal(rest.begin(), rest.end(),
+                           data.begin() + static_cast<long>(p.produced)))
+        << "resumed at bit " << p.bit;
+  }
+  EXPECT_GT(unaligned, 0u);  // blocks end at any bit
+  reader::ResumePoint past = points.back();
+  past.bit = raw.size() * 8 + 3;
+  EXPECT_THROW(reader::MemberInflater("test.zip", entry, raw, false, past),
+               Error);
+}
+
+// A read behind the inflater (a library's string table, read after its
+// dynamic section near the end) starts from the last resume point before
+// it, not from the member's start; the first inflater keeps its place, and
+// reaching the end it still checks the CRC and gives the digest.
+TEST(MemberView, ReadsBehindTheInflaterStartAtTheLastResumePoint) {
+  const Bytes data = content(40u << 20);
+  auto zip = zip_of({file("lib.so", data, 8)});
+  auto view = open_member(zip, zip->entries()[0]);
+  ByteView v = view->view("lib.so");
+  auto same = [&](u64 off, u64 n) {
+    auto got = v.range(off, n, "range");
+    ASSERT_TRUE(std::equal(got.begin(), got.end(), data.begin() + off));
+  };
+  same(0, 64);
+  same(36u << 20, 4096);  // through the gap: resume points every 8 MiB
+  const u64 passed = view->decoded();
+  EXPECT_LE(passed, (36u << 20) + (1u << 20));
+  same(21u << 20, 100);  // behind: from the point near 16 MiB
+  EXPECT_LE(view->decoded() - passed, 6u << 20);
+  const u64 then = view->decoded();
+  same(3u << 20, 100);  // before the first point: from the start
+  EXPECT_LE(view->decoded() - then, (3u << 20) + (1u << 20));
+  same(data.size() - 16, 16);  // the first inflater goes on to the end
+  EXPECT_LE(view->decoded(), data.size() + (9u << 20));
+  ASSERT_TRUE(view->digest().has_value());
+  EXPECT_EQ(*view->digest(), Sha256::of(data));
+  same(30u << 20, 1000);  // after the end: from a point again
+  same(0, data.size());
+  // A view that may use restart points (`show`) does not hash: only a
+  // repair's sequential view needs the digest.
+  auto shown = open_member(zip, zip->entries()[0], RestartPoints::use);
+  EXPECT_NO_THROW(shown->view("lib.so").range(0, data.size(), "all"));
+  EXPECT_FALSE(shown->digest().has_value());
+}
+
+// A range that starts behind the inflater and reaches past it: the part
+// past it is that inflater's (from the start), so the CRC is still checked
+// at the end.
+TEST(MemberView, ARangeFromBehindToTheEndStillChecksTheCrc) {
+  const Bytes data = content(24u << 20);
+  Member m = file("lib.so", data, 8);
+  m.crc = crc_of(data) ^ 1;
+  auto zip = zip_of({m});
+  auto view = open_member(zip, zip->entries()[0]);
+  ByteView v = view->view("lib.so");
+  EXPECT_NO_THROW(v.range(0, 64, "head"));
+  EXPECT_NO_THROW(v.range(20u << 20, 4096, "far"));
+  EXPECT_THROW(v.range(10u << 20, data.size() - (10u << 20), "rest"), Error);
 }
 
 }  // namespace

@@ -55,10 +55,12 @@ class StoredMember final : public MemberView {
 // the filled prefix (the headers and the string, symbol and version tables
 // at the front form one dense prefix); a far range is reached by inflating
 // through the gap into a small scratch buffer and kept as an island. A
-// later request that falls into a gap restarts the inflater from the start.
-// Memory is then the prefix, the islands and the scratch buffer, whatever
-// the member's size; the compressed input already consumed is released
-// from the archive's mapping as the inflater moves on (file-backed readers).
+// later request that falls into a gap is filled by a second inflater from
+// the last resume point before it (reader::ResumePoint, left by the first
+// every 8 MiB). Memory is then the prefix, the islands, the scratch buffer
+// and 32 KiB per resume point (4 MiB per GB of member); the compressed
+// input already consumed is released from the archive's mapping as the
+// inflater moves on (file-backed readers).
 //
 // A member with restart points (ZipEntry::restart_points) is entered at the
 // last point at or before the range asked for instead: the gap before it is
@@ -72,6 +74,7 @@ class DeflatedMember final : public MemberView, public ByteFiller {
       : zip_(std::move(zip)), entry_(entry), size_(entry.uncompressed_size) {
     // Ignored: a sequential view, as if the member had no index.
     if (points == RestartPoints::ignore) entry_.restart_points.clear();
+    hashed_ = points == RestartPoints::ignore;
     if (size_ != 0) {
       void* p = ::mmap(nullptr, size_, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -118,7 +121,8 @@ class DeflatedMember final : public MemberView, public ByteFiller {
     } catch (...) {
       // A member that failed once fails the same way for every reader.
       failure_ = std::current_exception();
-      inflater_.reset();
+      main_.reset();
+      side_.reset();
       throw;
     }
   }
@@ -129,6 +133,22 @@ class DeflatedMember final : public MemberView, public ByteFiller {
   // are filled rather than skipped.
   static constexpr u64 kStep = u64{256} << 10;
   static constexpr u64 kNear = u64{1} << 20;
+  // The main inflater leaves a resume point about this often: a read behind
+  // it then decodes at most this much before the bytes asked for, and each
+  // point keeps 32 KiB (4 MiB per GB of member).
+  static constexpr u64 kResumeEvery = u64{8} << 20;
+
+  // An inflater and how far it got.
+  struct Cursor {
+    std::optional<reader::MemberInflater> inflater;
+    u64 pos = 0;                 // what `inflater` has produced
+    std::optional<Sha256> hash;  // of the bytes from the member's start
+    void reset() {
+      inflater.reset();
+      pos = 0;
+      hash.reset();
+    }
+  };
 
   bool covered(u64 b, u64 e) const {
     if (e <= prefix_.load(std::memory_order_relaxed)) return true;
@@ -137,36 +157,103 @@ class DeflatedMember final : public MemberView, public ByteFiller {
     return false;
   }
 
-  // Inflates up to `to`, into the view (keep) or the scratch buffer. Bytes
-  // already filled (the prefix, islands) are never written again: readers
-  // read them without the lock.
-  void advance(u64 to, bool keep) const {
-    while (pos_ < to) {
+  // Inflates `c` up to `to`, into the view (keep) or the scratch buffer.
+  // Bytes already filled (the prefix, islands) are never written again:
+  // readers read them without the lock.
+  void advance(Cursor& c, u64 to, bool keep) const {
+    while (c.pos < to) {
       u64 stop = to;
-      bool into_view = keep && pos_ >= prefix_.load(std::memory_order_relaxed);
+      bool into_view = keep && c.pos >= prefix_.load(std::memory_order_relaxed);
       // Up to the next boundary between filled and unfilled bytes.
       for (const auto& [ib, ie] : islands_) {
-        if (ib <= pos_ && pos_ < ie) {
+        if (ib <= c.pos && c.pos < ie) {
           into_view = false;
           stop = std::min(stop, ie);
-        } else if (pos_ < ib) {
+        } else if (c.pos < ib) {
           stop = std::min(stop, ib);
         }
       }
       const u64 prefix = prefix_.load(std::memory_order_relaxed);
-      if (pos_ < prefix) stop = std::min(stop, prefix);
+      if (c.pos < prefix) stop = std::min(stop, prefix);
       const u64 n = std::min<u64>(
-          stop - pos_, into_view ? u64{1} << 30 : u64{scratch_.size()});
+          stop - c.pos, into_view ? u64{1} << 30 : u64{scratch_.size()});
       std::span<u8> out =
           into_view
-              ? std::span<u8>(base_ + pos_, static_cast<std::size_t>(n))
+              ? std::span<u8>(base_ + c.pos, static_cast<std::size_t>(n))
               : std::span<u8>(scratch_).first(static_cast<std::size_t>(n));
-      const std::size_t got = inflater_->next(out);
+      const std::size_t got = c.inflater->next(out);
       if (got == 0) break;  // only at the declared size
-      if (hash_) hash_->update(out.first(got));
-      pos_ += got;
+      if (c.hash) c.hash->update(out.first(got));
+      c.pos += got;
       decoded_.fetch_add(got, std::memory_order_relaxed);
     }
+  }
+
+  // Where a new inflater for bytes from `from` on starts: the last of the
+  // archive's restart points (index k, 0: none) and our own resume points
+  // at or before `from`, whichever is later.
+  struct Start {
+    u64 at = 0;
+    std::size_t k = 0;                         // a restart point, or 0
+    const reader::ResumePoint* own = nullptr;  // or one of ours
+  };
+  Start start_for(u64 from) const {
+    Start s;
+    const auto& points = entry_.restart_points;
+    s.k = static_cast<std::size_t>(
+        std::upper_bound(points.begin(), points.end(), from,
+                         [](u64 off, const RestartPoint& p) {
+                           return off < p.uncompressed;
+                         }) -
+        points.begin());
+    s.at = s.k == 0 ? 0 : points[s.k - 1].uncompressed;
+    const auto own = std::upper_bound(
+        resume_.begin(), resume_.end(), from,
+        [](u64 off, const reader::ResumePoint& p) { return off < p.produced; });
+    if (own != resume_.begin() && std::prev(own)->produced > s.at) {
+      s.own = &*std::prev(own);
+      s.at = s.own->produced;
+    }
+    return s;
+  }
+
+  void begin(Cursor& c, const Start& s) const {
+    const bool file = zip_->descriptor() != nullptr;
+    c.hash.reset();
+    if (s.own != nullptr) {
+      c.inflater.emplace(zip_->name(), entry_, zip_->raw(entry_), file, *s.own);
+    } else {
+      // From the start the index is ignored (a sequential read, as any
+      // full read); from a point it is checked as far as it is used.
+      c.inflater.emplace(zip_->name(), entry_, zip_->raw(entry_), file,
+                         s.k == 0 ? reader::MemberInflater::Mode::sequential
+                                  : reader::MemberInflater::Mode::checked,
+                         s.k);
+      // Hashed along when decoding from the start: reaching the end in
+      // this one pass gives the member's SHA-256 (digest()).
+      if (hashed_ && !digest_) c.hash.emplace();
+    }
+    c.pos = s.at;
+  }
+
+  // The main inflater goes forward through the member and leaves resume
+  // points behind it. A range behind it is filled by a side inflater from
+  // the last point before the range, so the main one keeps its place (and
+  // the hash of a pass from the start, for digest()); a read far behind a
+  // GB library's end (its symbol tables, after its dynamic section) costs
+  // at most kResumeEvery of decoding more than the range itself.
+  Cursor& cursor_for(u64 from) const {
+    const Start s = start_for(from);
+    if (main_.inflater && main_.pos <= from && s.at <= main_.pos) return main_;
+    if (main_.inflater && main_.pos > from) {
+      if (!side_.inflater || side_.pos > from || s.at > side_.pos)
+        begin(side_, s);
+      return side_;
+    }
+    begin(main_, s);
+    // It adds points only past the last one.
+    main_.inflater->record_resume_points(resume_, kResumeEvery);
+    return main_;
   }
 
   void fill(u64 b, u64 e) const {
@@ -176,35 +263,16 @@ class DeflatedMember final : public MemberView, public ByteFiller {
     // table read whole), so reading it never reaches further into the file.
     const u64 to =
         from == prefix ? std::min(size_, std::max(e, from + kStep)) : e;
-    // Start at the last restart point at or before `from` when the
-    // inflater would otherwise restart or inflate through the gap to it.
-    const auto& points = entry_.restart_points;
-    const std::size_t k = static_cast<std::size_t>(
-        std::upper_bound(points.begin(), points.end(), from,
-                         [](u64 off, const RestartPoint& p) {
-                           return off < p.uncompressed;
-                         }) -
-        points.begin());
-    const u64 k_at = k == 0 ? 0 : points[k - 1].uncompressed;
-    if (!inflater_ || pos_ > from || k_at > pos_) {
-      // From the start the index is ignored (a sequential read, as any
-      // full read); from a point it is checked as far as it is used.
-      inflater_.emplace(zip_->name(), entry_, zip_->raw(entry_),
-                        /*release_input=*/zip_->descriptor() != nullptr,
-                        k == 0 ? reader::MemberInflater::Mode::sequential
-                               : reader::MemberInflater::Mode::checked,
-                        k);
-      pos_ = k_at;
-      // Hashed along when decoding from the start: reaching the end in
-      // this one pass gives the member's SHA-256 (digest()).
-      if (k == 0 && !digest_)
-        hash_.emplace();
-      else
-        hash_.reset();
-    }
     if (scratch_.empty()) scratch_.resize(kStep);
-    if (pos_ < from) advance(from, /*keep=*/false);
-    advance(to, /*keep=*/true);
+    Cursor* c = &cursor_for(from);
+    if (c->pos < from) advance(*c, from, /*keep=*/false);
+    if (c == &side_ && to > main_.pos) {
+      // What lies past the main inflater is its to decode: only a pass
+      // from the start checks the CRC (and gives the digest) at the end.
+      advance(side_, main_.pos, /*keep=*/true);
+      c = &main_;
+    }
+    advance(*c, to, /*keep=*/true);
     if (from == prefix) {
       u64 p = to;
       // Islands the prefix has reached join it.
@@ -218,34 +286,34 @@ class DeflatedMember final : public MemberView, public ByteFiller {
       islands_.emplace_back(from, to);
     }
     // At the declared end the stream's end and the CRC are checked too.
-    if (pos_ == size_) {
-      inflater_->next({});
-      inflater_.reset();
-      pos_ = 0;
-      if (hash_) {
-        const Sha256::Digest d = hash_->finish();
-        hash_.reset();
+    if (c->pos == size_) {
+      c->inflater->next({});
+      if (c->hash) {
+        const Sha256::Digest d = c->hash->finish();
         std::lock_guard lock(digest_mutex_);
         digest_ = d;
       }
+      c->reset();
     }
   }
 
   std::shared_ptr<const ZipReader> zip_;
   ZipEntry entry_;
   u64 size_;
+  // Only a sequential view (a repair's) hashes: the RECORD check takes its
+  // digest; `show` and `check_binary` read prefixes through restart points.
+  bool hashed_ = false;
   u8* base_ = nullptr;
   mutable std::mutex mutex_;
   mutable std::atomic<u64> prefix_{0};                // [0, prefix_) is filled
   mutable std::vector<std::pair<u64, u64>> islands_;  // filled, past prefix_
-  mutable std::optional<reader::MemberInflater> inflater_;
-  mutable u64 pos_ = 0;  // what inflater_ has produced
+  mutable Cursor main_, side_;
+  mutable std::vector<reader::ResumePoint> resume_;  // left by main_
   mutable std::vector<u8> scratch_;
   mutable std::exception_ptr failure_;
   mutable std::atomic<u64> decoded_{0};
-  // The SHA-256 of this pass, while it decodes from the start; the whole
-  // member's once a pass from the start reached the end.
-  mutable std::optional<Sha256> hash_;
+  // The whole member's SHA-256, once a pass from the start reached the
+  // end (Cursor::hash).
   mutable std::mutex digest_mutex_;  // digest() runs without mutex_
   mutable std::optional<Sha256::Digest> digest_;
 };

@@ -90,7 +90,74 @@ MemberInflater::MemberInflater(const std::string& archive,
     throw Error(Errc::io, "zlib", "inflateInit2 failed (out of memory?)");
 }
 
+MemberInflater::MemberInflater(const std::string& archive,
+                               const ZipEntry& entry, std::span<const u8> raw,
+                               bool release_input, const ResumePoint& at)
+    : archive_(archive),
+      entry_(entry),
+      raw_(raw),
+      release_input_(release_input),
+      from_start_(false),
+      flush_(Z_BLOCK) {
+  // The point's byte, less the bits of it the previous block used.
+  const u64 byte = at.bit / 8;
+  const int used = static_cast<int>(at.bit % 8);
+  if (byte > raw_.size() || (used != 0 && byte >= raw_.size()) ||
+      at.produced > entry.uncompressed_size || at.window.size() > 32768)
+    throw Error(Errc::usage, archive,
+                fmt::format("{}: cannot resume inflating at bit {}",
+                            printable_name(entry.name), at.bit));
+  const auto& points = entry.restart_points;
+  next_point_ = static_cast<std::size_t>(
+      std::upper_bound(
+          points.begin(), points.end(), at.produced,
+          [](u64 off, const RestartPoint& p) { return off < p.uncompressed; }) -
+      points.begin());
+  in_pos_ = released_ = used != 0 ? byte + 1 : byte;
+  produced_ = at.produced;
+  if (inflateInit2(&z_, -15) != Z_OK)
+    throw Error(Errc::io, "zlib", "inflateInit2 failed (out of memory?)");
+  const bool primed =
+      used == 0 || inflatePrime(&z_, 8 - used, raw_[byte] >> used) == Z_OK;
+  if (!primed ||
+      (!at.window.empty() &&
+       inflateSetDictionary(&z_, at.window.data(),
+                            static_cast<uInt>(at.window.size())) != Z_OK)) {
+    inflateEnd(&z_);
+    throw Error(Errc::io, "zlib", "cannot resume inflating (zlib refused)");
+  }
+}
+
 MemberInflater::~MemberInflater() { inflateEnd(&z_); }
+
+void MemberInflater::record_resume_points(std::vector<ResumePoint>& into,
+                                          u64 every) {
+  resume_points_ = &into;
+  resume_every_ = std::max<u64>(every, 1);
+  flush_ = Z_BLOCK;
+}
+
+u64 MemberInflater::bit_position() const {
+  return (in_pos_ - z_.avail_in) * 8 - static_cast<u64>(z_.data_type & 7);
+}
+
+// At a boundary between two blocks, not after the last one: zlib's window
+// is the output's last 32 KiB (or all of it, when shorter).
+void MemberInflater::record_resume_point() {
+  if ((z_.data_type & 64) != 0 || produced_ == entry_.uncompressed_size) return;
+  auto& points = *resume_points_;
+  if (!points.empty() && produced_ < points.back().produced + resume_every_)
+    return;
+  if (points.empty() && produced_ < resume_every_) return;
+  ResumePoint p;
+  p.bit = bit_position();
+  p.produced = produced_;
+  p.window.resize(32768);
+  uInt len = 0;
+  if (inflateGetDictionary(&z_, p.window.data(), &len) != Z_OK) return;
+  p.window.resize(len);
+  points.push_back(std::move(p));
+}
 
 void MemberInflater::feed() {
   // Small steps: a prefix needs only the first blocks, and zlib reads no
@@ -177,6 +244,7 @@ std::size_t MemberInflater::next(std::span<u8> out) {
   for (;;) {
     const Step st = step(out.data(), n);
     account(out, st);
+    if (st.boundary && resume_points_ != nullptr) record_resume_point();
     if (st.got > 0 || st.ended) {
       if (next_point_ < points.size() &&
           produced_ == points[next_point_].uncompressed)
@@ -210,8 +278,7 @@ MemberInflater::Piece MemberInflater::next_piece(std::span<u8> out) {
   piece.got = static_cast<std::size_t>(st.got);
   if (st.boundary) {
     piece.boundary = true;
-    piece.bit =
-        (in_pos_ - z_.avail_in) * 8 - static_cast<u64>(z_.data_type & 7);
+    piece.bit = bit_position();
     piece.final_block = (z_.data_type & 64) != 0;
   }
   if (st.ended) {

@@ -21,6 +21,17 @@ namespace libpkg::archive::reader {
 // Largest piece handed to the sink.
 inline constexpr std::size_t kPieceSize = 256 * 1024;
 
+// Where an inflater of ours stood between two deflate blocks: enough to
+// start another there (zlib's zran.c technique: the bit position, and the
+// 32 KiB of output that back-references may reach). Recorded only by an
+// inflater decoding the member itself (record_resume_points()), so it
+// resumes exactly where that one was; never read from the archive.
+struct ResumePoint {
+  u64 bit = 0;       // compressed offset of the next block's header, in bits
+  u64 produced = 0;  // uncompressed offset there
+  std::vector<u8> window;  // the last <= 32 KiB produced before it
+};
+
 // Inflates one deflated member front to back, in as many calls as the
 // caller likes (a lazy member view inflates only as far as it is read).
 // Every refusal names `archive` and the member (Errc::format): corrupt or
@@ -50,6 +61,12 @@ class MemberInflater {
   MemberInflater(const std::string& archive, const ZipEntry& entry,
                  std::span<const u8> raw, bool release_input = false,
                  Mode mode = Mode::sequential, std::size_t start = 0);
+  // Starts at `at`, recorded by an inflater of this member: like a start at
+  // a restart point, the CRC-32 is then not checked (the stream's end is);
+  // the restart points after `at` are checked as Mode::checked does.
+  MemberInflater(const std::string& archive, const ZipEntry& entry,
+                 std::span<const u8> raw, bool release_input,
+                 const ResumePoint& at);
   ~MemberInflater();
   MemberInflater(const MemberInflater&) = delete;
   MemberInflater& operator=(const MemberInflater&) = delete;
@@ -59,6 +76,11 @@ class MemberInflater {
   std::size_t next(std::span<u8> out);
   // The member's uncompressed offset reached (from its start).
   u64 produced() const { return produced_; }
+  // From now on, appends a ResumePoint to `into` at the first block
+  // boundary every `every` bytes of output past its last point (next()
+  // then stops at block boundaries, which costs nothing measurable).
+  // `into` must outlive the inflater.
+  void record_resume_points(std::vector<ResumePoint>& into, u64 every);
 
   // Mode::blocks: one inflate step. `got` bytes were written to `out`;
   // `boundary` says the stream now stands between two blocks, at bit
@@ -86,6 +108,8 @@ class MemberInflater {
   void account(std::span<const u8> out, const Step& st);
   void finish();
   void check_point();
+  void record_resume_point();
+  u64 bit_position() const;
   [[noreturn]] void point_mismatch(const std::string& what) const;
 
   std::string archive_;
@@ -101,6 +125,8 @@ class MemberInflater {
   std::size_t next_point_ = 0;  // index of the next point to check
   u32 crc_ = 0;
   bool stream_ended_ = false, finished_ = false;
+  std::vector<ResumePoint>* resume_points_ = nullptr;
+  u64 resume_every_ = 0;
 };
 
 // `raw` is the member's compressed data; errors name `archive` and the

@@ -8,7 +8,9 @@
 // faulted in. A deflated member gets an address range of its declared size
 // (reserved, not allocated) that is inflated front to back only as far as
 // the furthest byte a reader asks for (ByteFiller), so `pkgtool show` of a
-// wheel with a GB of libraries inflates a few MB. Reading a member to its
+// wheel with a GB of libraries inflates a few MB; a read behind the
+// inflater starts from the last resume point it left before the range (one
+// every 8 MiB), not from the member's start. Reading a member to its
 // declared end checks its CRC-32 and the end of the stream, as a full read
 // does; a member read only in part has only that part checked (corrupt or
 // truncated data before that point is still an error naming the member).
@@ -52,8 +54,8 @@ class MemberView {
   /// start to its declared end without starting over (the stream's end and
   /// CRC-32 checked there, as a full read checks them): what a sequential
   /// read would hash, so a repair's RECORD check need not inflate it again.
-  /// nullopt otherwise (read in part, entered at a restart point, started
-  /// over, or stored). Never throws.
+  /// nullopt otherwise (read in part, started over, stored, or a view that
+  /// uses restart points: only a sequential view hashes). Never throws.
   virtual std::optional<std::array<u8, 32>> digest() const = 0;
 };
 
