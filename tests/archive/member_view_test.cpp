@@ -208,6 +208,27 @@ TEST(MemberView, ReadsBehindTheInflaterStartAtTheLastResumePoint) {
   EXPECT_FALSE(shown->digest().has_value());
 }
 
+// Ranges read one after the other past the prefix, touching or overlapping,
+// are one island: a table read entry by entry is counted (and looked up)
+// once.
+TEST(MemberView, TouchingIslandsAreOne) {
+  const Bytes data = content();
+  auto zip = zip_of({file("lib.so", data, 8)});
+  auto view = open_member(zip, zip->entries()[0]);
+  ByteView v = view->view("lib.so");
+  v.range(0, 64, "head");
+  const u64 prefix = view->inflated();
+  const u64 at = 10u << 20;
+  for (u64 off = at; off < at + 4000; off += 4) v.range(off, 4, "entry");
+  EXPECT_EQ(view->inflated(), prefix + 4000);
+  v.range(at + 3000, 2000, "overlapping");
+  EXPECT_EQ(view->inflated(), prefix + 5000);
+  v.range(at - 100, 100, "before");
+  EXPECT_EQ(view->inflated(), prefix + 5100);
+  auto got = v.range(at - 100, 5100, "all of it");
+  EXPECT_TRUE(std::equal(got.begin(), got.end(), data.begin() + (at - 100)));
+}
+
 // A range that starts behind the inflater and reaches past it: the part
 // past it is that inflater's (from the start), so the CRC is still checked
 // at the end.

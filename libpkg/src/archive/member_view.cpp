@@ -189,6 +189,24 @@ class DeflatedMember final : public MemberView, public ByteFiller {
     }
   }
 
+  // Keeps islands_ sorted and disjoint: a table read entry by entry past
+  // the prefix (a hash chain, version records) makes one island, not one
+  // per entry, and inflated() counts each byte once.
+  void add_island(u64 from, u64 to) const {
+    const auto at = std::lower_bound(islands_.begin(), islands_.end(),
+                                     std::pair<u64, u64>(from, to));
+    islands_.insert(at, {from, to});
+    std::vector<std::pair<u64, u64>> merged;
+    merged.reserve(islands_.size());
+    for (const auto& r : islands_) {
+      if (!merged.empty() && r.first <= merged.back().second)
+        merged.back().second = std::max(merged.back().second, r.second);
+      else
+        merged.push_back(r);
+    }
+    islands_ = std::move(merged);
+  }
+
   // Where a new inflater for bytes from `from` on starts: the last of the
   // archive's restart points (index k, 0: none) and our own resume points
   // at or before `from`, whichever is later.
@@ -275,7 +293,8 @@ class DeflatedMember final : public MemberView, public ByteFiller {
     advance(*c, to, /*keep=*/true);
     if (from == prefix) {
       u64 p = to;
-      // Islands the prefix has reached join it.
+      // Islands the prefix has reached join it (in order: one may reach
+      // the next).
       std::erase_if(islands_, [&](const std::pair<u64, u64>& r) {
         if (r.first > p) return false;
         p = std::max(p, r.second);
@@ -283,7 +302,7 @@ class DeflatedMember final : public MemberView, public ByteFiller {
       });
       prefix_.store(p, std::memory_order_release);
     } else {
-      islands_.emplace_back(from, to);
+      add_island(from, to);
     }
     // At the declared end the stream's end and the CRC are checked too.
     if (c->pos == size_) {
