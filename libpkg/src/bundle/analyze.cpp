@@ -174,14 +174,15 @@ class Analyzer {
 
   // A repair reads its members sequentially (no restart points), and a
   // view keeps only the ranges asked for: a read behind what the inflater
-  // has passed starts the member over. The editor reads the section headers
-  // and their names, which GNU ld puts behind .dynamic (the data segment
-  // follows the code): reading them after .dynamic, and the names before
-  // them, inflated a 400 MiB library twice more (bench/RESULTS.md). So the
-  // part from .dynamic to the end is kept whole in this pass when it is
-  // small (unstripped symbol tables can make it large). Either way the pass
-  // goes on to the member's end: the RECORD check reads every member whole,
-  // and takes this pass's digest instead (MemberView::digest()).
+  // has passed decodes again from the last resume point before it (up to
+  // 8 MiB more than the range, archive/member_view.hpp).
+  // The editor reads the section headers and their names, which GNU ld puts
+  // behind .dynamic (the data segment follows the code), so the part from
+  // .dynamic to the end is kept whole in this pass when it is small
+  // (unstripped symbol tables can make it large: then those reads resume).
+  // Either way the pass goes on to the member's end: the RECORD check reads
+  // every member whole, and takes this pass's digest instead
+  // (MemberView::digest()).
   static constexpr u64 kKeptTail = u64{16} << 20;
   static void read_whole(const elf::ElfFile& elf) {
     const ByteView& bytes = elf.bytes();
