@@ -126,6 +126,21 @@ TEST(MemberView, CrcIsCheckedWhenTheMemberIsReadToItsEnd) {
   EXPECT_THROW(v.range(0, data.size(), "all"), Error);
 }
 
+// Whether an inflater started at `p` gives exactly the rest of `data`, the
+// only member of `zip` (the stream's end checked there).
+bool resumes_to_rest(const ZipReader& zip, const reader::ResumePoint& p,
+                     const Bytes& data) {
+  const ZipEntry& entry = zip.entries()[0];
+  reader::MemberInflater resumed("test.zip", entry, zip.raw(entry), false, p);
+  Bytes rest(data.size() - p.produced);
+  std::size_t have = 0;
+  while (std::size_t got = resumed.next(std::span<u8>(rest).subspan(have)))
+    have += got;
+  return have == rest.size() &&
+         std::equal(rest.begin(), rest.end(),
+                    data.begin() + static_cast<long>(p.produced));
+}
+
 // The inflater's own resume points (zran.c's technique) start another
 // inflater exactly where it stood: between two blocks, at any bit, with the
 // window back-references reach.
@@ -156,21 +171,36 @@ TEST(ResumePoints, EveryPointResumesToTheSameBytes) {
     ASSERT_EQ(p.window.size(), 32768u);
     EXPECT_TRUE(std::equal(p.window.begin(), p.window.end(),
                            data.begin() + (p.produced - 32768)));
-    reader::MemberInflater resumed("test.zip", entry, raw, false, p);
-    Bytes rest(data.size() - p.produced);
-    std::size_t have = 0;
-    while (std::size_t got = resumed.next(std::span<u8>(rest).subspan(have)))
-      have += got;
-    ASSERT_EQ(have, rest.size());
-    EXPECT_TRUE(std::equal(rest.begin(), rest.end(),
-                           data.begin() + static_cast<long>(p.produced)))
-        << "resumed at bit " << p.bit;
+    EXPECT_TRUE(resumes_to_rest(*zip, p, data)) << "at bit " << p.bit;
   }
   EXPECT_GT(unaligned, 0u);  // blocks end at any bit
   reader::ResumePoint past = points.back();
   past.bit = raw.size() * 8 + 3;
   EXPECT_THROW(reader::MemberInflater("test.zip", entry, raw, false, past),
                Error);
+}
+
+// However large the member, the points stay at most `max_points`: every
+// other one is dropped and the spacing doubles, and each still resumes.
+TEST(ResumePoints, ThinnedToTheirBound) {
+  const Bytes data = content();
+  auto zip = zip_of({file("lib.so", data, 8)});
+  const ZipEntry& entry = zip->entries()[0];
+  const std::span<const u8> raw = zip->raw(entry);
+  std::vector<reader::ResumePoint> points;
+  {
+    reader::MemberInflater first("test.zip", entry, raw);
+    first.record_resume_points(points, 64u << 10, 16);
+    Bytes sink(1u << 20);
+    while (first.next(sink) != 0) {
+    }
+  }
+  ASSERT_GE(points.size(), 8u);
+  EXPECT_LT(points.size(), 16u);
+  // 16 MiB at 64 KiB would be 256 points: thinned to 1 MiB apart or more.
+  for (std::size_t i = 1; i < points.size(); ++i)
+    EXPECT_GE(points[i].produced - points[i - 1].produced, 1u << 20);
+  EXPECT_TRUE(resumes_to_rest(*zip, points[points.size() / 2], data));
 }
 
 // A read behind the inflater (a library's string table, read after its

@@ -135,7 +135,8 @@ class DeflatedMember final : public MemberView, public ByteFiller {
   static constexpr u64 kNear = u64{1} << 20;
   // The main inflater leaves a resume point about this often: a read behind
   // it then decodes at most this much before the bytes asked for, and each
-  // point keeps 32 KiB (4 MiB per GB of member).
+  // point keeps 32 KiB (4 MiB per GB of member; at most 512 points, 16 MiB,
+  // the spacing doubling past 4 GiB).
   static constexpr u64 kResumeEvery = u64{8} << 20;
 
   // An inflater and how far it got.

@@ -131,9 +131,10 @@ MemberInflater::MemberInflater(const std::string& archive,
 MemberInflater::~MemberInflater() { inflateEnd(&z_); }
 
 void MemberInflater::record_resume_points(std::vector<ResumePoint>& into,
-                                          u64 every) {
+                                          u64 every, std::size_t max_points) {
   resume_points_ = &into;
   resume_every_ = std::max<u64>(every, 1);
+  resume_max_ = std::max<std::size_t>(max_points, 2);
   flush_ = Z_BLOCK;
 }
 
@@ -157,6 +158,13 @@ void MemberInflater::record_resume_point() {
   if (inflateGetDictionary(&z_, p.window.data(), &len) != Z_OK) return;
   p.window.resize(len);
   points.push_back(std::move(p));
+  if (points.size() >= resume_max_) {
+    std::size_t kept = 0;
+    for (std::size_t i = 1; i < points.size(); i += 2)
+      points[kept++] = std::move(points[i]);
+    points.resize(kept);
+    resume_every_ *= 2;
+  }
 }
 
 void MemberInflater::feed() {

@@ -79,8 +79,11 @@ class MemberInflater {
   // From now on, appends a ResumePoint to `into` at the first block
   // boundary every `every` bytes of output past its last point (next()
   // then stops at block boundaries, which costs nothing measurable).
-  // `into` must outlive the inflater.
-  void record_resume_points(std::vector<ResumePoint>& into, u64 every);
+  // Memory stays bounded (32 KiB per point) for any declared size: when
+  // `into` holds `max_points`, every other point is dropped and the
+  // spacing doubles. `into` must outlive the inflater.
+  void record_resume_points(std::vector<ResumePoint>& into, u64 every,
+                            std::size_t max_points = 512);
 
   // Mode::blocks: one inflate step. `got` bytes were written to `out`;
   // `boundary` says the stream now stands between two blocks, at bit
@@ -127,6 +130,7 @@ class MemberInflater {
   bool stream_ended_ = false, finished_ = false;
   std::vector<ResumePoint>* resume_points_ = nullptr;
   u64 resume_every_ = 0;
+  std::size_t resume_max_ = 0;
 };
 
 // `raw` is the member's compressed data; errors name `archive` and the
