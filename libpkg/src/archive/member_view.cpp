@@ -197,15 +197,15 @@ class DeflatedMember final : public MemberView, public ByteFiller {
     const auto at = std::lower_bound(islands_.begin(), islands_.end(),
                                      std::pair<u64, u64>(from, to));
     islands_.insert(at, {from, to});
-    std::vector<std::pair<u64, u64>> merged;
-    merged.reserve(islands_.size());
+    std::size_t kept = 0;
     for (const auto& r : islands_) {
-      if (!merged.empty() && r.first <= merged.back().second)
-        merged.back().second = std::max(merged.back().second, r.second);
+      if (kept > 0 && r.first <= islands_[kept - 1].second)
+        islands_[kept - 1].second =
+            std::max(islands_[kept - 1].second, r.second);
       else
-        merged.push_back(r);
+        islands_[kept++] = r;
     }
-    islands_ = std::move(merged);
+    islands_.resize(kept);
   }
 
   // Where a new inflater for bytes from `from` on starts: the last of the
@@ -236,7 +236,9 @@ class DeflatedMember final : public MemberView, public ByteFiller {
     return s;
   }
 
-  void begin(Cursor& c, const Start& s) const {
+  // `may_hash`: the main inflater; a side one never reaches the end (the
+  // main one takes over there), so hashing it would be wasted.
+  void begin(Cursor& c, const Start& s, bool may_hash) const {
     const bool file = zip_->descriptor() != nullptr;
     c.hash.reset();
     if (s.own != nullptr) {
@@ -250,7 +252,7 @@ class DeflatedMember final : public MemberView, public ByteFiller {
                          s.k);
       // Hashed along when decoding from the start: reaching the end in
       // this one pass gives the member's SHA-256 (digest()).
-      if (hashed_ && !digest_) c.hash.emplace();
+      if (may_hash && hashed_ && !digest_) c.hash.emplace();
     }
     c.pos = s.at;
   }
@@ -266,10 +268,10 @@ class DeflatedMember final : public MemberView, public ByteFiller {
     if (main_.inflater && main_.pos <= from && s.at <= main_.pos) return main_;
     if (main_.inflater && main_.pos > from) {
       if (!side_.inflater || side_.pos > from || s.at > side_.pos)
-        begin(side_, s);
+        begin(side_, s, /*may_hash=*/false);
       return side_;
     }
-    begin(main_, s);
+    begin(main_, s, /*may_hash=*/true);
     // It adds points only past the last one.
     main_.inflater->record_resume_points(resume_, kResumeEvery);
     return main_;
