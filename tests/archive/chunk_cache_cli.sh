@@ -94,26 +94,54 @@ expect_same_file "LIBPKG_NO_CACHE output" ref/$WHL n2/$WHL
 
 case_begin "corrupted and truncated entries"
 cp -r c1 bad
-# Entries of chunks (over 64 KiB): an empty marker of the incompressible
-# test's verdict, or a member memo (a few hundred bytes), that is damaged is
-# merely not believed (computed again and rewritten), without a warning.
-mapfile -t entries < <(find bad -type f -size +64k -name '??????????????????????????????????????????????????????????????' | sort)
-check "the cache holds entries" test "${#entries[@]}" -ge 3
-"$PY" - "${entries[0]}" "${entries[1]}" <<'EOF'
+# The chunks of a committed archive are pointers into a link to it (a pack,
+# chunk_cache.hpp): damage the pack's bytes under one pointer (the archive
+# changed in place) and truncate another pointer. Entries of incompressible
+# verdicts (empty markers) and member memos are merely not believed when
+# damaged (computed again and rewritten), without a warning.
+mapfile -t pointers < <("$PY" - bad <<'EOF'
 import os, sys
-flip, cut = sys.argv[1:3]
-b = bytearray(open(flip, "rb").read())
-b[len(b) // 2] ^= 0x10
-open(flip, "wb").write(b)
-os.truncate(cut, os.path.getsize(cut) // 2)
+for sub in sorted(os.listdir(sys.argv[1])):
+    d = os.path.join(sys.argv[1], sub)
+    if len(sub) != 2 or not os.path.isdir(d):
+        continue
+    for name in sorted(os.listdir(d)):
+        p = os.path.join(d, name)
+        if open(p, "rb").read(8) == b"LPKPTR01":
+            print(p)
 EOF
+)
+check "the cache holds pointers into a pack" test "${#pointers[@]}" -ge 3
+damaged_pack=$("$PY" - bad "${pointers[0]}" "${pointers[1]}" <<'EOF'
+import os, sys
+cache, flip, cut = sys.argv[1:4]
+b = open(flip, "rb").read()
+size = int.from_bytes(b[8:16], "little")
+offset = int.from_bytes(b[32:40], "little")
+pack = os.path.join(cache, "packs", b[40:56].hex())
+with open(pack, "r+b") as f:
+    f.seek(offset + size // 2)
+    c = f.read(1)
+    f.seek(offset + size // 2)
+    f.write(bytes([c[0] ^ 0x10]))
+os.truncate(cut, os.path.getsize(cut) // 2)
+print(pack)
+EOF
+)
 expect_status 0 "pack over a damaged cache" pack damaged --cache-dir bad -j 2
 check "warned about both entries" test "$(grep -c 'compressed again' "$SCRATCH/last.err")" -eq 2
+check "warned that the archive changed" grep -q 'changed in place' "$SCRATCH/last.err"
 check "corrupt entries counted" grep -q '(2 corrupt)' "$SCRATCH/last.err"
+check "the damaged pack removed" test ! -e "$damaged_pack"
 expect_same_file "output equal despite the damage" ref/$WHL damaged/$WHL
 check "output passes testzip" testzip damaged/$WHL
+# Pointers that hit the pack before it was found damaged are dead now:
+# misses once more, never warnings; then the cache is whole again.
 expect_status 0 "pack again" pack again --cache-dir bad
+check "no corrupt entry left" grep -Eq ' misses \(0 corrupt\)' "$SCRATCH/last.err"
+expect_status 0 "pack once more" pack again2 --cache-dir bad
 check "damaged entries were replaced" grep -Eq ' 0 misses \(0 corrupt\)' "$SCRATCH/last.err"
+expect_same_file "output equal after the repair" ref/$WHL again2/$WHL
 
 case_begin "two concurrent processes share one cache directory"
 for round in 1 2; do
@@ -175,6 +203,22 @@ expect_same_file "repair warm, hits inflated" "$r0" "$r3"
 check "repaired wheel passes testzip" testzip "$r2"
 
 case_begin "cache stats, prune, clear"
+# A second, smaller wheel packed into c1 after everything there was aged:
+# prune removes the least recently used first, a linked archive (pack)
+# with all its pointers at once, so what is left is the second wheel's.
+"$PY" - <<'EOF'
+import random
+r = random.Random(11)
+with open("tree_b.bin", "wb") as f:
+    f.write(b"".join(b"%d %x\n" % (r.randint(0, 99), r.randint(0, 255)) for _ in range(1_600_000)))
+EOF
+mkdir -p tree_b/pkg tree_b/pkg-1.0.dist-info
+mv tree_b.bin tree_b/pkg/data_b.bin
+cp tree/pkg-1.0.dist-info/* tree_b/pkg-1.0.dist-info/
+find c1 -type f -exec touch -d '3 hours ago' {} +
+rm -rf b1
+expect_status 0 "pack a second wheel into c1" "$PKGTOOL" wheel pack tree_b -d b1 --cache-dir c1
+check "the second wheel linked" test "$(find c1/packs -samefile b1/$WHL | wc -l)" -eq 1
 expect_status 0 "stats --json" "$PKGTOOL" cache stats --cache-dir c1 --json
 entries=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["entries"])' "$SCRATCH/last.out")
 bytes=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["bytes"])' "$SCRATCH/last.out")
@@ -185,6 +229,7 @@ expect_status 0 "stats after prune" "$PKGTOOL" cache stats --cache-dir c1 --json
 left=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["bytes"])' "$SCRATCH/last.out")
 check "prune kept at most half" test "$left" -le "$half"
 check "prune kept something" test "$left" -gt 0
+check "prune kept the recent wheel's pack" test "$(find c1/packs -samefile b1/$WHL | wc -l)" -eq 1
 expect_status 0 "clear" "$PKGTOOL" cache clear --cache-dir c1
 expect_status 0 "stats after clear" "$PKGTOOL" cache stats --cache-dir c1 --json
 check "clear removed every entry" grep -q '"entries": 0' "$SCRATCH/last.out"

@@ -23,6 +23,7 @@
 #include "archive/cached_deflate.hpp"
 #include "archive/deflate_chunk.hpp"
 #include "archive/hit_tag.hpp"
+#include "cache_fixtures.hpp"
 #include "libpkg/archive/zip_reader.hpp"
 #include "libpkg/archive/zip_writer.hpp"
 #include "libpkg/base/sha256.hpp"
@@ -35,33 +36,14 @@ using namespace libpkg;
 using namespace libpkg::archive;
 using namespace writer_test;
 using libpkg::archive::testing::entry_path;
+using libpkg::archive::testing::Log;
+using libpkg::archive::testing::make_cache;
 using libpkg::archive::testing::plant_entry;
 using libpkg::archive::testing::set_hit_tag;
 namespace fs = std::filesystem;
 
 constexpr u64 kChunk = 64 * 1024;
 constexpr u64 kEntryHeader = 32;  // an entry's bytes follow its header
-
-// Warnings the cache logged, thread-safe.
-struct Log {
-  std::mutex mutex;
-  std::vector<std::string> lines;
-  LogFn fn() {
-    return [this](const std::string& line) {
-      std::lock_guard lock(mutex);
-      lines.push_back(line);
-    };
-  }
-};
-
-std::shared_ptr<ChunkCache> make_cache(const fs::path& dir, Log* log = nullptr,
-                                       u64 max_bytes = u64{1} << 30) {
-  ChunkCacheOptions o;
-  o.dir = dir;
-  o.max_bytes = max_bytes;
-  if (log != nullptr) o.log = log->fn();
-  return std::make_shared<ChunkCache>(o);
-}
 
 // Members of every kind the cache sees or skips: multi-chunk compressible
 // text (cached), a member of exactly one chunk (cached), random bytes that
@@ -119,13 +101,25 @@ std::vector<u8> stored_block(const std::vector<u8>& input, bool final = true) {
   return out;
 }
 
-// The entries (and temporary files) under `dir`: its files but the tag key.
+// The entries (and temporary files) under `dir`: its files but the tag key
+// and the packs.
 std::vector<fs::path> entries(const fs::path& dir) {
   std::vector<fs::path> out;
   if (!fs::exists(dir)) return out;
   for (const auto& e : fs::recursive_directory_iterator(dir))
-    if (e.is_regular_file() && e.path() != hit_key_path(dir))
+    if (e.is_regular_file() && e.path() != hit_key_path(dir) &&
+        e.path().parent_path().filename() != "packs")
       out.push_back(e.path());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The packs under `dir` (archives linked by ChunkCache::store_packed()).
+std::vector<fs::path> packs(const fs::path& dir) {
+  std::vector<fs::path> out;
+  if (!fs::exists(dir / "packs")) return out;
+  for (const auto& e : fs::directory_iterator(dir / "packs"))
+    out.push_back(e.path());
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -296,9 +290,12 @@ TEST(ChunkCache, CorruptOrTruncatedEntryIsDroppedWarnedAndRecompressed) {
   TempDir tmp;
   Inputs in;
   write_zip(tmp / "ref.zip", in, 2, nullptr);
-  write_zip(tmp / "fill.zip", in, 2, make_cache(tmp / "c"));
+  // Plain entries (no pack): their bytes are what this test damages.
+  write_zip(tmp / "fill.zip", in, 2,
+            make_cache(tmp / "c", nullptr, u64{1} << 30, false));
   std::vector<fs::path> files = entries(tmp / "c");
   ASSERT_EQ(files.size(), 16u);
+  ASSERT_TRUE(packs(tmp / "c").empty());
   // A flipped byte in the stored bytes, one in the header's length, a
   // truncated entry, an empty one.
   std::vector<u8> b = read_file(files[0]);

@@ -26,8 +26,8 @@ libpkg_add_script_test(writer_big_member writer_big_member.sh
 set_property(TEST writer_big_member APPEND PROPERTY ENVIRONMENT ${WRITER_TOOL_ENV})
 
 # The chunk cache of deflated chunks (chunk_cache.hpp) and the writer over it.
-libpkg_add_gtest(chunk_cache_test chunk_cache_test.cpp file_digest_test.cpp
-  member_memo_test.cpp writer_fixtures.cpp)
+libpkg_add_gtest(chunk_cache_test chunk_cache_test.cpp chunk_packs_test.cpp
+  file_digest_test.cpp member_memo_test.cpp writer_fixtures.cpp)
 target_link_libraries(chunk_cache_test PRIVATE ZLIB::ZLIB PkgConfig::LIBDEFLATE)
 libpkg_add_script_test(chunk_cache_cli chunk_cache_cli.sh
   LABELS integration TIMEOUT 600)

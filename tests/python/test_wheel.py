@@ -135,14 +135,19 @@ def test_pack_through_the_chunk_cache(pure_tree, tmp_path):
     ref = libpkg.wheel.pack(pure_tree, tmp_path / "ref", timestamp=1700000000)
     cache = tmp_path / "cache"
     cold = libpkg.wheel.pack(pure_tree, tmp_path / "cold", timestamp=1700000000, cache_dir=cache)
-    # The entries: the files of the cache but its tag key (.hit-key-<uid>).
-    entries = sorted(p for p in cache.rglob("*") if p.is_file() and not p.name.startswith(".hit-key-"))
+    # The entries: the files of the cache but its tag key (.hit-key-<uid>)
+    # and the link to the cold wheel (packs/) the entries point into.
+    def cache_entries():
+        return sorted(p for p in cache.rglob("*") if p.is_file() and not p.name.startswith(".hit-key-")
+                      and p.parent.name != "packs")
+    entries = cache_entries()
     assert len(entries) >= 2
+    assert [p.stat().st_ino for p in (cache / "packs").iterdir()] == [cold.path.stat().st_ino]
     for p in entries:  # aged: a hit sets the entry's mtime to now
         os.utime(p, ns=(10**9, 10**9))
     warm = libpkg.wheel.pack(pure_tree, tmp_path / "warm", timestamp=1700000000, cache_dir=cache)
     assert cold.path.read_bytes() == ref.path.read_bytes()
     assert warm.path.read_bytes() == ref.path.read_bytes()
     # The warm run used the entries (a hit refreshes an entry's mtime).
-    assert sorted(p for p in cache.rglob("*") if p.is_file() and not p.name.startswith(".hit-key-")) == entries
+    assert cache_entries() == entries
     assert all(p.stat().st_mtime_ns > 10**9 for p in entries)

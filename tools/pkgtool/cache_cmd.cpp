@@ -79,12 +79,14 @@ int run_cache_op(const std::string& sub, const std::vector<std::string>& args) {
     if (json) {
       nlohmann::json j = {{"dir", cache.dir().string()},
                           {"entries", u.entries},
+                          {"packs", u.packs},
                           {"bytes", u.bytes},
                           {"max_bytes", cache.max_bytes()}};
       fmt::print("{}\n", j.dump(2));
     } else {
-      fmt::print("{}: {} entries, {} (cap {})\n", cache.dir().string(),
-                 u.entries, mib(u.bytes), mib(cache.max_bytes()));
+      fmt::print("{}: {} entries ({} archives linked), {} (cap {})\n",
+                 cache.dir().string(), u.entries, u.packs, mib(u.bytes),
+                 mib(cache.max_bytes()));
     }
   } else if (sub == "prune") {
     const u64 cap = to ? parse_byte_size("--to", *to) : cache.max_bytes();

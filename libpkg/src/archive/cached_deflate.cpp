@@ -25,9 +25,10 @@ CacheUse compress_and_store(ChunkCache& cache, CompressorPool& pool, int level,
                             std::span<const u8> input,
                             const std::vector<ChunkRun>& plan, u32 input_crc32,
                             bool final, const std::string& name,
-                            const ChunkCache::Key& key, std::vector<u8>& out) {
+                            const ChunkCache::Key& key, std::vector<u8>& out,
+                            StoreMiss store) {
   compress_chunk(pool, level, input, plan, final, name, out);
-  cache.store(key, input_crc32, out);
+  if (store == StoreMiss::now) cache.store(key, input_crc32, out);
   return CacheUse::miss;
 }
 
@@ -41,7 +42,7 @@ CacheUse cached_deflate_chunk(ChunkCache& cache, CompressorPool& pool,
                               int level, std::span<const u8> input,
                               u32 input_crc32, bool final,
                               const std::string& name, std::vector<u8>& out,
-                              ChunkCache::Key* key_used) {
+                              ChunkCache::Key* key_used, StoreMiss store) {
   const std::vector<ChunkRun> plan = plan_chunk(input);
   if (stores_whole_chunk(plan)) {
     store_chunk(input, final, out);
@@ -52,7 +53,7 @@ CacheUse cached_deflate_chunk(ChunkCache& cache, CompressorPool& pool,
   if (load_hit(cache, key, input, input_crc32, final, out, true))
     return CacheUse::hit;
   return compress_and_store(cache, pool, level, input, plan, input_crc32, final,
-                            name, key, out);
+                            name, key, out, store);
 }
 
 CacheUse cached_deflate_chunk_keyed(ChunkCache& cache, CompressorPool& pool,
@@ -60,7 +61,7 @@ CacheUse cached_deflate_chunk_keyed(ChunkCache& cache, CompressorPool& pool,
                                     u32 input_crc32, bool final,
                                     const std::string& name,
                                     const ChunkCache::Key& key,
-                                    std::vector<u8>& out) {
+                                    std::vector<u8>& out, StoreMiss store) {
   if (load_hit(cache, key, input, input_crc32, final, out, false))
     return CacheUse::hit;
   const ChunkCache::Key marker = incompressible_marker(key);
@@ -76,7 +77,7 @@ CacheUse cached_deflate_chunk_keyed(ChunkCache& cache, CompressorPool& pool,
   }
   cache.count_miss();
   return compress_and_store(cache, pool, level, input, plan, input_crc32, final,
-                            name, key, out);
+                            name, key, out, store);
 }
 
 }  // namespace libpkg::archive

@@ -21,6 +21,11 @@ namespace libpkg::archive {
 
 enum class CacheUse { bypassed, hit, miss };
 
+// Whether a miss is stored in the cache at once (`now`) or left to the
+// caller (`later`): the zip writer stores its misses after the archive is
+// committed, as pointers into it (ChunkCache::store_packed()).
+enum class StoreMiss { now, later };
+
 // Same bytes in `out` as deflate_chunk(pool, level, input, final, name, out).
 // `input_crc32` is the CRC-32 of `input` (the writer computes it anyway).
 // Unless the chunk was stored (bypassed), its key is left in `key_used`
@@ -29,7 +34,8 @@ CacheUse cached_deflate_chunk(ChunkCache& cache, CompressorPool& pool,
                               int level, std::span<const u8> input,
                               u32 input_crc32, bool final,
                               const std::string& name, std::vector<u8>& out,
-                              ChunkCache::Key* key_used = nullptr);
+                              ChunkCache::Key* key_used = nullptr,
+                              StoreMiss store = StoreMiss::now);
 
 // cached_deflate_chunk() for a caller whose `key` cost it nothing (hashed
 // in one pass with the member's digest): the cache is looked up before the
@@ -44,7 +50,8 @@ CacheUse cached_deflate_chunk_keyed(ChunkCache& cache, CompressorPool& pool,
                                     u32 input_crc32, bool final,
                                     const std::string& name,
                                     const ChunkCache::Key& key,
-                                    std::vector<u8>& out);
+                                    std::vector<u8>& out,
+                                    StoreMiss store = StoreMiss::now);
 
 // Where the incompressible test's verdict "store this chunk" is memoized
 // for the chunk of `key` (an entry with no bytes). The test is a pure

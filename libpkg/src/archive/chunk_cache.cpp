@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -19,6 +20,7 @@
 #include <system_error>
 #include <utility>
 
+#include "archive/chunk_packs.hpp"
 #include "archive/deflate_chunk.hpp"
 #include "archive/hit_tag.hpp"
 #include "archive/le_bytes.hpp"
@@ -92,6 +94,28 @@ std::vector<Item> list_items(const fs::path& dir) {
     }
   }
   return items;
+}
+
+// The packs in DIR/packs; `mtime` is the inode's ctime, which a link sets
+// and nobody can set back (the mtime is the archive's, its user's to touch).
+std::vector<Item> list_packs(const fs::path& dir) {
+  std::vector<Item> packs;
+  std::error_code ec;
+  for (fs::directory_iterator it(packs_dir(dir), ec), end; !ec && it != end;
+       it.increment(ec)) {
+    if (!is_pack_name(it->path().filename().string())) continue;
+    struct stat st {};
+    if (::lstat(it->path().c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    const auto since_epoch = std::chrono::seconds(st.st_ctim.tv_sec) +
+                             std::chrono::nanoseconds(st.st_ctim.tv_nsec);
+    const auto ctime =
+        std::chrono::file_clock::from_sys(std::chrono::system_clock::time_point(
+            std::chrono::duration_cast<std::chrono::system_clock::duration>(
+                since_epoch)));
+    packs.push_back(
+        {ctime, static_cast<u64>(st.st_size), it->path(), Shape::other});
+  }
+  return packs;
 }
 
 // Whether `stored` (a chunk as deflate_chunk() emits it: a whole stream when
@@ -346,12 +370,17 @@ bool ChunkCache::load(const Key& key, std::span<const u8> input,
                       "decode", out);
 }
 
-namespace {
-
-// An entry read whole: the stat of its file, its header, its bytes.
-struct ReadEntry {
+// An entry read whole: the stat of its file, its header, its bytes; for a
+// pointer entry, where they are and what the pack is like.
+struct ChunkEntryRead {
   struct stat st {};
   std::array<u8, kHeaderSize> header{};
+  bool pointer = false;
+  PackId pack{};
+  u64 offset = 0;
+  bool pack_gone = false;    // pruned meanwhile: a plain miss
+  bool pack_bad = false;     // its bytes there do not check
+  bool pack_closed = false;  // this user's, closed to other writers
   u32 input_crc32() const {
     return static_cast<u32>(get_le(header.data() + 16, 4));
   }
@@ -362,19 +391,37 @@ struct ReadEntry {
   }
 };
 
-// Reads the entry open on `fd` into `out` (at most `max_size` bytes, the
-// stored CRC checked); "" or why it is corrupt. Throws Errc::io on a read
-// error.
-std::string read_entry(int fd, const fs::path& path, u64 max_size, ReadEntry& e,
-                       std::vector<u8>& out) {
+namespace {
+
+std::string read_pointed(const fs::path& dir, u64 len, ChunkEntryRead& e,
+                         std::vector<u8>& out);
+
+// Reads the entry open on `fd` (in cache directory `dir`) into `out` (at
+// most `max_size` bytes, the stored CRC checked); "" or why it is corrupt
+// ("" with pack_gone set for a pointer whose pack is gone). Throws Errc::io
+// on a read error.
+std::string read_entry(int fd, const fs::path& dir, const fs::path& path,
+                       u64 max_size, ChunkEntryRead& e, std::vector<u8>& out) {
   if (::fstat(fd, &e.st) != 0 || !S_ISREG(e.st.st_mode) ||
-      read_full(fd, e.header, path.string()) != e.header.size() ||
-      !std::equal(kMagic.begin(), kMagic.end(), e.header.begin()))
+      read_full(fd, e.header, path.string()) != e.header.size())
+    return "not a chunk cache entry, or its header is truncated";
+  e.pointer =
+      std::equal(kPointerMagic.begin(), kPointerMagic.end(), e.header.begin());
+  if (!e.pointer && !std::equal(kMagic.begin(), kMagic.end(), e.header.begin()))
     return "not a chunk cache entry, or its header is truncated";
   const u64 len = get_le(e.header.data() + 8, 8);
-  if (len > max_size || static_cast<u64>(e.st.st_size) != kHeaderSize + len)
+  const u64 body = e.pointer ? kPointerTrailer : len;
+  if (len > max_size || static_cast<u64>(e.st.st_size) != kHeaderSize + body)
     return fmt::format("{} bytes long, its header declares {} + {}",
-                       e.st.st_size, kHeaderSize, len);
+                       e.st.st_size, kHeaderSize, body);
+  if (e.pointer) {
+    std::array<u8, kPointerTrailer> trailer{};
+    if (read_full(fd, trailer, path.string()) != trailer.size())
+      return "pointer entry truncated";
+    e.offset = get_le(trailer.data(), 8);
+    std::copy(trailer.begin() + 8, trailer.end(), e.pack.begin());
+    return read_pointed(dir, len, e, out);
+  }
   out.resize(len);
   if (read_full(fd, out, path.string()) != len ||
       crc32_of(out) != get_le(e.header.data() + 20, 4)) {
@@ -382,6 +429,52 @@ std::string read_entry(int fd, const fs::path& path, u64 max_size, ReadEntry& e,
     return "checksum of the stored bytes does not match";
   }
   return {};
+}
+
+// The bytes a pointer entry names, from its pack.
+std::string read_pointed(const fs::path& dir, u64 len, ChunkEntryRead& e,
+                         std::vector<u8>& out) {
+  const fs::path pack = pack_path(dir, e.pack);
+  Fd fd(::open(pack.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+  if (!fd) {
+    e.pack_gone = errno == ENOENT;
+    return e.pack_gone ? std::string()
+                       : fmt::format("its pack {}: {}", pack.string(),
+                                     std::strerror(errno));
+  }
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) ||
+      e.offset > static_cast<u64>(st.st_size) ||
+      len > static_cast<u64>(st.st_size) - e.offset) {
+    e.pack_bad = true;
+    return fmt::format("its pack {} is not a file holding its bytes",
+                       pack.string());
+  }
+  e.pack_closed = trustable_entry_file(st.st_uid, st.st_mode);
+  out.resize(len);
+  if (pread_full(fd.get(), out, e.offset, pack.string()) != len ||
+      crc32_of(out) != get_le(e.header.data() + 20, 4)) {
+    out.clear();
+    e.pack_bad = true;
+    return fmt::format(
+        "checksum of the stored bytes in its pack {} does not match (the "
+        "archive it links to was changed in place)",
+        pack.string());
+  }
+  return {};
+}
+
+// Whether a tag may vouch for the entry: its file and its pack (if any) are
+// this user's, closed to other writers.
+bool closed_to_others(const ChunkEntryRead& e) {
+  return trustable_entry_file(e.st.st_uid, e.st.st_mode) &&
+         (!e.pointer || e.pack_closed);
+}
+
+// What the entry's tag binds.
+ChunkCache::Key tag_subject(const ChunkEntryRead& e,
+                            const ChunkCache::Key& key) {
+  return e.pointer ? pointer_subject(key, e.pack, e.offset) : key;
 }
 
 // O_NONBLOCK: a FIFO put there does not hang us (read_entry's fstat
@@ -401,12 +494,22 @@ void touch(int fd) {
 
 }  // namespace
 
-bool ChunkCache::own_tag_matches(const ReadEntryView& e, const Key& key) {
-  if (verify_ || e.tag == 0 || !trustable_entry_file(e.uid, e.mode))
-    return false;
+void ChunkCache::forget_changed_pack(const ChunkEntryRead& e, const Key& key) {
+  // The pointer is intact and ours (its tag holds), its pack's bytes are
+  // not what it wrote there: the archive was changed in place, and every
+  // pointer into it would fail the same way. Removed at the first, the
+  // others are then plain misses. A damaged pointer leaves the pack alone.
+  if (e.pack_bad &&
+      own_tag_matches({e.tag(), closed_to_others(e), tag_subject(e, key),
+                       e.input_crc32(), e.stored_size(), e.stored_crc32()}))
+    ::unlink(pack_path(options_.dir, e.pack).c_str());
+}
+
+bool ChunkCache::own_tag_matches(const ReadEntryView& e) {
+  if (verify_ || e.tag == 0 || !e.closed) return false;
   const auto k = tag_key(false);
   try {
-    return k && hit_tag(*k, key, e.input_crc32, e.stored_size,
+    return k && hit_tag(*k, e.subject, e.input_crc32, e.stored_size,
                         e.stored_crc32) == e.tag;
   } catch (const Error&) {
     return false;  // OpenSSL failed: the codec's check decides instead
@@ -429,30 +532,35 @@ bool ChunkCache::load_checked(const Key& key, std::span<const u8> input,
     return false;
   }
   try {
-    ReadEntry e;
-    std::string corrupt = read_entry(fd.get(), path, max_size, e, out);
+    ChunkEntryRead e;
+    std::string corrupt =
+        read_entry(fd.get(), options_.dir, path, max_size, e, out);
+    if (e.pack_gone) {  // pruned by another process: a plain miss
+      ::unlink(path.c_str());
+      if (count_absent) ++misses_;
+      return false;
+    }
     if (corrupt.empty() && e.input_crc32() != input_crc32) {
       out.clear();
       corrupt = "checksum of the stored bytes does not match";
     }
     if (!corrupt.empty()) {
+      forget_changed_pack(e, key);
       drop(path, count_absent, corrupt);
       return false;
     }
     // Our own entry with our tag: its bytes are the ones we stored for this
     // key (hit_tag.hpp). Anyone else's, or a tag that does not match: the
     // codec's check.
-    if (own_tag_matches({e.tag(), e.st.st_uid, e.st.st_mode, input_crc32,
-                         e.stored_size(), e.stored_crc32()},
-                        key)) {
+    if (own_tag_matches({e.tag(), closed_to_others(e), tag_subject(e, key),
+                         input_crc32, e.stored_size(), e.stored_crc32()})) {
       ++tagged_hits_;
     } else if (!decodes_to_input(out, input)) {
       out.clear();
       drop(path, count_absent,
            fmt::format("its bytes do not {} to the chunk's input", verb));
       return false;
-    } else if (!verify_ && trustable_entry_file(e.st.st_uid, e.st.st_mode) &&
-               tag_key(false)) {
+    } else if (!verify_ && closed_to_others(e) && tag_key(false)) {
       // Our own entry, proven by decoding, whose tag is missing or older
       // (written before tags, by tag version 1, under a key since cleared):
       // stored again with a tag, so the next run need not decode it.
@@ -476,14 +584,20 @@ ChunkCache::OwnRead ChunkCache::read_own(const Key& key, u64 max_size,
   Fd fd = open_entry(path);
   if (!fd) return OwnRead::absent;
   try {
-    ReadEntry e;
-    why = read_entry(fd.get(), path, max_size, e, out);
-    if (!why.empty()) return OwnRead::corrupt;
+    ChunkEntryRead e;
+    why = read_entry(fd.get(), options_.dir, path, max_size, e, out);
+    if (e.pack_gone) {
+      ::unlink(path.c_str());
+      return OwnRead::absent;
+    }
+    if (!why.empty()) {
+      forget_changed_pack(e, key);
+      return OwnRead::corrupt;
+    }
     const u32 crc = input_crc32.value_or(e.input_crc32());
     if (e.input_crc32() != crc ||
-        !own_tag_matches({e.tag(), e.st.st_uid, e.st.st_mode, crc,
-                          e.stored_size(), e.stored_crc32()},
-                         key))
+        !own_tag_matches({e.tag(), closed_to_others(e), tag_subject(e, key),
+                          crc, e.stored_size(), e.stored_crc32()}))
       return OwnRead::not_vouched;
   } catch (const Error& e) {  // a read error: same as corrupt
     why = e.message();
@@ -525,11 +639,52 @@ std::optional<std::vector<u8>> ChunkCache::load_own(const Key& key,
   return out;
 }
 
+namespace {
+
+// A header of a plain (kMagic) or pointer (kPointerMagic) entry.
+std::array<u8, kHeaderSize> entry_header(const std::array<u8, 8>& magic,
+                                         u64 stored_size, u32 input_crc32,
+                                         u32 stored_crc32, u64 tag) {
+  std::array<u8, kHeaderSize> h{};
+  std::copy(magic.begin(), magic.end(), h.begin());
+  put_le(h.data() + 8, stored_size, 8);
+  put_le(h.data() + 16, input_crc32, 4);
+  put_le(h.data() + 20, stored_crc32, 4);
+  put_le(h.data() + 24, tag, 8);
+  return h;
+}
+
+}  // namespace
+
+bool ChunkCache::ready_to_store() {
+  if (unwritable_ || disabled_) return false;
+  if (default_) make_default_dir();
+  if (disabled_) return false;
+  // Before the tag: the first one creates the tag key in this directory.
+  std::error_code ec;
+  fs::create_directories(options_.dir, ec);
+  if (ec) {
+    warn_unwritable(
+        fmt::format("warning: {}: cannot create the chunk cache "
+                    "directory: {}",
+                    options_.dir.string(), ec.message()));
+    return false;
+  }
+  return true;
+}
+
 void ChunkCache::store(const Key& key, u32 input_crc32,
                        std::span<const u8> bytes) {
-  if (unwritable_ || disabled_) return;
-  if (default_) make_default_dir();
-  if (disabled_) return;
+  if (!ready_to_store()) return;
+  const u32 stored_crc32 = crc32_of(bytes);
+  const auto h =
+      entry_header(kMagic, bytes.size(), input_crc32, stored_crc32,
+                   tag_of(key, input_crc32, bytes.size(), stored_crc32));
+  if (write_entry(key, h, bytes)) stored_ += bytes.size();
+}
+
+bool ChunkCache::write_entry(const Key& key, std::span<const u8> header,
+                             std::span<const u8> payload) {
   const fs::path path = entry_path(key);
   const fs::path sub = path.parent_path();
   std::error_code ec;
@@ -539,7 +694,7 @@ void ChunkCache::store(const Key& key, u32 input_crc32,
         fmt::format("warning: {}: cannot create the chunk cache "
                     "directory: {}",
                     sub.string(), ec.message()));
-    return;
+    return false;
   }
   std::string tmp = (sub / (std::string(kTempPrefix) + "XXXXXX")).string();
   Fd fd(::mkostemp(tmp.data(), O_CLOEXEC));
@@ -548,19 +703,11 @@ void ChunkCache::store(const Key& key, u32 input_crc32,
         fmt::format("warning: {}: cannot write to the chunk "
                     "cache: {}",
                     sub.string(), std::strerror(errno)));
-    return;
+    return false;
   }
-  std::array<u8, kHeaderSize> h{};
-  std::copy(kMagic.begin(), kMagic.end(), h.begin());
-  put_le(h.data() + 8, bytes.size(), 8);
-  put_le(h.data() + 16, input_crc32, 4);
-  const u32 stored_crc32 = crc32_of(bytes);
-  put_le(h.data() + 20, stored_crc32, 4);
-  put_le(h.data() + 24, tag_of(key, input_crc32, bytes.size(), stored_crc32),
-         8);
   try {
-    write_all(fd.get(), h, tmp);
-    write_all(fd.get(), bytes, tmp);
+    write_all(fd.get(), header, tmp);
+    write_all(fd.get(), payload, tmp);
     // Entries are read by other users of a shared cache directory.
     if (::fchmod(fd.get(), 0644) != 0 || ::close(fd.release()) != 0 ||
         ::rename(tmp.c_str(), path.c_str()) != 0)
@@ -569,9 +716,58 @@ void ChunkCache::store(const Key& key, u32 input_crc32,
     ::unlink(tmp.c_str());
     warn_unwritable(
         fmt::format("warning: cannot write to the chunk cache: {}", e.what()));
+    return false;
+  }
+  return true;
+}
+
+void ChunkCache::store_packed(int fd, std::span<const PackedChunk> chunks) {
+  if (chunks.empty() || !ready_to_store()) return;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return;  // a device
+  // A pack others may write could not be trusted by its tags: every hit
+  // would be inflated. Its bytes are copied into plain entries instead.
+  u64 chunk_bytes = 0;
+  for (const PackedChunk& c : chunks) chunk_bytes += c.size;
+  const u64 size = static_cast<u64>(st.st_size);
+  std::string why;
+  const std::optional<PackId> pack =
+      options_.link_archives && trustable_entry_file(st.st_uid, st.st_mode) &&
+              chunk_bytes >= size / 2 && size <= options_.max_bytes / 4
+          ? link_pack(fd, options_.dir, why)
+          : std::nullopt;
+  if (!pack) {
+    store_read_back(fd, chunks);
     return;
   }
-  stored_ += bytes.size();
+  for (const PackedChunk& c : chunks) {
+    const u64 tag = tag_of(pointer_subject(c.key, *pack, c.offset),
+                           c.input_crc32, c.size, c.stored_crc32);
+    const auto h =
+        entry_header(kPointerMagic, c.size, c.input_crc32, c.stored_crc32, tag);
+    std::array<u8, kPointerTrailer> trailer{};
+    put_le(trailer.data(), c.offset, 8);
+    std::copy(pack->begin(), pack->end(), trailer.begin() + 8);
+    if (!write_entry(c.key, h, trailer)) return;
+    stored_ += c.size;
+  }
+}
+
+void ChunkCache::store_read_back(int fd, std::span<const PackedChunk> chunks) {
+  std::vector<u8> bytes;
+  for (const PackedChunk& c : chunks) {
+    if (unwritable_) return;
+    try {
+      bytes.resize(c.size);
+      // Changed since it was written (not by us): nothing to store.
+      if (pread_full(fd, bytes, c.offset, "archive") != c.size ||
+          crc32_of(bytes) != c.stored_crc32)
+        continue;
+    } catch (const Error&) {
+      return;  // unreadable: the archive is in place, the cache is optional
+    }
+    store(c.key, c.input_crc32, bytes);
+  }
 }
 
 std::optional<HitKey> ChunkCache::tag_key(bool create) {
@@ -614,6 +810,40 @@ u64 ChunkCache::tag_of(const Key& key, u32 input_crc32, u64 stored_size,
   }
 }
 
+namespace {
+
+// The pack a pointer entry file names; nullopt for a plain entry (or one
+// that cannot be read: it is judged when looked up).
+std::optional<PackId> pointed_pack(const Item& i) {
+  if (i.size != kHeaderSize + kPointerTrailer) return std::nullopt;
+  Fd fd = open_entry(i.path);
+  std::array<u8, kHeaderSize + kPointerTrailer> bytes{};
+  try {
+    if (!fd || read_full(fd.get(), bytes, i.path.string()) != bytes.size() ||
+        !std::equal(kPointerMagic.begin(), kPointerMagic.end(), bytes.begin()))
+      return std::nullopt;
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  PackId id{};
+  std::copy(bytes.begin() + kHeaderSize + 8, bytes.end(), id.begin());
+  return id;
+}
+
+// What prune() removes as one: a plain entry, or a pack with its pointers.
+struct EvictionUnit {
+  struct File {
+    fs::path path;
+    u64 size;
+    bool pack;
+  };
+  fs::file_time_type mtime;  // a pack's: the youngest of its pointers'
+  std::vector<File> files;   // a pack's pointers first, then the pack
+  bool pointed = false;      // a pack with pointers
+};
+
+}  // namespace
+
 ChunkCache::Usage ChunkCache::usage() const {
   Usage u;
   for (const Item& i : list_items(options_.dir)) {
@@ -621,38 +851,81 @@ ChunkCache::Usage ChunkCache::usage() const {
     ++u.entries;
     u.bytes += i.size;
   }
+  for (const Item& p : list_packs(options_.dir)) {
+    ++u.packs;
+    u.bytes += p.size;
+  }
   return u;
 }
 
 ChunkCache::Usage ChunkCache::prune(u64 max_bytes) {
   const auto stale = fs::file_time_type::clock::now() - kStaleTemp;
-  std::vector<Item> entries;
-  Usage kept;
+  std::vector<EvictionUnit> units;
+  std::map<fs::path, std::size_t> unit_of_pack;
+  for (Item& p : list_packs(options_.dir)) {
+    unit_of_pack.emplace(p.path, units.size());
+    units.push_back({p.mtime, {{p.path, p.size, true}}});
+  }
+  const std::size_t packs = units.size();
   for (Item& i : list_items(options_.dir)) {
     std::error_code ec;
-    if (i.shape == Shape::entry) {
-      kept.bytes += i.size;
-      ++kept.entries;
-      entries.push_back(std::move(i));
-    } else if (i.mtime < stale) {
-      fs::remove(i.path, ec);
+    if (i.shape != Shape::entry) {
+      if (i.mtime < stale) fs::remove(i.path, ec);
+      continue;
     }
+    const std::optional<PackId> pack = pointed_pack(i);
+    if (!pack) {
+      units.push_back({i.mtime, {{i.path, i.size, false}}});
+      continue;
+    }
+    const auto it = unit_of_pack.find(pack_path(options_.dir, *pack));
+    if (it == unit_of_pack.end()) {  // its pack is gone: a dead pointer
+      fs::remove(i.path, ec);
+      continue;
+    }
+    EvictionUnit& u = units[it->second];
+    u.mtime = u.pointed ? std::max(u.mtime, i.mtime) : i.mtime;
+    u.pointed = true;
+    u.files.insert(u.files.end() - 1, {i.path, i.size, false});
   }
-  // Least recently used first; the path breaks ties so that two prunes of
-  // the same directory agree on the order.
-  std::sort(entries.begin(), entries.end(), [](const Item& a, const Item& b) {
-    return a.mtime != b.mtime ? a.mtime < b.mtime : a.path < b.path;
-  });
-  for (const Item& i : entries) {
+  Usage kept;
+  std::vector<EvictionUnit> live;
+  for (std::size_t n = 0; n < units.size(); ++n) {
+    EvictionUnit& u = units[n];
+    // A pack without pointers is linked but not pointed at yet (a writer
+    // between the two steps; its ctime is the link's) or orphaned (its
+    // keys stored again since): removed once older than any writer takes.
+    if (n < packs && !u.pointed && u.mtime < stale) {
+      std::error_code ec;
+      fs::remove(u.files.back().path, ec);
+      if (!ec) continue;
+    }
+    for (const EvictionUnit::File& f : u.files) {
+      kept.bytes += f.size;
+      ++(f.pack ? kept.packs : kept.entries);
+    }
+    live.push_back(std::move(u));
+  }
+  // Least recently used first; the first path breaks ties so that two
+  // prunes of the same directory agree on the order.
+  std::sort(live.begin(), live.end(),
+            [](const EvictionUnit& a, const EvictionUnit& b) {
+              return a.mtime != b.mtime
+                         ? a.mtime < b.mtime
+                         : a.files.front().path < b.files.front().path;
+            });
+  for (const EvictionUnit& u : live) {
     if (kept.bytes <= max_bytes) break;
-    // An entry that could not be removed still takes its room: counting it
-    // as gone would report less than the directory holds.
-    std::error_code ec;
-    // (A file another process removed meanwhile is gone: no error.)
-    fs::remove(i.path, ec);
-    if (ec) continue;
-    kept.bytes -= i.size;
-    --kept.entries;
+    // A file that could not be removed still takes its room: counting it
+    // as gone would report less than the directory holds. (A file another
+    // process removed meanwhile is gone: no error.)
+    for (const EvictionUnit::File& f : u.files) {
+      std::error_code ec;
+      fs::remove(f.path, ec);
+      if (ec) continue;
+      kept.bytes -= f.size;
+      --(f.pack ? kept.packs : kept.entries);
+    }
   }
   return kept;
 }
@@ -666,6 +939,11 @@ void ChunkCache::clear() {
     std::error_code ec;
     fs::remove(i.path, ec);
   }
+  for (const Item& p : list_packs(options_.dir)) {
+    std::error_code ec;
+    fs::remove(p.path, ec);
+  }
+  ::rmdir(packs_dir(options_.dir).c_str());  // when empty
   ::unlink(hit_key_path(options_.dir).c_str());
   std::error_code ec;
   for (fs::directory_iterator it(options_.dir, ec), end; !ec && it != end;

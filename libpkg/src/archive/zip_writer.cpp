@@ -171,6 +171,10 @@ struct ChunkResult {
   u32 crc32 = 0;
   bool slot = false;  // buffers belong to a ChunkSlots slot
   ChunkFacts facts;   // for the member's memo
+  // A cache miss the writer stores once the archive is committed: its
+  // output's CRC-32, computed on the worker (ChunkCache::store_packed()).
+  bool store_later = false;
+  u32 stored_crc32 = 0;
   const std::vector<u8>& input() const { return buffers.input; }
   const std::vector<u8>& deflated() const { return buffers.output; }
 };
@@ -213,6 +217,8 @@ struct ZipWriter::Impl {
   std::vector<Member> pending;
   std::vector<ZipMemberResult> results;
   std::vector<u8> central;
+  // Cache misses whose bytes are in the output, stored after the commit.
+  std::vector<ChunkCache::PackedChunk> packed;
   MemberNames names;
   u64 pos = 0;  // end of the data written so far
   u64 entries = 0;
@@ -353,7 +359,8 @@ struct ZipWriter::Impl {
             r.crc32 = crc32_of(input);
             r.facts = run_chunk_job(*digest, index, input, r.crc32, final,
                                     level, cache, *borrowed, source->name(),
-                                    r.buffers.output);
+                                    r.buffers.output, r.store_later);
+            if (r.store_later) r.stored_crc32 = crc32_of(r.buffers.output);
             return r;
           }));
       if (slot) ++in_flight_slots;
@@ -405,23 +412,28 @@ struct ZipWriter::Impl {
     if (crc32_of(input) != facts.crc32)
       throw Error(Errc::io, source.name(),
                   "content changed while it was being archived");
-    if (facts.stored)
+    if (facts.stored) {
       store_chunk(input, final, out);
-    else
-      cached_deflate_chunk(cache, compressors, level, input, facts.crc32, final,
-                           source.name(), out);
+    } else if (cached_deflate_chunk(cache, compressors, level, input,
+                                    facts.crc32, final, source.name(), out,
+                                    nullptr,
+                                    StoreMiss::later) == CacheUse::miss) {
+      r.store_later = true;
+      r.stored_crc32 = crc32_of(out);
+    }
   }
 
   // A chunk job's work after reading its input: the member's digest (see
   // MemberHash) and, for a deflated member, the compressed bytes; the
   // chunk's cache key and its digest in one pass when it can take the
-  // member's stream then. Returns the chunk's facts for the member's memo.
+  // member's stream then. Returns the chunk's facts for the member's memo;
+  // `missed`: a cache miss, for the writer to store after the commit.
   static ChunkFacts run_chunk_job(MemberHash& digest, u64 index,
                                   std::span<const u8> input, u32 crc,
                                   bool final, int level, ChunkCache* cache,
                                   CompressorPool& compressors,
-                                  const std::string& name,
-                                  std::vector<u8>& out) {
+                                  const std::string& name, std::vector<u8>& out,
+                                  bool& missed) {
     ChunkFacts facts;
     facts.crc32 = crc;
     bool hashed = false;
@@ -449,13 +461,17 @@ struct ZipWriter::Impl {
       digest.give_back();
       hashed = true;
       facts.key = key_stream.finish();
-      facts.stored = cached_deflate_chunk_keyed(
-                         *cache, compressors, level, input, crc, final, name,
-                         facts.key, out) == CacheUse::bypassed;
+      const CacheUse use = cached_deflate_chunk_keyed(
+          *cache, compressors, level, input, crc, final, name, facts.key, out,
+          StoreMiss::later);
+      facts.stored = use == CacheUse::bypassed;
+      missed = use == CacheUse::miss;
     } else {
-      facts.stored =
+      const CacheUse use =
           cached_deflate_chunk(*cache, compressors, level, input, crc, final,
-                               name, out, &facts.key) == CacheUse::bypassed;
+                               name, out, &facts.key, StoreMiss::later);
+      facts.stored = use == CacheUse::bypassed;
+      missed = use == CacheUse::miss;
     }
     hash();  // a second try: the previous chunk may be hashed by now
     return facts;
@@ -543,6 +559,9 @@ struct ZipWriter::Impl {
       if (learnt) learnt->chunks.push_back(last.facts);
       crc = crc32_join(crc, last.crc32, last.length);
       std::span<const u8> data = m.level > 0 ? last.deflated() : last.input();
+      if (last.store_later)
+        packed.push_back(
+            {last.facts.key, last.crc32, pos, data.size(), last.stored_crc32});
       write_at(pos, data);
       pos += data.size();
       compressed += data.size();
@@ -598,8 +617,7 @@ struct ZipWriter::Impl {
   // must produce the same CRC as the first pass.
   void rewrite_stored(const Member& m, u64 data_at,
                       const std::vector<u8>* whole_input, u32 expected_crc) {
-    out.truncate(data_at);
-    pos = data_at;
+    truncate_at(data_at);
     if (whole_input != nullptr) {
       write_at(pos, *whole_input);
       pos += whole_input->size();
@@ -623,6 +641,21 @@ struct ZipWriter::Impl {
     if (crc != expected_crc)
       throw Error(Errc::io, m.source->name(),
                   "content changed while it was being archived");
+  }
+
+  // Drops what was written from `at` on. The cache misses among it are
+  // stored from the bytes first, as plain entries: the next archive with
+  // that member will deflate it again only to find it does not shrink.
+  void truncate_at(u64 at) {
+    const auto gone = std::partition(
+        packed.begin(), packed.end(),
+        [at](const ChunkCache::PackedChunk& c) { return c.offset < at; });
+    if (gone != packed.end()) {
+      options.cache->store_read_back(out.fd(), {gone, packed.end()});
+      packed.erase(gone, packed.end());
+    }
+    out.truncate(at);
+    pos = at;
   }
 
   void write_raw_member(const Member& m) {
@@ -678,8 +711,7 @@ struct ZipWriter::Impl {
       pos += bytes.size();
     };
     auto store = [&] {
-      out.truncate(data_at);
-      pos = data_at;
+      truncate_at(data_at);
       const StoredEdit r = store_edited_member(in, sink);
       rec.method = kMethodStored;
       rec.crc32 = r.crc32;
@@ -790,10 +822,11 @@ struct ZipWriter::Impl {
     write_at(pos, end);
     pos += end.size();
     out.truncate(pos);
-    // The bytes just written, held open across the rename: the copies come
-    // from them, not from whatever the target's path names by then.
+    // The bytes just written, held open across the rename: the copies and
+    // the cache's pack come from them, not from whatever the target's path
+    // names by then.
     Fd written;
-    if (!copies.empty()) {
+    if (!copies.empty() || !packed.empty()) {
       written = Fd(::dup(out.fd()));
       if (!written) throw_errno(out.target().string(), "cannot dup");
     }
@@ -804,6 +837,9 @@ struct ZipWriter::Impl {
       c.copy_from(written.get(), 0, pos, 0);
       c.commit();
     }
+    // The misses, stored only now that the archive holding their bytes is
+    // in place (a failed archive stores nothing).
+    if (!packed.empty()) options.cache->store_packed(written.get(), packed);
     // Keeps the cache under its cap. Never fails the archive, which is in
     // place already: prune skips what it cannot list or remove.
     if (options.cache) options.cache->prune_if_stored();

@@ -16,13 +16,24 @@
 // CRC-32 of the stored bytes, hit tag: 0 in entries written without a key,
 // as all were before tags) followed by the stored bytes. DIR/.hit-key-<uid>
 // is each user's tag key.
+// - Packs: the zip writer stores the chunks of an archive it committed
+//   (store_packed()) as a hard link to that archive, DIR/packs/<32 hex>,
+//   and one pointer entry per chunk: the same header under its own magic,
+//   then the offset of the bytes in the pack and the pack's id. The bytes
+//   are checked as an entry's are; the tag binds the pack and the offset
+//   too. A pack is never written to, so the archive's bytes stay what the
+//   user got; if the archive is changed in place later, its pointers fail
+//   their CRC and are dropped. Where no link can be made (another file
+//   system), the bytes are read back into plain entries.
 // - Writes go to a temporary file in the entry's directory, renamed into
 //   place: readers see a whole entry or none. No lock is taken, ever: two
 //   processes storing one key write the same bytes, and the last rename
 //   wins.
 // - LRU: a hit sets the entry's mtime to now (futimens; atime is not used,
 //   since relatime/noatime mounts do not maintain it). prune() removes the
-//   entries with the oldest mtime first until the rest fits.
+//   entries with the oldest mtime first until the rest fits. A pack goes
+//   as one: with all its pointers, when the youngest of them is the oldest
+//   left (its mtime is the archive's, never touched).
 // - An entry whose header, length or checksums do not match (truncated,
 //   flipped bits) is removed with a warning through the LogFn and counted as
 //   a miss: the chunk is compressed again and the entry's bytes are never
@@ -57,6 +68,8 @@
 
 namespace libpkg::archive {
 
+struct ChunkEntryRead;  // an entry read whole (chunk_cache.cpp)
+
 /// Where a ChunkCache lives, how large it may grow and where its warnings go.
 struct ChunkCacheOptions {
   std::filesystem::path dir;  // empty: ChunkCache::default_dir()
@@ -66,6 +79,10 @@ struct ChunkCacheOptions {
   // fakes ownership and permissions (some FUSE and NFS setups), where the
   // rule that makes a tag enough does not hold. Slower, never different.
   bool verify_every_hit = false;
+  // Store the chunks of a committed archive as a link to it (a pack) and
+  // pointers into it, where store_packed() allows; false: always as plain
+  // entries with copies of their bytes.
+  bool link_archives = true;
   // Warnings (a dropped corrupt entry, an unwritable directory). Called from
   // the writer's worker threads, one call at a time.
   LogFn log;
@@ -179,6 +196,29 @@ class ChunkCache {
   /// Stores `bytes` under `key`; failures warn once and are otherwise
   /// ignored. Thread-safe.
   void store(const Key& key, u32 input_crc32, std::span<const u8> bytes);
+  /// A chunk whose stored bytes lie in an archive (store_packed()).
+  struct PackedChunk {
+    Key key{};
+    u32 input_crc32 = 0;
+    u64 offset = 0;  // of the stored bytes in the archive
+    u64 size = 0;
+    u32 stored_crc32 = 0;  // of those bytes
+  };
+  /// Stores `chunks`, whose bytes the archive open on `fd` holds (a zip the
+  /// writer committed): links the archive into DIR/packs and writes one
+  /// pointer entry per chunk. The chunks' bytes are read back and stored as
+  /// plain entries instead when the archive is not a regular file of this
+  /// user closed to other writers, cannot be linked (another file system),
+  /// is mostly other bytes (the chunks are less than half of it: a pack
+  /// would keep the rest too) or large for the cap (over a quarter of
+  /// max_bytes: prune() removes a pack whole, so a cache smaller than a few
+  /// archives would keep nothing); one that cannot be read (a device)
+  /// stores nothing. Failures warn once, as store()'s do. Thread-safe.
+  void store_packed(int fd, std::span<const PackedChunk> chunks);
+  /// store_packed() without a pack: the bytes read back from `fd` into plain
+  /// entries (for a writer about to truncate them away). Bytes that no
+  /// longer match their CRC-32 are skipped. Thread-safe.
+  void store_read_back(int fd, std::span<const PackedChunk> chunks);
   /// Input bytes whose compression a hit spared (for the counters).
   void count_saved(u64 input_bytes) { saved_ += input_bytes; }
   /// A lookup that load(..., false) did not count.
@@ -189,21 +229,23 @@ class ChunkCache {
   /// The entries in the cache directory and their total size.
   struct Usage {
     u64 entries = 0;
-    u64 bytes = 0;  // file sizes, headers included
+    u64 bytes = 0;  // file sizes, headers included, each pack once
+    u64 packs = 0;  // of the entries' bytes
   };
   /// Counts the entries and their bytes (temporary files not included); what
   /// cannot be listed is skipped, never throws.
   Usage usage() const;
   /// Removes temporary files older than an hour (their writer died), then
-  /// the least recently used entries until the rest totals at most
-  /// `max_bytes`. Returns what is left.
+  /// the least recently used entries (a pack with all its pointers) until
+  /// the rest totals at most `max_bytes`. Returns what is left. Pointers
+  /// whose pack is gone and packs an hour without pointers go too.
   /// Failures to list or remove are skipped (not reported; an entry that
   /// could not be removed is counted as left); never throws.
   Usage prune(u64 max_bytes);
   /// prune(max_bytes()) when this object stored anything: writers call it
   /// after commit.
   void prune_if_stored();
-  /// Removes every entry and temporary file, and this user's tag key (the
+  /// Removes every entry, pack and temporary file, and this user's tag key (the
   /// next store makes a new one).
   /// Removes empty two-hex-digit subdirectories too; failures are skipped,
   /// never throws.
@@ -242,19 +284,31 @@ class ChunkCache {
   // the first store() (`create`) when missing; none when refused or not
   // creatable (entries are then stored with tag 0, hits inflated).
   std::optional<std::array<u8, 32>> tag_key(bool create);
-  // What own_tag_matches() needs of an entry's file and header (the stored
-  // CRC already checked against the stored bytes).
+  // What own_tag_matches() needs of an entry's files and header (the
+  // stored CRC already checked against the stored bytes).
   struct ReadEntryView {
     u64 tag;
-    unsigned uid;   // the entry file's owner
-    unsigned mode;  // and its permission bits
+    bool closed;  // its file (and pack) this user's, closed to other writers
+    Key subject;  // what the tag binds: the key, or pointer_subject()
     u32 input_crc32;
     u64 stored_size;
     u32 stored_crc32;
   };
-  // Whether the entry (this user's, closed to other writers, tag not 0)
-  // carries its tag under this user's key; never throws.
-  bool own_tag_matches(const ReadEntryView& e, const Key& key);
+  // Whether the entry (closed, tag not 0) carries its tag under this
+  // user's key; never throws.
+  bool own_tag_matches(const ReadEntryView& e);
+  // Removes the pack of a pointer entry read whole whose bytes there
+  // failed their CRC, when the pointer itself is intact and ours.
+  void forget_changed_pack(const ChunkEntryRead& e, const Key& key);
+  // Writes an entry file for `key` (temp file + rename): `header` (a
+  // plain or pointer header, tag included), then `payload`. False after a
+  // warning when the cache cannot be written.
+  bool write_entry(const Key& key, std::span<const u8> header,
+                   std::span<const u8> payload);
+  // Whether anything can be stored: the directory is there (created when
+  // missing) and usable; warns once when not.
+  bool ready_to_store();
+
   // What read_own() found under a key.
   enum class OwnRead { absent, corrupt, not_vouched, vouched };
   // load_tagged() and load_own(): reads the entry of `key` into `out` (at
