@@ -359,6 +359,34 @@ TEST(DeflateScan, RandomBitFlipsJudgedLikeZlib) {
   EXPECT_GT(rejected, 100);
 }
 
+// Streams long enough for the scanner's two-lane walk (past the first
+// 32 KiB of output, in blocks many times as long as the scout's leap):
+// damage anywhere in them, which that walk may meet first in either lane.
+TEST(DeflateScan, DamageInLongStreamsJudgedLikeZlib) {
+  Bytes mixed = elf_bytes(200000);
+  for (const Bytes& part : {text_bytes(100000), random_bytes(20000, 8)})
+    mixed.insert(mixed.end(), part.begin(), part.end());
+  const std::vector<Bytes> streams = {libdeflate_raw(elf_bytes(300000), 6),
+                                      libdeflate_raw(mixed, 9)};
+  std::mt19937 rng(31);
+  int rejected = 0;
+  for (const Bytes& stream : streams) {
+    ASSERT_GT(stream.size(), 50000u);
+    ASSERT_TRUE(agrees_with_zlib(stream));
+    for (int trial = 0; trial < 120; ++trial) {
+      Bytes damaged = stream;
+      const u64 bit = rng() % (damaged.size() * 8);
+      damaged[bit / 8] = static_cast<u8>(damaged[bit / 8] ^ (1u << (bit % 8)));
+      ASSERT_TRUE(agrees_with_zlib(damaged)) << "flipped bit " << bit;
+      if (!zlib_verdict(damaged)) ++rejected;
+      const u64 cut = rng() % damaged.size();
+      ASSERT_TRUE(agrees_with_zlib(std::span<const u8>(stream.data(), cut)))
+          << "cut at " << cut;
+    }
+  }
+  EXPECT_GT(rejected, 0);
+}
+
 TEST(DeflateScan, RandomBytesJudgedLikeZlib) {
   std::mt19937 rng(7);
   for (int trial = 0; trial < 3000; ++trial) {
