@@ -721,11 +721,12 @@ u32 run_join(Lane& main_lane, Lane& scout_lane, Step& scout_stop,
 // zlib's distance check, which depends on the output before the scout's
 // start.
 Step walk_leapfrog(Lane& main, const Codes& codes, u64 stream_bits,
-                   ScoutRecord& rec) {
+                   ScoutRecord* scout_record) {
   for (;;) {
     const u64 start = main.r.position() + kLeapBits;
-    if (start + 64 > stream_bits)
+    if (start + 64 > stream_bits || scout_record == nullptr)
       return run_alone(main, ~u64{0}, codes);  // no room for a scout
+    ScoutRecord& rec = *scout_record;
     Lane scout{main.r.at_bit(start), 0, 0};
     scout.e = litlen_entry_of(codes, scout.r);
     rec.size = 0;
@@ -749,9 +750,10 @@ Step walk_leapfrog(Lane& main, const Codes& codes, u64 stream_bits,
 
 // Walks a Huffman block's codes through its end-of-block code, adding the
 // bytes they stand for to `produced`. False on an invalid code or a
-// distance reaching before the start of the output.
-bool scan_codes(BitReader& reader, const BlockTables& tables, ScoutRecord& rec,
-                u64& produced) {
+// distance reaching before the start of the output. `scout_record`: room
+// for walk_leapfrog(), null for a stream too short for its leaps.
+bool scan_codes(BitReader& reader, const BlockTables& tables,
+                ScoutRecord* scout_record, u64& produced) {
   const Codes codes{tables.litlen.data(), tables.distance.data()};
   Lane lane{reader, 0, produced};
   if (!lane.r.refill()) return false;
@@ -759,7 +761,7 @@ bool scan_codes(BitReader& reader, const BlockTables& tables, ScoutRecord& rec,
   Step step = Step::kMore;
   if (lane.out < kWindowSize) step = walk_checked(lane, codes);
   if (step == Step::kMore)
-    step = walk_leapfrog(lane, codes, reader.size_bits(), rec);
+    step = walk_leapfrog(lane, codes, reader.size_bits(), scout_record);
   if (step != Step::kDone) return false;
   reader = lane.r;
   produced = lane.out;
@@ -842,8 +844,12 @@ bool read_dynamic_tables(BitReader& r, BlockTables& tables) {
 std::optional<DeflateScan> scan_deflate(
     std::span<const u8> stream, std::optional<u64> expected_output_size) {
   const BlockTables& fixed = fixed_tables();
+  // Both uninitialized (for_overwrite): every slot read is written first.
   std::unique_ptr<BlockTables> dynamic;
-  const auto rec = std::make_unique<ScoutRecord>();
+  // Only a stream longer than a leap ever launches a scout.
+  std::unique_ptr<ScoutRecord> rec;
+  if (stream.size() > kLeapBits / 8)
+    rec = std::make_unique_for_overwrite<ScoutRecord>();
   BitReader r(stream);
   DeflateScan scan;
   for (;;) {
@@ -856,12 +862,12 @@ std::optional<DeflateScan> scan_deflate(
         ok = skip_stored(r, scan.output_size);
         break;
       case 1:
-        ok = scan_codes(r, fixed, *rec, scan.output_size);
+        ok = scan_codes(r, fixed, rec.get(), scan.output_size);
         break;
       case 2:
-        if (!dynamic) dynamic = std::make_unique<BlockTables>();
+        if (!dynamic) dynamic = std::make_unique_for_overwrite<BlockTables>();
         ok = read_dynamic_tables(r, *dynamic) &&
-             scan_codes(r, *dynamic, *rec, scan.output_size);
+             scan_codes(r, *dynamic, rec.get(), scan.output_size);
         break;
       default:  // reserved block type
         break;
