@@ -203,7 +203,7 @@ struct RawInflater {
 // Z_STREAM_END, so that is the only place to learn how many there are).
 //
 // This decodes the whole stream into a scratch buffer that is thrown away;
-// make_non_final() runs it only when scan_deflate() (several times faster)
+// make_non_final() runs it only when scan_deflate() (about twice as fast)
 // rejects the stream, so that a bad stream fails with zlib's verdict.
 DeflateScan scan_deflate_with_zlib(std::span<const u8> stream,
                                    const std::string& name) {

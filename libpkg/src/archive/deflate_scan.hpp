@@ -9,8 +9,12 @@
 // block. A full decoder also writes and copies the output bytes; this
 // scanner only needs to know how many bits each code takes, so its tables
 // map the next bits straight to "this many bits hold this many literals,
-// perhaps ended by a length code and its extra bits" and skip whole runs of
-// literals per lookup.
+// perhaps ended by a length code and its extra bits" (where such runs are
+// likely: the 7 to 9-bit literals of machine code rarely pair up), and it
+// walks each long block in two lanes at once, a scout ahead whose path the
+// main walk joins (Huffman codes resynchronize), since one walk is bound by
+// the chain from each code's length to the next lookup. About twice as
+// fast as zlib's inflate on CUDA libraries (bench/inflate_pass_bench.cpp).
 //
 // It accepts exactly the streams zlib's inflate accepts (same code
 // completeness rules, same "distance too far back" check against the output
