@@ -12,6 +12,10 @@ libpkg_add_gtest(writer_test writer_test.cpp writer_fixtures.cpp incompressible_
   sha256_stream_test.cpp)
 target_link_libraries(writer_test PRIVATE ZLIB::ZLIB)
 
+# The block scanner make_non_final() runs, cross-checked against zlib.
+libpkg_add_gtest(deflate_scan_test deflate_scan_test.cpp writer_fixtures.cpp)
+target_link_libraries(deflate_scan_test PRIVATE ZLIB::ZLIB PkgConfig::LIBDEFLATE)
+
 set(WRITER_TOOL_ENV "WRITER_PACK_TOOL=$<TARGET_FILE:writer_pack_tool>")
 foreach(t pack_crosscheck zip64_entries raw_copy attrs)
   libpkg_add_script_test(writer_${t} writer_${t}.sh

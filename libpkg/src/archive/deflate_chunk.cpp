@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <new>
 
+#include "archive/deflate_scan.hpp"
 #include "archive/incompressible.hpp"
 #include "libpkg/base/error.hpp"
 
@@ -116,7 +117,7 @@ void append_compressed(libdeflate_compressor* compressor,
     return;
   }
   out.resize(start + n);
-  if (!final) make_non_final(out, start, name);
+  if (!final) make_non_final(out, start, name, input.size());
 }
 
 }  // namespace
@@ -201,24 +202,20 @@ struct RawInflater {
 // the stream's data (zlib discards the padding bits before reporting
 // Z_STREAM_END, so that is the only place to learn how many there are).
 //
-// This costs one inflate pass over the chunk (decoded into a scratch buffer
-// that is thrown away; zlib keeps its own window for back references):
-// about 20-23% of the level-6 compression time on CUDA libraries. A
-// hand-written scanner that decodes only the Huffman codes without output
-// was measured as well (1.5x faster than zlib on libcublasLt, 10% slower on
-// libnccl: the symbol-decoding dependency chain dominates either way), so
-// zlib's well-tested decoder is used.
-void make_non_final(std::vector<u8>& out, u64 start, const std::string& name) {
-  const std::span<u8> stream(out.data() + start, out.size() - start);
+// This decodes the whole stream into a scratch buffer that is thrown away;
+// make_non_final() runs it only when scan_deflate() (about twice as fast)
+// rejects the stream, so that a bad stream fails with zlib's verdict.
+DeflateScan scan_deflate_with_zlib(std::span<const u8> stream,
+                                   const std::string& name) {
   RawInflater inflater;
   z_stream& strm = inflater.strm;
-  strm.next_in = stream.data();
+  // zlib never writes through next_in.
+  strm.next_in = const_cast<u8*>(stream.data());
   strm.avail_in = static_cast<uInt>(stream.size());
   if (strm.avail_in != stream.size())
     throw Error(Errc::usage, name, "deflate chunk too large");
   std::vector<u8> scratch(256 * 1024);
-  u64 last_header_bit = 0;  // a raw stream starts with a block header
-  u64 end_bit = 0;
+  DeflateScan scan;  // a raw stream starts with a block header
   bool end_seen = false;
   for (;;) {
     strm.next_out = scratch.data();
@@ -233,16 +230,28 @@ void make_non_final(std::vector<u8>& out, u64 start, const std::string& name) {
       const u64 consumed = stream.size() - strm.avail_in;
       const u64 bit = consumed * 8 - static_cast<u64>(strm.data_type & 7);
       if ((strm.data_type & 64) == 0) {
-        last_header_bit = bit;
+        scan.last_header_bit = bit;
       } else {
-        end_bit = bit;
+        scan.end_bit = bit;
         end_seen = true;
       }
     }
   }
-  if (strm.avail_in != 0 || !end_seen || (end_bit + 7) / 8 != stream.size())
+  if (strm.avail_in != 0 || !end_seen ||
+      (scan.end_bit + 7) / 8 != stream.size())
     throw Error(Errc::format, name,
                 "internal deflate chunk does not end with its final block");
+  scan.output_size = strm.total_out;
+  return scan;
+}
+
+void make_non_final(std::vector<u8>& out, u64 start, const std::string& name,
+                    std::optional<u64> inflated_size) {
+  const std::span<u8> stream(out.data() + start, out.size() - start);
+  std::optional<DeflateScan> scan = scan_deflate(stream, inflated_size);
+  if (!scan) scan = scan_deflate_with_zlib(stream, name);
+  const u64 last_header_bit = scan->last_header_bit;
+  const u64 end_bit = scan->end_bit;
   const unsigned unused = static_cast<unsigned>((8 - end_bit % 8) % 8);
   u8& header = stream[last_header_bit / 8];
   const u8 bfinal = static_cast<u8>(1u << (last_header_bit % 8));

@@ -13,10 +13,12 @@
 #pragma once
 
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "archive/deflate_scan.hpp"
 #include "archive/incompressible.hpp"
 #include "libpkg/base/integers.hpp"
 
@@ -126,10 +128,21 @@ class ChunkSlots {
 
 // Rewrites the complete raw deflate stream that `out` holds from `start`
 // on (as libdeflate produces it: ends with its BFINAL block, zero padding
-// bits) into a non-final one: locates the last block's header by inflating
-// the stream block by block, clears its BFINAL bit and appends an empty
-// stored block. Throws Errc::format if that is not a single complete
-// deflate stream.
-void make_non_final(std::vector<u8>& out, u64 start, const std::string& name);
+// bits) into a non-final one: locates the last block's header with
+// scan_deflate() (deflate_scan.hpp), clears its BFINAL bit and appends an
+// empty stored block. `inflated_size`, when known, is checked against the
+// scan's output size. Whatever the scanner rejects goes through zlib
+// (scan_deflate_with_zlib()), so that a stream zlib accepts is still
+// joined and one it rejects fails with zlib's error. Throws Errc::format if
+// that is not a single complete deflate stream.
+void make_non_final(std::vector<u8>& out, u64 start, const std::string& name,
+                    std::optional<u64> inflated_size = std::nullopt);
+
+// The same positions as scan_deflate() found by zlib's inflate, block by
+// block (decoding into a scratch buffer): the fallback of make_non_final()
+// and the reference the scanner is tested against. Throws Errc::format if
+// `stream` is not one complete deflate stream ending in its last byte.
+DeflateScan scan_deflate_with_zlib(std::span<const u8> stream,
+                                   const std::string& name);
 
 }  // namespace libpkg::archive
