@@ -219,12 +219,7 @@ class DeflatedMember final : public MemberView, public ByteFiller {
   Start start_for(u64 from) const {
     Start s;
     const auto& points = entry_.restart_points;
-    s.k = static_cast<std::size_t>(
-        std::upper_bound(points.begin(), points.end(), from,
-                         [](u64 off, const RestartPoint& p) {
-                           return off < p.uncompressed;
-                         }) -
-        points.begin());
+    s.k = reader::restart_points_through(points, from);
     s.at = s.k == 0 ? 0 : points[s.k - 1].uncompressed;
     const auto own = std::upper_bound(
         resume_.begin(), resume_.end(), from,

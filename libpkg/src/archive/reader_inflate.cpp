@@ -107,12 +107,7 @@ MemberInflater::MemberInflater(const std::string& archive,
     throw Error(Errc::usage, archive,
                 fmt::format("{}: cannot resume inflating at bit {}",
                             printable_name(entry.name), at.bit));
-  const auto& points = entry.restart_points;
-  next_point_ = static_cast<std::size_t>(
-      std::upper_bound(
-          points.begin(), points.end(), at.produced,
-          [](u64 off, const RestartPoint& p) { return off < p.uncompressed; }) -
-      points.begin());
+  next_point_ = restart_points_through(entry.restart_points, at.produced);
   in_pos_ = released_ = used != 0 ? byte + 1 : byte;
   produced_ = at.produced;
   if (inflateInit2(&z_, -15) != Z_OK)
@@ -126,6 +121,15 @@ MemberInflater::MemberInflater(const std::string& archive,
     inflateEnd(&z_);
     throw Error(Errc::io, "zlib", "cannot resume inflating (zlib refused)");
   }
+}
+
+std::size_t restart_points_through(const std::vector<RestartPoint>& points,
+                                   u64 offset) {
+  return static_cast<std::size_t>(
+      std::upper_bound(
+          points.begin(), points.end(), offset,
+          [](u64 off, const RestartPoint& p) { return off < p.uncompressed; }) -
+      points.begin());
 }
 
 MemberInflater::~MemberInflater() { inflateEnd(&z_); }

@@ -32,6 +32,13 @@ struct ResumePoint {
   std::vector<u8> window;  // the last <= 32 KiB produced before it
 };
 
+// How many of `points` (sorted by uncompressed offset, as ZipEntry keeps
+// them) lie at or before uncompressed offset `offset`: k, where point k - 1
+// is the last of them (0: none), the start MemberInflater's checked mode
+// takes.
+std::size_t restart_points_through(const std::vector<RestartPoint>& points,
+                                   u64 offset);
+
 // Inflates one deflated member front to back, in as many calls as the
 // caller likes (a lazy member view inflates only as far as it is read).
 // Every refusal names `archive` and the member (Errc::format): corrupt or
