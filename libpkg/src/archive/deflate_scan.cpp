@@ -684,11 +684,7 @@ u32 run_join(Lane& main_lane, Lane& scout_lane, Step& scout_stop,
     if (checked == logged && (scout_stop != Step::kMore || logged == kScoutLog))
       break;
     if (scout_stop == Step::kMore) {
-      if (logged < kScoutLog) {
-        rec.position[logged] = scout.r.position();
-        rec.out[logged] = scout.out;
-        ++logged;
-      }
+      record(rec, logged, scout);
       scout_stop = step(scout, codes);
     }
     main_stop = step(main, codes);
