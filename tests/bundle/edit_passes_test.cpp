@@ -8,15 +8,16 @@
 // more (it decoded the member twice more before), and that pass, from the
 // start to the end, gives the member's SHA-256 for the RECORD check.
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "../base/temp_dir.hpp"
 #include "libpkg/base/sha256.hpp"
 #include "libpkg/bundle/analyze.hpp"
 #include "libpkg/elf/editor.hpp"
@@ -39,14 +40,15 @@ void write(const fs::path& p, const std::string& text) {
 // large (in front of the code) and, unstripped, .symtab and .strtab (behind
 // .dynamic).
 struct BigWheel {
+  // Owns the directory: removed even when an assertion ends the test early.
+  std::unique_ptr<libpkg::testing::TempDir> tmp;
   fs::path dir, lib, wheel;
 };
 
 BigWheel big_wheel(int symbols) {
-  std::string pattern = (fs::temp_directory_path() / "edit-passes-XXXXXX");
-  if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp");
   BigWheel w;
-  w.dir = pattern;
+  w.tmp = std::make_unique<libpkg::testing::TempDir>();
+  w.dir = w.tmp->path();
   std::string blob(24u << 20, '\0');
   for (std::size_t i = 0; i < blob.size(); ++i)
     blob[i] = static_cast<char>((i * 2654435761u) >> 24 & 0x0f);
@@ -120,7 +122,6 @@ TEST(EditPasses, PlanningTheEditDecodesTheMemberNoFurther) {
   const elf::EditPlan plan = plan_rpath(b);
   EXPECT_FALSE(plan.overlay.patches().empty());
   EXPECT_EQ(b.view->decoded(), after_analysis);
-  fs::remove_all(w.dir);
 }
 
 // The tables the analysis and the editor read that the one pass could not
@@ -142,7 +143,6 @@ TEST(EditPasses, TablesReadBehindThePassCostAtMostAResumeStepEach) {
   // the member three times more.
   EXPECT_LE(b.view->decoded(), size + b.view->inflated() + (24u << 20))
       << "inflated " << b.view->inflated();
-  fs::remove_all(w.dir);
 }
 
 }  // namespace

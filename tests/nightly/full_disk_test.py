@@ -13,6 +13,7 @@ tmpfs mounted in a private mount namespace (`unshare -m` as root, `unshare
 - a nightly started on a full disk is refused before any job runs;
 - a publish into a full channel fails with exit 2 and leaves `current`,
   `files/` and `releases/` as they were; it succeeds once there is room."""
+import atexit
 import json
 import os
 import subprocess
@@ -37,6 +38,9 @@ def tmpfs(path, size):
     os.makedirs(path, exist_ok=True)
     subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "nightly-full-disk", path],
                    check=True)
+    # Unmounted before scratch() removes the directory (atexit runs last in
+    # first): a mount point can't be removed while mounted.
+    atexit.register(subprocess.run, ["umount", "-l", path])
     return path
 
 

@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Helpers shared by the nightly tests: run pkgtool, write job files. The
 checks and the case runner are tests/lib/testlib.py's."""
+import atexit
 import json
 import os
+import shutil
 import sys
 import tempfile
 
@@ -36,4 +38,24 @@ def load(path):
 
 
 def scratch():
-    return tempfile.mkdtemp(prefix="nightly-test-")
+    """A private scratch directory, removed when the script exits (TEST_KEEP=1
+    keeps it, as tests/lib/harness.sh does). Every CI pass makes hundreds of
+    these, tens of MB each: left behind, they fill a shared disk."""
+    d = tempfile.mkdtemp(prefix="nightly-test-")
+    if os.environ.get("TEST_KEEP") == "1":
+        print(f"scratch directory kept: {d}", flush=True)
+    else:
+        atexit.register(_remove_tree, d)
+    return d
+
+
+def _remove_tree(path):
+    # Tests leave read-only directories behind (mode checks): make them
+    # writable first, or rmtree leaves them.
+    for root, dirs, _ in os.walk(path):
+        for name in dirs:
+            try:
+                os.chmod(os.path.join(root, name), 0o700)
+            except OSError:
+                pass
+    shutil.rmtree(path, ignore_errors=True)
