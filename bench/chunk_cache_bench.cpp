@@ -3,10 +3,8 @@
 // against compressing it (the measurement behind "only members of at least
 // one chunk go through the cache", docs/archives.md).
 //
-//   g++ -std=c++20 -O2 -Ilibpkg/include -Ilibpkg/src -o /tmp/ccb \
-//       bench/chunk_cache_bench.cpp build/libpkg/libpkg.a \
-//       -lfmt -lcrypto -ldeflate -lz -pthread
-//   /tmp/ccb FILE CACHE_DIR
+//   cmake --build build --target chunk_cache_bench
+//   build/bench/chunk_cache_bench FILE CACHE_DIR
 //
 // FILE's first bytes are cut into chunks of 4 KiB .. 8 MiB (about 64 MiB of
 // input per size, fewer for the largest); for each size: level-6

@@ -8,10 +8,8 @@
 // and the block scanner the writer runs (scan_deflate(), deflate_scan.hpp),
 // which skips runs of literal codes per table lookup and writes no output.
 //
-//   g++ -std=c++20 -O2 -Ilibpkg/include -Ilibpkg/src -o /tmp/ipb \
-//       bench/inflate_pass_bench.cpp build/libpkg/libpkg.a \
-//       -lfmt -lcrypto -ldeflate -lz -pthread
-//   /tmp/ipb LEVEL FILE...
+//   cmake --build build --target inflate_pass_bench
+//   build/bench/inflate_pass_bench LEVEL FILE...
 //
 // Each FILE is cut into the writer's 8 MiB chunks; each chunk is planned by
 // plan_chunk() and every run it deflates (at LEVEL, or at the fast level
