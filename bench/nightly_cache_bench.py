@@ -94,6 +94,25 @@ def perturbed_copy(src: Path, dst: Path) -> int:
     return flips
 
 
+def vmstat() -> dict[str, int]:
+    """/proc/vmstat's counters: the page cache's part of a run's system time
+    (pages allocated, faulted, written back) shows in their deltas."""
+    try:
+        with open("/proc/vmstat") as f:
+            return {k: int(v) for k, v in (line.split() for line in f)}
+    except OSError:
+        return {}
+
+
+def vmstat_delta(before: dict[str, int], after: dict[str, int]) -> str:
+    if not before or not after:
+        return "no /proc/vmstat"
+    d = lambda k: after.get(k, 0) - before.get(k, 0)  # noqa: E731
+    alloc = sum(d(k) for k in after if k.startswith("pgalloc_"))
+    return (f"{alloc * 4096 / 1e9:.1f} GB of pages allocated, {d('pgfault')} faults, "
+            f"{d('pgpgout') * 1024 / 1e9:.1f} GB written out")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--build", default=str(HERE.parent / "build"), help="libpkg build directory")
@@ -174,8 +193,10 @@ def main() -> int:
                 if v == "cache, cold":
                     shutil.rmtree(cache, ignore_errors=True)
                 load = os.getloadavg()[0]
+                vm = vmstat()
                 s = launcher.run([pkgtool, "nightly", "run", "--jobs", str(jf), "--root", str(root),
                                   "--date", DATE, "-j", str(args.queues), "--no-publish"], env=env)
+                vm_run = vmstat_delta(vm, vmstat())
                 night = root / DATE
                 if not s.ok:
                     logs = "".join(p.read_text()[-1500:] for p in (night / "logs/failed").glob("*.log"))
@@ -202,8 +223,9 @@ def main() -> int:
                     for st in sorted(states, key=lambda st: st["start"])))
                 samples[v].append(s)
                 cache_counts[v].append((hits, misses))
-                log(f"run {i} {v}: {s.wall_s:.1f} s wall, {s.user_s + s.sys_s:.1f} s CPU, "
-                    f"{hits} hits / {misses} misses, load {load:.1f} -> {os.getloadavg()[0]:.1f}")
+                log(f"run {i} {v}: {s.wall_s:.1f} s wall, {s.user_s + s.sys_s:.1f} s CPU ({s.sys_s:.1f} s system), "
+                    f"{hits} hits / {misses} misses, load {load:.1f} -> {os.getloadavg()[0]:.1f}; "
+                    f"{vm_run}")
                 shutil.rmtree(root)
             shutil.rmtree(cache, ignore_errors=True)
         if len(reference) != 2 * len(pythons):
