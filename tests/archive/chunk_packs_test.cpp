@@ -95,7 +95,9 @@ struct Archive {
     std::vector<u8> out;
     const bool hit = cache.load(chunks[i].key, inputs[i], chunks[i].input_crc32,
                                 true, kMax, out);
-    if (hit) EXPECT_EQ(out, stored[i]);
+    if (hit) {
+      EXPECT_EQ(out, stored[i]);
+    }
     return hit;
   }
 };
@@ -185,6 +187,33 @@ TEST(ChunkPacks, PlainEntriesWhereAPackWouldNotServe) {
     for (const fs::path& e : entries) EXPECT_GT(fs::file_size(e), kPointer);
     for (std::size_t i = 0; i < 4; ++i) EXPECT_TRUE(a.hits(*cache, i)) << i;
   }
+}
+
+// A cache on another file system than the archive cannot link it (EXDEV):
+// the chunks are read back into plain entries, silently (a cache on its
+// own disk is an ordinary setup). /dev/shm is a tmpfs on every Linux this
+// project supports.
+TEST(ChunkPacks, AnArchiveOnAnotherFileSystemIsCopied) {
+  TempDir tmp;
+  ASSERT_TRUE(fs::is_directory("/dev/shm")) << "no /dev/shm";
+  TempDir elsewhere("/dev/shm");
+  struct stat here {};
+  struct stat there {};
+  ASSERT_EQ(::stat(tmp.path().c_str(), &here), 0);
+  ASSERT_EQ(::stat(elsewhere.path().c_str(), &there), 0);
+  ASSERT_NE(here.st_dev, there.st_dev)
+      << "/dev/shm is on the same file system as " << tmp.path();
+  const Archive a(elsewhere / "a.zip", 5);
+  Log log;
+  auto cache = make_cache(tmp / "cache", &log);
+  a.store_into(*cache);
+  EXPECT_TRUE(files_in(tmp / "cache" / "packs").empty());
+  EXPECT_EQ(fs::hard_link_count(a.path), 1u);
+  const auto entries = entry_files(tmp / "cache");
+  EXPECT_EQ(entries.size(), 4u);
+  for (const fs::path& e : entries) EXPECT_GT(fs::file_size(e), kPointer);
+  for (std::size_t i = 0; i < 4; ++i) EXPECT_TRUE(a.hits(*cache, i)) << i;
+  EXPECT_TRUE(log.lines.empty()) << log.lines.front();
 }
 
 // The tag binds the key, the pack and the offset: a pointer copied under

@@ -14,11 +14,11 @@
 
 namespace writer_test {
 
-TempDir::TempDir() {
-  const char* tmp = std::getenv("TMPDIR");
-  std::string templ =
-      (std::filesystem::path(tmp ? tmp : "/tmp") / "writer_test-XXXXXX")
-          .string();
+TempDir::TempDir()
+    : TempDir(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") {}
+
+TempDir::TempDir(const std::filesystem::path& parent) {
+  std::string templ = (parent / "writer_test-XXXXXX").string();
   if (::mkdtemp(templ.data()) == nullptr)
     throw std::runtime_error("mkdtemp failed");
   path_ = templ;

@@ -19,6 +19,8 @@ using libpkg::u8;
 class TempDir {
  public:
   TempDir();
+  // Under `parent` instead of $TMPDIR.
+  explicit TempDir(const std::filesystem::path& parent);
   ~TempDir();
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;

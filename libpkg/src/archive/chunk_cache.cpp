@@ -675,8 +675,12 @@ bool ChunkCache::ready_to_store() {
 
 void ChunkCache::store(const Key& key, u32 input_crc32,
                        std::span<const u8> bytes) {
+  store_with_crc(key, input_crc32, bytes, crc32_of(bytes));
+}
+
+void ChunkCache::store_with_crc(const Key& key, u32 input_crc32,
+                                std::span<const u8> bytes, u32 stored_crc32) {
   if (!ready_to_store()) return;
-  const u32 stored_crc32 = crc32_of(bytes);
   const auto h =
       entry_header(kMagic, bytes.size(), input_crc32, stored_crc32,
                    tag_of(key, input_crc32, bytes.size(), stored_crc32));
@@ -766,7 +770,7 @@ void ChunkCache::store_read_back(int fd, std::span<const PackedChunk> chunks) {
     } catch (const Error&) {
       return;  // unreadable: the archive is in place, the cache is optional
     }
-    store(c.key, c.input_crc32, bytes);
+    store_with_crc(c.key, c.input_crc32, bytes, c.stored_crc32);
   }
 }
 

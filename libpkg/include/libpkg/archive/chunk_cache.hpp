@@ -300,6 +300,9 @@ class ChunkCache {
   // Removes the pack of a pointer entry read whole whose bytes there
   // failed their CRC, when the pointer itself is intact and ours.
   void forget_changed_pack(const ChunkEntryRead& e, const Key& key);
+  // store() of bytes whose CRC-32 the caller has just checked.
+  void store_with_crc(const Key& key, u32 input_crc32,
+                      std::span<const u8> bytes, u32 stored_crc32);
   // Writes an entry file for `key` (temp file + rename): `header` (a
   // plain or pointer header, tag included), then `payload`. False after a
   // warning when the cache cannot be written.
