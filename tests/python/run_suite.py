@@ -31,8 +31,11 @@ def run(argv, **kw) -> subprocess.CompletedProcess:
     return subprocess.run([str(a) for a in argv], **kw)
 
 
-def pytest_argv(python) -> list:
-    return [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rs", HERE]
+def pytest_argv(python, basetemp) -> list:
+    # --basetemp in our own temporary directory: pytest's default keeps the
+    # last three runs' fixtures in /tmp (~300 MB each here), run after run.
+    return [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rs",
+            f"--basetemp={basetemp}", HERE]
 
 
 def main() -> int:
@@ -46,7 +49,9 @@ def main() -> int:
     env.pop("PYTHONPATH", None)
     if "--build-tree" in sys.argv:
         env["PYTHONPATH"] = str(package_dir.parent)
-        return run(pytest_argv(sys.executable), env=env, cwd=package_dir.parent).returncode
+        with tempfile.TemporaryDirectory(prefix="libpkg-pysuite-") as tmp:
+            return run(pytest_argv(sys.executable, Path(tmp) / "pytest"), env=env,
+                       cwd=package_dir.parent).returncode
 
     for var in ("PKGTOOL", "CHECK_BINARY"):
         if not os.access(os.environ.get(var, ""), os.X_OK):
@@ -85,7 +90,7 @@ def main() -> int:
         # libpkg can be imported.
         work = tmp / "work"
         work.mkdir()
-        return run(pytest_argv(py), env=env, cwd=work).returncode
+        return run(pytest_argv(py, tmp / "pytest"), env=env, cwd=work).returncode
 
 
 def version() -> str:
