@@ -39,7 +39,6 @@ from pathlib import Path
 from benchlib import Launcher, Sample, human_mb, human_ms, human_ratio, log, run_text, table
 
 HERE = Path(__file__).resolve().parent
-SOURCE_DIR = HERE.parent
 DEFAULT_PKGTOOL = "/work/main/build/tools/pkgtool/pkgtool"
 DEFAULT_PATCHELF = "/usr/bin/patchelf"
 CUDA_LIBS = ["/usr/local/cuda/lib64/libcublasLt.so.13", "/usr/local/cuda/lib64/libnccl.so.2"]
@@ -523,19 +522,10 @@ class Bench:
 
     def measure_in_process(self) -> None:
         """Time ElfFile::open + needed() + runpath() inside one process."""
-        build = Path(self.pkgtool).parents[2]
-        lib_a = build / "libpkg" / "libpkg.a"
-        src = HERE / "elf_read_bench.cpp"
-        exe = self.workdir / "elf_read_bench"
-        if not lib_a.exists():
-            self.in_process_note = f"skipped: {lib_a} not found"
-            return
-        cxx = shutil.which("g++") or shutil.which("c++")
-        p = run_text([cxx, "-std=c++20", "-O2", f"-I{SOURCE_DIR / 'libpkg' / 'include'}",
-                      "-o", str(exe), str(src), str(lib_a), "-lfmt", "-lcrypto", "-pthread"])
-        if p.returncode != 0:
-            self.in_process_note = "skipped: cannot build elf_read_bench: " + (
-                p.stderr.strip().splitlines() or ["?"])[0]
+        # Built with the project (bench/CMakeLists.txt), beside pkgtool.
+        exe = Path(self.pkgtool).parents[2] / "bench" / "elf_read_bench"
+        if not exe.exists():
+            self.in_process_note = f"skipped: {exe} not found (configure with LIBPKG_BENCH=ON)"
             return
         p = run_text([str(exe), "200", *map(str, self.libs)])
         for line in p.stdout.splitlines():
