@@ -882,10 +882,20 @@ ChunkCache::Usage ChunkCache::prune(u64 max_bytes) {
       units.push_back({i.mtime, {{i.path, i.size, false}}});
       continue;
     }
-    const auto it = unit_of_pack.find(pack_path(options_.dir, *pack));
-    if (it == unit_of_pack.end()) {  // its pack is gone: a dead pointer
-      fs::remove(i.path, ec);
-      continue;
+    const fs::path pack_file = pack_path(options_.dir, *pack);
+    auto it = unit_of_pack.find(pack_file);
+    if (it == unit_of_pack.end()) {
+      // Not listed above: gone (a dead pointer), or linked by another
+      // writer since the listing. A writer links its pack before it writes
+      // the pointers, so a pointer seen here whose pack exists now is live.
+      struct stat st {};
+      if (::stat(pack_file.c_str(), &st) != 0) {
+        fs::remove(i.path, ec);
+        continue;
+      }
+      it = unit_of_pack.emplace(pack_file, units.size()).first;
+      units.push_back(
+          {i.mtime, {{pack_file, static_cast<u64>(st.st_size), true}}});
     }
     EvictionUnit& u = units[it->second];
     u.mtime = u.pointed ? std::max(u.mtime, i.mtime) : i.mtime;
