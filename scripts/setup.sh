@@ -16,7 +16,7 @@ packages=(
   build-essential cmake ninja-build pkg-config clang-format file
   # libraries
   libfmt-dev nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev
-  pybind11-dev libdeflate-dev zlib1g-dev libzstd-dev libarchive-dev libbz2-dev
+  pybind11-dev libdeflate-dev libisal-dev zlib1g-dev libzstd-dev libarchive-dev libbz2-dev
   libssl-dev libicu-dev
   # the nightly stats store: SQLite (stats.db) and PostgreSQL (libpq-dev's
   # headers at build time; libpq5, dlopen()ed at run time; the server the

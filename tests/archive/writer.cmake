@@ -9,7 +9,7 @@ target_link_libraries(writer_pack_tool PRIVATE libpkg::libpkg fmt::fmt)
 target_compile_options(writer_pack_tool PRIVATE ${LIBPKG_WARNINGS})
 
 libpkg_add_gtest(writer_test writer_test.cpp writer_fixtures.cpp incompressible_test.cpp
-  sha256_stream_test.cpp)
+  sha256_stream_test.cpp fast_deflate_test.cpp)
 target_link_libraries(writer_test PRIVATE ZLIB::ZLIB)
 
 # The block scanner make_non_final() runs, cross-checked against zlib.

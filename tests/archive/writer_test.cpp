@@ -678,6 +678,29 @@ std::vector<u8> one_libdeflate_call(CompressorPool& pool, int level,
   return out;
 }
 
+// `deflated` inflated by zlib, after a final chunk of text joined to it
+// unless it is `final` itself (a non-final chunk is no stream on its own);
+// the text's bytes are dropped again, so the result must be the chunk.
+std::vector<u8> inflate_joined(CompressorPool& pool,
+                               std::span<const u8> deflated, bool final) {
+  std::vector<u8> joined(deflated.begin(), deflated.end());
+  const std::vector<u8> next = text_bytes(1000);
+  if (!final) {
+    std::vector<u8> last;
+    deflate_chunk(pool, 6, next, true, "next", last);
+    joined.insert(joined.end(), last.begin(), last.end());
+  }
+  std::vector<u8> inflated = zlib_inflate_raw(joined);
+  if (!final) {
+    const bool next_at_end =
+        inflated.size() >= next.size() &&
+        std::equal(next.begin(), next.end(), inflated.end() - next.size());
+    EXPECT_TRUE(next_at_end);
+    if (next_at_end) inflated.resize(inflated.size() - next.size());
+  }
+  return inflated;
+}
+
 // A chunk mixing compressible bytes with incompressible ones (code next to
 // packed device code in a CUDA library): the incompressible pieces are
 // stored without running the compressor (plan_chunk()), the rest is
@@ -704,31 +727,34 @@ TEST(DeflateChunk, MixedChunkStoresItsIncompressiblePieces) {
                     noise.begin() + 3 * 65535);
     EXPECT_NE(stored_at, out.end());
     EXPECT_LT(out.size(), noise.size() + kMiB);  // the text and ELF shrank
-    std::vector<u8> joined = out;
-    std::vector<u8> expected = chunk;
-    if (!final) {
-      const std::vector<u8> next = text_bytes(1000);
-      std::vector<u8> last;
-      deflate_chunk(pool, 6, next, true, "next", last);
-      joined.insert(joined.end(), last.begin(), last.end());
-      expected.insert(expected.end(), next.begin(), next.end());
-    }
-    EXPECT_TRUE(zlib_inflate_raw(joined) == expected);
+    EXPECT_TRUE(inflate_joined(pool, out, final) == chunk);
   }
   // A nearly random chunk that is not stored (a zero run repeats) is
-  // deflated at the fast level whatever the writer's.
+  // deflated by igzip (fast_deflate.hpp) whatever the writer's level, final
+  // or not: non-final straight from its sync flush, with no scan.
   std::vector<u8> near = random_bytes(kMiB + kMiB / 2, 18);  // one piece
   std::fill(near.begin() + 4096, near.begin() + 4096 + (32 << 10), 0);
   ASSERT_EQ(plan_chunk(near).size(), 1u);
   ASSERT_TRUE(plan_chunk(near).front().fast);
-  std::vector<u8> at6, at12;
-  deflate_chunk(pool, 6, near, true, "near", at6);
-  deflate_chunk(pool, 12, near, true, "near", at12);
-  EXPECT_EQ(at6, one_libdeflate_call(pool, kFastDeflateLevel, near, true));
-  EXPECT_EQ(at12, at6);
-  EXPECT_NE(at6, one_libdeflate_call(pool, 6, near, true));
-  EXPECT_LT(at6.size(), near.size());
-  EXPECT_TRUE(zlib_inflate_raw(at6) == near);
+  for (bool final : {false, true}) {
+    SCOPED_TRACE(final);
+    std::vector<u8> at1, at6, at12, by_igzip;
+    deflate_chunk(pool, 1, near, final, "near", at1);
+    deflate_chunk(pool, 6, near, final, "near", at6);
+    deflate_chunk(pool, 12, near, final, "near", at12);
+    ASSERT_TRUE(FastDeflater().append(near, final, near.size(), by_igzip));
+    EXPECT_EQ(at6, by_igzip);
+    EXPECT_EQ(at1, at6);
+    EXPECT_EQ(at12, at6);
+    EXPECT_NE(at6, one_libdeflate_call(pool, 6, near, final));
+    EXPECT_LT(at6.size(), near.size());
+    EXPECT_TRUE(inflate_joined(pool, at6, final) == near);
+  }
+  // Level 0 stores, fast runs included.
+  std::vector<u8> at0;
+  deflate_chunk(pool, 0, near, true, "near", at0);
+  EXPECT_GT(at0.size(), near.size());
+  EXPECT_TRUE(zlib_inflate_raw(at0) == near);
 
   // Nothing in the plan is incompressible or nearly random: one libdeflate
   // call at the writer's level, made non-final, as before the plan existed.

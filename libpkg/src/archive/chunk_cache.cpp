@@ -311,10 +311,10 @@ std::string ChunkCache::key_prefix(u64 size, int level, bool final) {
 std::string ChunkCache::key_prefix(u64 size, int level, bool final,
                                    std::string_view fingerprint) {
   return fmt::format(
-      "libpkg chunk; libdeflate {}; encoder {}; rules {}; "
+      "libpkg chunk; libdeflate {}; encoder {}; fast encoder {}; rules {}; "
       "level {}; final {}; {} bytes\n",
-      LIBDEFLATE_VERSION_STRING, fingerprint, kChunkRulesVersion, level,
-      final ? 1 : 0, size);
+      LIBDEFLATE_VERSION_STRING, fingerprint, fast_deflate_fingerprint(),
+      kChunkRulesVersion, level, final ? 1 : 0, size);
 }
 
 ChunkCache::Key ChunkCache::key_for(std::string_view identity,

@@ -133,9 +133,14 @@ void compress_chunk(CompressorPool& pool, int level, std::span<const u8> input,
     const bool last = final && run.end == input.size();
     if (run.stored) {
       write_stored_blocks(bytes, last, out);
+    } else if (run.fast && level > 0) {
+      // Already non-final unless `last`: no scan to join it.
+      FastDeflaterPool::Lease lease(pool.fast());
+      if (!lease.get().append(bytes, last, stored_blocks_size(bytes.size()),
+                              out))
+        write_stored_blocks(bytes, last, out);
     } else {
-      CompressorPool::Lease lease(
-          pool, run.fast ? std::min(level, kFastDeflateLevel) : level);
+      CompressorPool::Lease lease(pool, level);
       append_compressed(lease.get(), bytes, last, name, out);
     }
   }

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "archive/deflate_scan.hpp"
+#include "archive/fast_deflate.hpp"
 #include "archive/incompressible.hpp"
 #include "libpkg/base/integers.hpp"
 
@@ -50,6 +51,9 @@ class CompressorPool {
     libdeflate_compressor* compressor_;
   };
 
+  // The igzip streams for nearly random runs (fast_deflate.hpp).
+  FastDeflaterPool& fast() { return fast_; }
+
  private:
   struct Idle {
     int level;
@@ -57,6 +61,7 @@ class CompressorPool {
   };
   std::mutex mutex_;
   std::vector<Idle> idle_;
+  FastDeflaterPool fast_;
 };
 
 // Version of the rules below that decide the bytes deflate_chunk() emits for
@@ -68,7 +73,9 @@ class CompressorPool {
 // 2: the incompressible test judges 1 MiB pieces (plan_chunk()).
 // 3: pieces that are not stored but nearly random are deflated at level 1
 // (kFastDeflateLevel): version 2's entries hold them at the writer's level.
-inline constexpr int kChunkRulesVersion = 3;
+// 4: those pieces are deflated by igzip at level 3 with a sync flush
+// (fast_deflate.hpp), not by libdeflate at level 1.
+inline constexpr int kChunkRulesVersion = 4;
 
 // Deflates `input` at `level` (1..12) into `out` (replacing its content,
 // reusing its capacity) as a complete raw deflate stream. When `final` is
@@ -83,9 +90,9 @@ void deflate_chunk(CompressorPool& pool, int level, std::span<const u8> input,
 // what compress_chunk() produces (storing costs no more than a cache hit).
 // store_chunk: `input` as stored blocks. compress_chunk: each run of `plan`
 // (plan_chunk(input)) in order, a stored run as stored blocks, the others
-// by libdeflate at `level` (a fast run at kFastDeflateLevel), or as stored
-// blocks if that is not smaller; every run is made non-final but the last
-// one of a `final` chunk.
+// by libdeflate at `level` (a fast run by igzip, fast_deflate.hpp, unless
+// `level` is 0), or as stored blocks if that is not smaller; every run is made
+// non-final but the last one of a `final` chunk.
 void store_chunk(std::span<const u8> input, bool final, std::vector<u8>& out);
 void compress_chunk(CompressorPool& pool, int level, std::span<const u8> input,
                     const std::vector<ChunkRun>& plan, bool final,

@@ -9,8 +9,8 @@ namespace libpkg::archive {
 namespace {
 
 constexpr double kMinEntropyBits = 7.98;
-// Pieces at least this close to random that are not stored: deflated at
-// kFastDeflateLevel (incompressible.hpp).
+// Pieces at least this close to random that are not stored: deflated by
+// the fast deflater (fast_deflate.hpp).
 constexpr double kMinEntropyBitsForFastLevel = 7.9;
 // Repeats per sampled position, as a fraction: 15 in 10 000.
 constexpr u64 kMaxRepeatsPer10000 = 15;
@@ -60,7 +60,7 @@ bool few_repeats(std::span<const u8> chunk) {
   return repeats * 10000 <= probes * kMaxRepeatsPer10000;
 }
 
-// One piece's run: stored, deflated at kFastDeflateLevel, or at the
+// One piece's run: stored, deflated by the fast deflater, or at the
 // writer's level. The entropy, computed once, decides both; it is the
 // cheaper test and rejects most compressible data before the repeat scan.
 ChunkRun judge_piece(std::span<const u8> piece, u64 begin) {

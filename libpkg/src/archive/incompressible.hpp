@@ -28,7 +28,9 @@
 // within 3 KB of level 12 (which takes 4x as long) and 23 % faster than
 // level 6, whose lazy matching spends bits on short, distant matches that
 // literals code as cheaply. (Below 7.9 the higher levels win again, by
-// 23 KB on 10 MiB at 7.8-7.9; bench/RESULTS.md, session 18.)
+// 23 KB on 10 MiB at 7.8-7.9; bench/RESULTS.md, session 18.) Since session
+// 23 they go to igzip at level 3 instead, as large as libdeflate's level 1
+// within 0.05 % at a quarter of its CPU (fast_deflate.hpp).
 // Private to the archive layer.
 #pragma once
 
@@ -51,11 +53,9 @@ bool looks_incompressible(std::span<const u8> chunk);
 // chunk under 1 MiB is one piece, always compressed).
 inline constexpr u64 kIncompressiblePiece = kMinSizeForIncompressibleCheck;
 
-// The level nearly random pieces are deflated at (see above).
-inline constexpr int kFastDeflateLevel = 1;
-
-// A stretch of a chunk: bytes [begin, end), stored, deflated at
-// kFastDeflateLevel (`fast`), or at the writer's level.
+// A stretch of a chunk: bytes [begin, end), stored, deflated by the fast
+// deflater for nearly random data (`fast`, fast_deflate.hpp), or at the
+// writer's level.
 struct ChunkRun {
   u64 begin = 0;
   u64 end = 0;

@@ -28,9 +28,10 @@ ChunkCache::Key member_memo_key(std::string_view identity, u64 size, int level,
                                 u64 chunk_size) {
   return ChunkCache::key_for(
       fmt::format("libpkg member memo 1; {}; {} bytes; level {}; chunk size "
-                  "{}; libdeflate {}; encoder {}; rules {}",
+                  "{}; libdeflate {}; encoder {}; fast encoder {}; rules {}",
                   identity, size, level, chunk_size, LIBDEFLATE_VERSION_STRING,
-                  ChunkCache::encoder_fingerprint(level), kChunkRulesVersion),
+                  ChunkCache::encoder_fingerprint(level),
+                  fast_deflate_fingerprint(), kChunkRulesVersion),
       {});
 }
 

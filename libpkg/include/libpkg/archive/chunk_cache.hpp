@@ -126,8 +126,9 @@ class ChunkCache {
   u64 max_bytes() const { return options_.max_bytes; }
 
   /// The key of a chunk: SHA-256 over the encoder identity (libdeflate version,
-  /// encoder_fingerprint(level), chunk rules version), `level`, `final`, the
-  /// size and `input`; never throws.
+  /// encoder_fingerprint(level), the fingerprint of the igzip that deflates
+  /// nearly random runs, chunk rules version), `level`, `final`, the size and
+  /// `input`; never throws.
   static Key key(std::span<const u8> input, int level, bool final);
   /// key() with the given encoder fingerprint (for tests).
   static Key key(std::span<const u8> input, int level, bool final,
