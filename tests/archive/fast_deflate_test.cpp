@@ -58,6 +58,27 @@ TEST(FastDeflate, NonFinalStreamJoinsTheNextWithoutRewriting) {
   EXPECT_TRUE(zlib_inflate_raw(joined) == expected);
 }
 
+TEST(FastDeflate, RunsLargerThanOneFeedAreFedInPieces) {
+  // Runs over kMaxFeed (1 GiB) go in pieces: the same loop with 64 KiB
+  // pieces, which do not divide the run, final and non-final (then joined
+  // to a final stream of another run).
+  const std::vector<u8> input = nearly_random(kMiB + 12345, 7);
+  const std::vector<u8> next = nearly_random(kMiB, 8);
+  for (bool final : {false, true}) {
+    SCOPED_TRACE(final);
+    FastDeflater deflater(64 * 1024);
+    std::vector<u8> out;
+    ASSERT_TRUE(deflater.append(input, final, input.size(), out));
+    EXPECT_LT(out.size(), input.size());
+    std::vector<u8> expected = input;
+    if (!final) {
+      ASSERT_TRUE(FastDeflater().append(next, true, next.size(), out));
+      expected.insert(expected.end(), next.begin(), next.end());
+    }
+    EXPECT_TRUE(zlib_inflate_raw(out) == expected);
+  }
+}
+
 TEST(FastDeflate, AppendsAfterWhatTheOutputHolds) {
   const std::vector<u8> input = nearly_random(kMiB, 3);
   FastDeflater deflater;

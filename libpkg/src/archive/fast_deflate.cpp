@@ -19,9 +19,6 @@ constexpr u32 kLevel = 3;
 // The level buffer's size decides where igzip ends its blocks, so it is
 // fixed: output must not depend on anything but the input.
 constexpr u32 kLevelBufferSize = ISAL_DEF_LVL3_DEFAULT;
-// igzip counts input in 32 bits; larger runs are fed in pieces of this size
-// (a fixed size, so the output stays a function of the input).
-constexpr u64 kMaxFeed = u64{1} << 30;
 
 }  // namespace
 
@@ -30,7 +27,9 @@ struct FastDeflater::State {
   std::vector<u8> level_buffer = std::vector<u8>(kLevelBufferSize);
 };
 
-FastDeflater::FastDeflater() : state_(std::make_unique<State>()) {}
+FastDeflater::FastDeflater(u64 max_feed)
+    : state_(std::make_unique<State>()),
+      max_feed_(std::clamp<u64>(max_feed, 1, kMaxFeed)) {}
 FastDeflater::~FastDeflater() = default;
 
 bool FastDeflater::append(std::span<const u8> input, bool final, u64 limit,
@@ -49,7 +48,7 @@ bool FastDeflater::append(std::span<const u8> input, bool final, u64 limit,
   s.avail_out = static_cast<u32>(room);
   u64 fed = 0;
   do {
-    const u64 piece = std::min(kMaxFeed, input.size() - fed);
+    const u64 piece = std::min(max_feed_, input.size() - fed);
     const bool last = fed + piece == input.size();
     // igzip's next_in is not const, but deflate only reads it.
     s.next_in = const_cast<u8*>(input.data() + fed);

@@ -35,7 +35,13 @@ namespace libpkg::archive {
 // after run.
 class FastDeflater {
  public:
-  FastDeflater();
+  // igzip counts input in 32 bits: a run is fed in pieces of at most this
+  // many bytes (a fixed size, so the output stays a function of the input).
+  static constexpr u64 kMaxFeed = u64{1} << 30;
+
+  // `max_feed`: the piece size; another one only in tests (the output is
+  // still valid, but need not be byte-identical to kMaxFeed's).
+  explicit FastDeflater(u64 max_feed = kMaxFeed);
   ~FastDeflater();
   FastDeflater(const FastDeflater&) = delete;
   FastDeflater& operator=(const FastDeflater&) = delete;
@@ -51,6 +57,7 @@ class FastDeflater {
  private:
   struct State;
   std::unique_ptr<State> state_;
+  u64 max_feed_;
 };
 
 // Idle FastDeflaters shared by a writer's workers (igzip streams are not
