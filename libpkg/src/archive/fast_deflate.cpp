@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <limits>
-#include <new>
 
 #include "libpkg/base/error.hpp"
 #include "libpkg/base/sha256.hpp"
