@@ -15,7 +15,9 @@ stage_prefix "$P"
 # A large binary (>= 8 MiB, so its data gets blocks and frames of its own):
 # the first 12 MiB of a real shared library from the build's dependencies.
 ICU=$("$LIBPKG_PYTHON" -c 'import ctypes.util; print(ctypes.util.find_library("icudata") or "")')
-ICU_PATH=$(ldconfig -p | awk -v n="$ICU" '$1 == n {print $NF; exit}')
+# awk reads to the end: exiting at the first match could kill ldconfig with
+# SIGPIPE (its output exceeds a pipe's buffer), which pipefail reports.
+ICU_PATH=$(ldconfig -p | awk -v n="$ICU" '$1 == n && !seen {print $NF; seen = 1}')
 [[ -n $ICU_PATH && -f $ICU_PATH ]] || missing "libicudata (libicu-dev) not found"
 head -c $((12 << 20)) "$ICU_PATH" >"$P/lib/libbig.so.1"
 printf 'small file after the large one\n' >"$P/lib/libbig.txt"

@@ -133,7 +133,7 @@ n=$(otool_sig fat.dylib | grep -c dataoff)
 [[ $n == 2 ]] && pass || fail "otool sees $n signatures in fat.dylib"
 llvm-lipo-14 -create signed/liba.dylib x86s/libx.dylib -output fats.dylib
 expect 0 "$PKGTOOL" macho verify fats.dylib
-off=$(llvm-objdump-14 --macho --universal-headers fats.dylib | awk '/architecture x86_64/{x=1} x && /offset/{print $2; exit}')
+off=$(llvm-objdump-14 --macho --universal-headers fats.dylib | awk '/architecture x86_64/{x=1} x && /offset/ && !seen {print $2; seen=1}')
 printf '\x01' | dd of=fats.dylib bs=1 seek=$((off + 0x1010)) conv=notrunc 2>/dev/null
 expect 2 "$PKGTOOL" macho verify fats.dylib
 has err "fats.dylib (x86_64): CodeDirectory 0 (hash type 2): page 1 (0x1000-0x2000)"
