@@ -129,7 +129,11 @@ expect_exit "no matching toolkit" 2 "cuDNN version" run_driver --prefix "$P" --b
 # This machine's toolkit, when it is CUDA 13.0 with cuDNN: its header's
 # version, read here independently.
 H=/usr/local/cuda/include/cudnn_version.h
-if [[ -f $H ]] && "$PKGTOOL" cuda list --json | grep -q '"13\.0'; then
+# The list is read whole before grep: `pkgtool ... | grep -q` could end with
+# pkgtool killed by SIGPIPE once grep matched, a false condition under
+# pipefail.
+cuda_list=$("$PKGTOOL" cuda list --json)
+if [[ -f $H ]] && grep -q '"13\.0' <<<"$cuda_list"; then
   want=$(sed -n 's/^#define CUDNN_MAJOR \([0-9]*\)$/\1/p' "$H").$(sed -n 's/^#define CUDNN_MINOR \([0-9]*\)$/\1/p' "$H")
   out=$(run_driver --prefix "$P" --build-env "conda 3.12 cu130" --version 2.9.0 -o "$SCRATCH/cu130" --no-check --dry-run)
   expect_eq "real toolkit cuDNN $want" 1 "$(grep -c "^  build string: py3.12_cuda13.0_cudnn${want}_0$" <<<"$out")"
